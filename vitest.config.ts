@@ -1,0 +1,43 @@
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
+import { defineConfig } from 'vitest/config';
+
+// Two projects (DESIGN 1): the SDK and sandbox under Node, the gateway inside workerd.
+// test/global-setup.ts starts the sandbox emulator on a loopback port and provides its URL.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'lib',
+          include: ['test/lib/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        plugins: [
+          cloudflareTest(async ({ inject }) => ({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                UPSTREAM_BASE_URL: inject('sandboxUrl'),
+                UPSTREAM_KEY_ID: 'sandbox-key',
+                UPSTREAM_SECRET: 'sandbox-secret',
+                GATEWAY_CALLERS: JSON.stringify([{ name: 'test', token: 'test-gateway-token' }]),
+                ADMIN_TOKEN: 'test-admin-token',
+                WEBHOOK_SECRET: 'sandbox-secret',
+                TEST_MIGRATIONS: await readD1Migrations('migrations'),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: 'worker',
+          include: ['test/worker/**/*.test.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          setupFiles: ['test/worker/apply-migrations.ts'],
+        },
+      },
+    ],
+  },
+});
