@@ -169,7 +169,8 @@ export function importHmacKey(subtle: SubtleCrypto, secret: string): Promise<Cry
 
 function signedPayload(timestamp: string, body: RawBody): Uint8Array<ArrayBuffer> {
   // Workers' types widen encode()'s buffer to ArrayBufferLike; it is always an ArrayBuffer.
-  if (typeof body === 'string') return encoder.encode(`${timestamp}:${body}`) as Uint8Array<ArrayBuffer>;
+  if (typeof body === 'string')
+    return encoder.encode(`${timestamp}:${body}`) as Uint8Array<ArrayBuffer>;
   const prefix = encoder.encode(`${timestamp}:`);
   const payload = new Uint8Array(prefix.length + body.length);
   payload.set(prefix);
