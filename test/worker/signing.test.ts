@@ -1,0 +1,3 @@
+import { signingSuite } from '../shared/signing-suite.ts';
+
+signingSuite('workerd');
