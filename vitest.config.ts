@@ -1,7 +1,8 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
-// Two projects (DESIGN 1): the SDK and sandbox under Node, the gateway inside workerd.
+// Projects (DESIGN 1): the SDK and sandbox under Node, the stack over HTTP (e2e), the
+// gateway inside workerd.
 // test/global-setup.ts starts the sandbox emulator on a loopback port and provides its URL.
 export default defineConfig({
   test: {
@@ -12,6 +13,14 @@ export default defineConfig({
           include: ['test/lib/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 90_000,
         },
       },
       {

@@ -1,9 +1,53 @@
+/** What an error knows of the HTTP exchange it came from (all optional: some errors happen before any). */
+export interface ErrorContext {
+  /** HTTP method of the request, e.g. `POST`. */
+  method?: string;
+  /** Full URL of the request. */
+  url?: string;
+  /** HTTP status of the response, when one arrived. */
+  status?: number;
+  /** Response headers, when a response arrived. */
+  headers?: Headers;
+  /** `X-Request-Id` of the response (or of the request when no response arrived). */
+  requestId?: string;
+  /** The response body exactly as received, when one arrived. */
+  rawBody?: string;
+  /** The underlying error (a fetch rejection, an abort reason, a valibot failure...). */
+  cause?: unknown;
+}
+
+/** One problem found in a request or response body: a dot path (`data.amount`) and a message. */
+export interface Issue {
+  path: string;
+  message: string;
+}
+
 /**
- * Base class of every error edgepay throws (DESIGN 2). Subclasses set `name` and keep
- * the underlying `cause`.
+ * Base class of every error edgepay throws (DESIGN 2). Carries what is known of the
+ * HTTP exchange: method, URL, status, headers, request id, raw body and `cause`.
  */
 export class PaymentsError extends Error {
   override name = 'PaymentsError';
+  readonly method: string | undefined;
+  readonly url: string | undefined;
+  readonly status: number | undefined;
+  readonly headers: Headers | undefined;
+  readonly requestId: string | undefined;
+  readonly rawBody: string | undefined;
+
+  /**
+   * @param message - human readable; never contains a secret.
+   * @param context - the HTTP exchange and the `cause`.
+   */
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.method = context.method;
+    this.url = context.url;
+    this.status = context.status;
+    this.headers = context.headers;
+    this.requestId = context.requestId;
+    this.rawBody = context.rawBody;
+  }
 }
 
 /** Why a signature was rejected. */
@@ -27,9 +71,10 @@ export class SignatureVerificationError extends PaymentsError {
   /**
    * @param message - human readable, never containing the secret.
    * @param reason - stable reason code.
+   * @param context - the HTTP exchange, when there is one, and the `cause`.
    */
-  constructor(message: string, reason: SignatureFailureReason, options?: ErrorOptions) {
-    super(message, options);
+  constructor(message: string, reason: SignatureFailureReason, context: ErrorContext = {}) {
+    super(message, context);
     this.reason = reason;
   }
 }

@@ -2,18 +2,24 @@
 // deployed: the sandbox emulator on 127.0.0.1:8788 and the gateway (wrangler dev, local
 // D1 and KV, migrations applied) on 127.0.0.1:8787 in front of it.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseEnv } from 'node:util';
 import { startSandboxServer } from './sandbox-server.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const HOST = '127.0.0.1';
-const GATEWAY_PORT = 8787;
-const SANDBOX_PORT = 8788;
+// Overridable so the end-to-end test can run the same stack beside a developer's.
+const GATEWAY_PORT = Number(process.env.EDGEPAY_GATEWAY_PORT ?? 8787);
+const SANDBOX_PORT = Number(process.env.EDGEPAY_SANDBOX_PORT ?? 8788);
 const gatewayUrl = `http://${HOST}:${GATEWAY_PORT}`;
 const sandboxUrl = `http://${HOST}:${SANDBOX_PORT}`;
 const wrangler = join(root, 'node_modules', '.bin', 'wrangler');
+// The end-to-end test runs with the committed defaults and its own local state.
+const varsFile = process.env.EDGEPAY_VARS_FILE ?? join(root, '.dev.vars');
+const persistTo = process.env.EDGEPAY_PERSIST_TO;
+const persistArgs = persistTo === undefined ? [] : ['--persist-to', persistTo];
 // No prompts, no telemetry, no update checks: the machine may have no network.
 const quietEnv = {
   ...process.env,
@@ -23,20 +29,35 @@ const quietEnv = {
   CI: process.env.CI ?? 'true',
 };
 
-function ensureDevVars(): void {
-  const devVars = join(root, '.dev.vars');
-  if (existsSync(devVars)) return;
-  copyFileSync(join(root, '.dev.vars.example'), devVars);
-  console.log('start: created .dev.vars from .dev.vars.example');
+/** The local secrets, creating `.dev.vars` from the example when it is missing. */
+function loadDevVars(): NodeJS.Dict<string> {
+  if (!existsSync(varsFile)) {
+    copyFileSync(join(root, '.dev.vars.example'), varsFile);
+    console.log(`start: created ${varsFile} from .dev.vars.example`);
+  }
+  return parseEnv(readFileSync(varsFile, 'utf8'));
+}
+
+function callerTokens(vars: NodeJS.Dict<string>): string {
+  try {
+    const callers = JSON.parse(vars.GATEWAY_CALLERS ?? '[]') as { name: string; token: string }[];
+    return callers.map((caller) => `Bearer ${caller.token} (${caller.name})`).join(', ');
+  } catch {
+    return 'GATEWAY_CALLERS in .dev.vars is not valid JSON';
+  }
 }
 
 function applyMigrations(): void {
-  const result = spawnSync(wrangler, ['d1', 'migrations', 'apply', 'DB', '--local'], {
-    cwd: root,
-    env: quietEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    encoding: 'utf8',
-  });
+  const result = spawnSync(
+    wrangler,
+    ['d1', 'migrations', 'apply', 'DB', '--local', ...persistArgs],
+    {
+      cwd: root,
+      env: quietEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+    },
+  );
   if (result.status !== 0) {
     console.error(result.stdout, result.stderr);
     throw new Error(`wrangler d1 migrations apply failed with status ${result.status}`);
@@ -59,25 +80,27 @@ async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<v
   throw new Error(`the gateway did not answer ${gatewayUrl}/healthz within ${timeoutMs} ms`);
 }
 
-function banner(): string {
+function banner(vars: NodeJS.Dict<string>): string {
   return `
 edgepay is running (sandbox money only)
 
-  gateway   ${gatewayUrl}     Authorization: Bearer dev-gateway-token
-  admin     ${gatewayUrl}/admin   Authorization: Bearer dev-admin-token
-  sandbox   ${sandboxUrl}     key id sandbox-key, secret sandbox-secret
+  gateway   ${gatewayUrl}     Authorization: ${callerTokens(vars)}
+  admin     ${gatewayUrl}/admin   Authorization: Bearer ${vars.ADMIN_TOKEN}
+  sandbox   ${sandboxUrl}     key id ${vars.UPSTREAM_KEY_ID}, secret ${vars.UPSTREAM_SECRET}
             opening balance 1,000,000.00 NGN; controls under ${sandboxUrl}/__sandbox/
   webhooks  sandbox -> ${gatewayUrl}/webhooks (signed with the merchant secret)
 
-  Try: curl -s ${gatewayUrl}/banks -H 'Authorization: Bearer dev-gateway-token'
+  Try: curl -s ${gatewayUrl}/banks -H 'Authorization: Bearer <gateway token>'
   The README has the whole curl session. Ctrl-C stops everything.
 `;
 }
 
 async function main(): Promise<void> {
-  ensureDevVars();
+  const vars = loadDevVars();
   applyMigrations();
   const sandbox = await startSandboxServer({
+    ...(vars.UPSTREAM_KEY_ID === undefined ? {} : { keyId: vars.UPSTREAM_KEY_ID }),
+    ...(vars.UPSTREAM_SECRET === undefined ? {} : { secret: vars.UPSTREAM_SECRET }),
     port: SANDBOX_PORT,
     host: HOST,
     publicBaseUrl: sandboxUrl,
@@ -86,7 +109,19 @@ async function main(): Promise<void> {
   console.log(`start: sandbox listening on ${sandbox.url}`);
   const gateway = spawn(
     wrangler,
-    ['dev', '--ip', HOST, '--port', String(GATEWAY_PORT), '--var', `UPSTREAM_BASE_URL:${sandboxUrl}`],
+    [
+      'dev',
+      '--ip',
+      HOST,
+      '--port',
+      String(GATEWAY_PORT),
+      '--env-file',
+      varsFile,
+      '--var',
+      `UPSTREAM_BASE_URL:${sandboxUrl}`,
+      '--show-interactive-dev-session=false',
+      ...persistArgs,
+    ],
     { cwd: root, env: quietEnv, stdio: ['ignore', 'inherit', 'inherit'] },
   );
   let stopping = false;
@@ -106,7 +141,7 @@ async function main(): Promise<void> {
     }
   });
   await waitForGateway(gateway, 60_000);
-  console.log(banner());
+  console.log(banner(vars));
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// Runs the README's curl session, exactly as written, against `npm start`'s stack
+// (scripts/start.ts) on its own ports, with the committed local defaults.
+const root = join(import.meta.dirname, '..', '..');
+const GATEWAY_PORT = 18787;
+const SANDBOX_PORT = 18788;
+
+function readmeSession(): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /<!-- session:start -->\n```sh\n([\s\S]*?)```\n<!-- session:end -->/.exec(readme);
+  if (block?.[1] === undefined) throw new Error('README has no session block');
+  return block[1]
+    .replace('GW=http://127.0.0.1:8787', `GW=http://127.0.0.1:${GATEWAY_PORT}`)
+    .replace('SB=http://127.0.0.1:8788', `SB=http://127.0.0.1:${SANDBOX_PORT}`);
+}
+
+function waitForBanner(child: ChildProcess, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`npm start not ready:\n${output}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('edgepay is running')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`npm start exited with ${code}:\n${output}`)));
+  });
+}
+
+describe('README curl session', () => {
+  let stack: ChildProcess;
+  const state = mkdtempSync(join(tmpdir(), 'edgepay-e2e-'));
+
+  beforeAll(async () => {
+    stack = spawn(process.execPath, [join(root, 'scripts', 'start.ts')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        EDGEPAY_GATEWAY_PORT: String(GATEWAY_PORT),
+        EDGEPAY_SANDBOX_PORT: String(SANDBOX_PORT),
+        EDGEPAY_VARS_FILE: join(root, '.dev.vars.example'),
+        EDGEPAY_PERSIST_TO: state,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    await waitForBanner(stack, 90_000);
+  }, 100_000);
+
+  afterAll(async () => {
+    if (stack.exitCode === null) {
+      const exited = new Promise((resolve) => stack.once('exit', resolve));
+      stack.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(state, { recursive: true, force: true });
+  });
+
+  it('should move sandbox money through the gateway as the README shows', () => {
+    const run = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', readmeSession()], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const lines = run.stdout.split('\n');
+    const bodies = lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const [payment, verified, before, transfer, processing, after, settled, refused, anonymous] =
+      bodies;
+
+    expect(payment.status).toBe('success');
+    expect(payment.authorization_url).toBe(
+      `http://127.0.0.1:${SANDBOX_PORT}/checkout/${payment.reference}`,
+    );
+    expect(lines).toContain('<title>Checkout · 25,000.00 NGN</title>');
+    expect(lines).toContain('checkout answered 303');
+    expect(verified.data.status).toBe('success');
+    expect(verified.data.amount).toBe(25000);
+
+    expect(transfer.data.status).toBe('processing');
+    expect(processing.data.transfer_status).toBe('processing');
+    const fee = processing.data.fee;
+    expect(fee).toBeGreaterThan(0);
+    // Balances in minor units, so the check itself never sums floats.
+    const minor = (amount: number) => Math.round(amount * 100);
+    expect(minor(before.balance) - minor(after.balance)).toBe(minor(5000) + minor(fee));
+    expect(settled.data.transfer_status).toBe('success');
+
+    expect(refused).toMatchObject({
+      status: 'error',
+      code: 'insufficient_funds',
+      message: 'Insufficient funds',
+    });
+    expect(lines).toContain('HTTP 409');
+    expect(anonymous).toMatchObject({ status: 'error', code: 'unauthorized' });
+    expect(lines).toContain('HTTP 401');
+  });
+});
