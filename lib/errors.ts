@@ -78,3 +78,59 @@ export class SignatureVerificationError extends PaymentsError {
     this.reason = reason;
   }
 }
+
+/** The request never got an answer: DNS, refused or reset connection, TLS (DESIGN 2). */
+export class ConnectionError extends PaymentsError {
+  override name = 'ConnectionError';
+}
+
+/** No complete answer arrived within the timeout (headers and body). */
+export class TimeoutError extends PaymentsError {
+  override name = 'TimeoutError';
+  /** The timeout that ran out, in milliseconds. */
+  readonly timeoutMs: number;
+
+  /**
+   * @param message - names the method and URL.
+   * @param timeoutMs - the timeout that elapsed, in milliseconds.
+   */
+  constructor(message: string, timeoutMs: number, context: ErrorContext = {}) {
+    super(message, context);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The caller's `AbortSignal` aborted the request; `cause` is the abort reason. */
+export class AbortError extends PaymentsError {
+  override name = 'AbortError';
+}
+
+/** Bad input caught before any network call; `issues` lists every problem with its path. */
+export class RequestValidationError extends PaymentsError {
+  override name = 'RequestValidationError';
+  readonly issues: Issue[];
+
+  /**
+   * @param message - names the method and what was wrong.
+   * @param issues - every problem, each with a dot path into the input.
+   */
+  constructor(message: string, issues: Issue[], context: ErrorContext = {}) {
+    super(message, context);
+    this.issues = issues;
+  }
+}
+
+/** A response did not have the shape the spec describes; `rawBody` holds what came. */
+export class ResponseValidationError extends PaymentsError {
+  override name = 'ResponseValidationError';
+  readonly issues: Issue[];
+
+  /**
+   * @param message - names the method and URL.
+   * @param issues - every mismatch, each with a dot path into the response body.
+   */
+  constructor(message: string, issues: Issue[], context: ErrorContext = {}) {
+    super(message, context);
+    this.issues = issues;
+  }
+}

@@ -1,0 +1,186 @@
+import { type ErrorContext, type Issue, PaymentsError } from './errors.ts';
+
+/** Context of an {@link APIError}: a response always arrived. */
+export interface APIErrorContext extends ErrorContext {
+  status: number;
+  /** Stable error code from the body (`insufficient_funds`), when the body has one. */
+  code?: string;
+  /** Per-field problems from the body, when it lists them. */
+  issues?: Issue[];
+}
+
+/**
+ * The service answered with an error status (DESIGN 2). Subclasses exist per status and
+ * for the spec's four known 409s; `status`, `code`, `issues`, `headers`, `requestId` and
+ * `rawBody` come from the response.
+ */
+export class APIError extends PaymentsError {
+  override name = 'APIError';
+  declare readonly status: number;
+  /** Stable error code from the body, when given. */
+  readonly code: string | undefined;
+  /** Per-field problems from the body, when listed. */
+  readonly issues: Issue[];
+
+  /** @param message - names the status, method and URL, then the service's message. */
+  constructor(message: string, context: APIErrorContext) {
+    super(message, context);
+    this.code = context.code;
+    this.issues = context.issues ?? [];
+  }
+}
+
+/** 400: the service rejected the request as malformed. */
+export class BadRequestError extends APIError {
+  override name = 'BadRequestError';
+}
+/** 401: missing or wrong credentials or signature (spec: Authentication). */
+export class AuthenticationError extends APIError {
+  override name = 'AuthenticationError';
+}
+/** 403: the credentials may not do this. */
+export class PermissionDeniedError extends APIError {
+  override name = 'PermissionDeniedError';
+}
+/** 404: no such reference or route. */
+export class NotFoundError extends APIError {
+  override name = 'NotFoundError';
+}
+/** 409: the request conflicts with the current state (duplicate reference...). */
+export class ConflictError extends APIError {
+  override name = 'ConflictError';
+}
+/** 422: well-formed but refused by a business rule (refund above the payment...). */
+export class UnprocessableEntityError extends APIError {
+  override name = 'UnprocessableEntityError';
+}
+/** 429: too many requests; `headers` may carry `Retry-After`. */
+export class RateLimitError extends APIError {
+  override name = 'RateLimitError';
+}
+/** 5xx: the service failed. */
+export class InternalServerError extends APIError {
+  override name = 'InternalServerError';
+}
+
+/** 409 "Mandate is not active or authorized" (spec: Errors). */
+export class MandateNotActiveError extends ConflictError {
+  override name = 'MandateNotActiveError';
+}
+/** 409 "Mandate activation needs to be initiated first" (spec: Errors). */
+export class ActivationNotInitiatedError extends ConflictError {
+  override name = 'ActivationNotInitiatedError';
+}
+/** 409 "Insufficient funds" (spec: Errors). */
+export class InsufficientFundsError extends ConflictError {
+  override name = 'InsufficientFundsError';
+}
+/** 409 "Refund already exists" (spec: Errors). */
+export class DuplicateRefundError extends ConflictError {
+  override name = 'DuplicateRefundError';
+}
+
+type APIErrorClass = new (message: string, context: APIErrorContext) => APIError;
+
+// The spec gives these 409s a message but no code: match the message, or our code.
+const KNOWN_CONFLICTS: { message: string; code: string; type: APIErrorClass }[] = [
+  {
+    message: 'mandate is not active or authorized',
+    code: 'mandate_not_active',
+    type: MandateNotActiveError,
+  },
+  {
+    message: 'mandate activation needs to be initiated first',
+    code: 'activation_not_initiated',
+    type: ActivationNotInitiatedError,
+  },
+  { message: 'insufficient funds', code: 'insufficient_funds', type: InsufficientFundsError },
+  { message: 'refund already exists', code: 'refund_already_exists', type: DuplicateRefundError },
+];
+
+const BY_STATUS: Record<number, APIErrorClass> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  422: UnprocessableEntityError,
+  429: RateLimitError,
+};
+
+/** What {@link createAPIError} needs of a failed exchange. */
+export interface FailedResponse {
+  method: string;
+  url: string;
+  status: number;
+  headers: Headers;
+  rawBody: string;
+}
+
+/**
+ * Builds the most specific {@link APIError} for an error response: by status, and for
+ * 409 by the spec's known messages (or our stable codes).
+ *
+ * @returns an APIError subclass whose message is
+ *   `Request failed with status 409: POST https://... (Insufficient funds)`.
+ */
+export function createAPIError(response: FailedResponse): APIError {
+  const body = parseErrorBody(response.rawBody);
+  const apiMessage = body.message ?? '';
+  let type =
+    response.status >= 500 ? InternalServerError : (BY_STATUS[response.status] ?? APIError);
+  if (response.status === 409) {
+    const lower = apiMessage.trim().toLowerCase();
+    const known = KNOWN_CONFLICTS.find(
+      (entry) => entry.message === lower || entry.code === body.code,
+    );
+    if (known !== undefined) type = known.type;
+  }
+  const suffix = apiMessage === '' ? '' : ` (${apiMessage})`;
+  const requestId = response.headers.get('x-request-id') ?? body.requestId;
+  return new type(
+    `Request failed with status ${response.status}: ${response.method} ${response.url}${suffix}`,
+    {
+      method: response.method,
+      url: response.url,
+      status: response.status,
+      headers: response.headers,
+      rawBody: response.rawBody,
+      ...(requestId === undefined ? {} : { requestId }),
+      ...(body.code === undefined ? {} : { code: body.code }),
+      ...(body.issues === undefined ? {} : { issues: body.issues }),
+    },
+  );
+}
+
+interface ErrorBody {
+  message?: string;
+  code?: string;
+  issues?: Issue[];
+  requestId?: string;
+}
+
+function parseErrorBody(rawBody: string): ErrorBody {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(rawBody);
+  } catch {
+    return {};
+  }
+  if (typeof parsed !== 'object' || parsed === null) return {};
+  const record = parsed as Record<string, unknown>;
+  const body: ErrorBody = {};
+  if (typeof record.message === 'string') body.message = record.message;
+  if (typeof record.code === 'string') body.code = record.code;
+  if (typeof record.request_id === 'string') body.requestId = record.request_id;
+  if (Array.isArray(record.issues)) {
+    body.issues = record.issues.flatMap((issue: unknown) => {
+      if (typeof issue !== 'object' || issue === null) return [];
+      const { path, message } = issue as Record<string, unknown>;
+      return typeof message === 'string'
+        ? [{ path: typeof path === 'string' ? path : '', message }]
+        : [];
+    });
+  }
+  return body;
+}
