@@ -1,0 +1,188 @@
+import * as v from 'valibot';
+import { type Issue, ResponseValidationError, SignatureVerificationError } from './errors.ts';
+import { toIssues } from './internal/issues.ts';
+import { DEFAULT_TOLERANCE_SEC, type RawBody, verifyRequestSignature } from './signing.ts';
+
+const EnvelopeEntries = {
+  status: v.optional(v.string()),
+  message: v.optional(v.string()),
+  event_id: v.string(),
+  timestamp: v.string(),
+} as const;
+
+const MoneyEventData = v.looseObject({
+  reference: v.string(),
+  amount: v.number(),
+  currency: v.string(),
+  metadata: v.optional(v.unknown()),
+});
+
+const DebitEventData = v.looseObject({
+  payment_reference: v.string(),
+  mandate_reference: v.string(),
+  debit_amount: v.number(),
+  status: v.string(),
+});
+
+const AnyData = v.looseObject({});
+
+const KnownEventSchema = v.variant('event_type', [
+  v.looseObject({
+    event_type: v.literal('charge_success'),
+    ...EnvelopeEntries,
+    data: MoneyEventData,
+  }),
+  v.looseObject({
+    event_type: v.literal('disbursement_success'),
+    ...EnvelopeEntries,
+    data: MoneyEventData,
+  }),
+  v.looseObject({
+    event_type: v.literal('direct_debit_success'),
+    ...EnvelopeEntries,
+    data: DebitEventData,
+  }),
+  // The spec shows no fields for these two: typed as open objects.
+  v.looseObject({
+    event_type: v.literal('direct_debit_failure'),
+    ...EnvelopeEntries,
+    data: AnyData,
+  }),
+  v.looseObject({ event_type: v.literal('mandate_activated'), ...EnvelopeEntries, data: AnyData }),
+]);
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set([
+  'charge_success',
+  'disbursement_success',
+  'direct_debit_success',
+  'direct_debit_failure',
+  'mandate_activated',
+]);
+
+const GenericEventSchema = v.looseObject({
+  event_type: v.string(),
+  ...EnvelopeEntries,
+  data: AnyData,
+});
+
+/** A webhook of one of the five event types the spec names, typed by `event_type` (spec: Events). */
+export type KnownWebhookEvent = v.InferOutput<typeof KnownEventSchema>;
+
+/** A webhook of a type the spec does not name (forward compatible); `data` is an open object. */
+export type GenericWebhookEvent = v.InferOutput<typeof GenericEventSchema> & { known: false };
+
+/** A webhook event: narrow on `event_type` (spec: Events). */
+export type WebhookEvent = (KnownWebhookEvent & { known: true }) | GenericWebhookEvent;
+
+/** Options of {@link parseWebhookEvent}. */
+export interface ParseWebhookOptions {
+  /** The API secret; when given, the signature headers are verified first. */
+  secret?: string;
+  /** Accepted clock skew of `X-Timestamp`, in seconds, past and future. @default 300 */
+  toleranceSec?: number;
+  /** Clock in milliseconds since the epoch. @default Date.now */
+  now?: () => number;
+  /** SubtleCrypto implementation. @default globalThis.crypto.subtle */
+  subtle?: SubtleCrypto;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Verifies and parses a webhook (spec: Events). With `secret`, the `X-Timestamp` /
+ * `X-Signature` headers are checked over the exact raw body in constant time, within
+ * `toleranceSec` (300 s) of now, past or future. Pass the body exactly as received
+ * (`await request.text()` or its bytes), never parsed-and-restringified JSON.
+ *
+ * @param rawBody - the request body as received: text or bytes.
+ * @param headers - the request headers (`Headers` or a plain record).
+ * @returns the event, typed by `event_type`; `known` is false for types the spec does not name.
+ * @throws {SignatureVerificationError} when a secret is given and the signature is missing,
+ *   stale or wrong (its message hints at a re-serialized body when that is the likely cause).
+ * @throws {ResponseValidationError} when the body is not the spec's webhook envelope.
+ * @throws {TypeError} when `rawBody` is a parsed object instead of text or bytes.
+ *
+ * @example
+ * ```ts
+ * const event = await parseWebhookEvent(await request.text(), request.headers, { secret });
+ * if (event.event_type === 'charge_success') fulfil(event.data.reference);
+ * ```
+ */
+export async function parseWebhookEvent(
+  rawBody: RawBody,
+  headers: Headers | Record<string, string | undefined>,
+  options: ParseWebhookOptions = {},
+): Promise<WebhookEvent> {
+  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) {
+    throw new TypeError(
+      'parseWebhookEvent needs the raw body as received (request.text() or its bytes), not parsed JSON: ' +
+        'the signature covers the exact bytes',
+    );
+  }
+  const text = typeof rawBody === 'string' ? rawBody : decoder.decode(rawBody);
+  if (options.secret !== undefined) {
+    await verifyWebhookSignature(rawBody, text, headers, options.secret, options);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (cause) {
+    throw new ResponseValidationError(
+      'Webhook body is not JSON',
+      [{ path: '', message: 'Expected JSON' }],
+      {
+        rawBody: text,
+        cause,
+      },
+    );
+  }
+  const type = (parsed as { event_type?: unknown } | null)?.event_type;
+  if (typeof type === 'string' && KNOWN_TYPES.has(type)) {
+    return { ...validate(KnownEventSchema, parsed, text), known: true };
+  }
+  return { ...validate(GenericEventSchema, parsed, text), known: false };
+}
+
+async function verifyWebhookSignature(
+  rawBody: RawBody,
+  text: string,
+  headers: Headers | Record<string, string | undefined>,
+  secret: string,
+  options: ParseWebhookOptions,
+): Promise<void> {
+  try {
+    await verifyRequestSignature({
+      secret,
+      body: rawBody,
+      headers,
+      toleranceSec: options.toleranceSec ?? DEFAULT_TOLERANCE_SEC,
+      ...(options.now === undefined ? {} : { now: options.now }),
+      ...(options.subtle === undefined ? {} : { subtle: options.subtle }),
+    });
+  } catch (error) {
+    if (error instanceof SignatureVerificationError && error.reason === 'signature_mismatch') {
+      throw new SignatureVerificationError(
+        `${error.message}. Check the secret, and pass the raw body exactly as received: a body that ` +
+          'was parsed and re-serialized (body-parser middleware, JSON.stringify) no longer verifies',
+        error.reason,
+        { rawBody: text, cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+function validate<T extends v.GenericSchema>(
+  schema: T,
+  value: unknown,
+  rawBody: string,
+): v.InferOutput<T> {
+  const result = v.safeParse(schema, value);
+  if (result.success) return result.output;
+  const issues: Issue[] = toIssues(result.issues);
+  throw new ResponseValidationError(
+    `Webhook body is not the spec's event envelope: ${issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ')}`,
+    issues,
+    { rawBody },
+  );
+}
