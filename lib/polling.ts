@@ -1,0 +1,56 @@
+import { AbortError, TimeoutError } from './errors.ts';
+
+/** Options of `waitForFinal` on transfers, refunds and debits (DESIGN 2: polling helper). */
+export interface WaitOptions {
+  /** Pause between two looks, in milliseconds. @default 2000 */
+  intervalMs?: number;
+  /** Give up after this long, in milliseconds. @default 120000 */
+  timeoutMs?: number;
+  /** Stops waiting (rejects with AbortError) when aborted. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Looks a record up until its status is final.
+ *
+ * @param look - fetches the current record (e.g. a verify call).
+ * @param isFinal - whether a status ends the wait.
+ * @param what - names the record in error messages, e.g. `transfer tr_1`.
+ * @returns the first record whose status is final.
+ * @throws {TimeoutError} when `timeoutMs` passes first; {@link AbortError} when `signal` aborts;
+ *   any error of `look`.
+ */
+export async function pollUntilFinal<T extends { status: string }>(
+  look: (signal: AbortSignal | undefined) => Promise<T>,
+  isFinal: (status: string) => boolean,
+  what: string,
+  options: WaitOptions = {},
+): Promise<T> {
+  const { intervalMs = 2_000, timeoutMs = 120_000, signal } = options;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (signal?.aborted)
+      throw new AbortError(`Stopped waiting for ${what}`, { cause: signal.reason });
+    const record = await look(signal);
+    if (isFinal(record.status)) return record;
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      throw new TimeoutError(`${what} still ${record.status} after ${timeoutMs} ms`, timeoutMs);
+    }
+    await pause(Math.min(intervalMs, remaining), signal, what);
+  }
+}
+
+function pause(ms: number, signal: AbortSignal | undefined, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new AbortError(`Stopped waiting for ${what}`, { cause: signal?.reason }));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
