@@ -1,5 +1,8 @@
+import { createRouter } from './router.ts';
+
+const router = createRouter();
+
+/** The edgepay gateway Worker (DESIGN 4): see `createRouter` for the stages and routes. */
 export default {
-  async fetch(): Promise<Response> {
-    return new Response('ok');
-  },
+  fetch: (request, env, ctx) => router.fetch(request, env, ctx),
 } satisfies ExportedHandler<Env>;

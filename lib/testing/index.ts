@@ -1,27 +1,64 @@
-// Placeholder: the sandbox emulator is being written (issue 2, section 3).
+// edgepay/testing: the sandbox emulator of the whole payments API (DESIGN 3, 5).
+import { createCore } from './core.ts';
+import { ConnectionDroppedError, handleRequest } from './handle.ts';
+import { resolveOptions, type SandboxOptions } from './options.ts';
+import { settleDue } from './settlement.ts';
 
-/** Options of {@link createSandbox}. */
-export interface SandboxOptions {
-  keyId?: string;
-  secret?: string;
-  webhookUrl?: string;
-}
+export type { SandboxOptions };
+export { ConnectionDroppedError };
 
-/** A sandbox emulator: a plain fetch handler with state. */
+/** A sandbox emulator: a plain fetch handler with in-memory state (DESIGN 3). */
 export interface Sandbox {
+  /**
+   * Answers one request like the payments API (every endpoint of the spec), the hosted
+   * checkout page (`/checkout/{reference}`) and the test controls (`/__sandbox/*`).
+   * Never rejects, except with {@link ConnectionDroppedError} under fault injection.
+   */
   fetch(request: Request): Promise<Response>;
+  /**
+   * Settles every processing item whose time has come (sandbox clock) and waits until
+   * every queued webhook delivery has finished. Servers call it periodically (the Node
+   * server every 250 ms); tests `await` it before asserting webhook deliveries.
+   */
   tick(): Promise<void>;
 }
 
-/** Creates a sandbox emulator. */
-export function createSandbox(_options: SandboxOptions = {}): Sandbox {
+/**
+ * Creates a stateful, in-memory emulator of the payments API that runs on any runtime
+ * with Web APIs (Node, Deno, Bun, workerd, browsers). It verifies request signatures,
+ * implements every endpoint and state machine of the spec with exact money, emits
+ * signed webhooks, serves a checkout page and offers `/__sandbox/` controls (DESIGN 5).
+ *
+ * @param options - credentials, opening balance (major units), clock (ms), fetch for
+ *   webhooks, random source, settlement delay (seconds); see {@link SandboxOptions}.
+ * @returns the sandbox.
+ * @throws {RangeError} on an invalid `openingBalance` or `settleAfterSec`.
+ *
+ * @example
+ * ```ts
+ * import { createSandbox } from 'edgepay/testing';
+ * import { signRequest } from 'edgepay';
+ *
+ * const sandbox = createSandbox({ webhookUrl: 'https://example.test/webhooks' });
+ * const body = JSON.stringify({ email: 'ada@example.com', amount: '5000.00', currency: 'NGN' });
+ * const headers = await signRequest({ keyId: 'sandbox-key', secret: 'sandbox-secret', body });
+ * const response = await sandbox.fetch(
+ *   new Request('http://sandbox.test/payments/initialize', {
+ *     method: 'POST',
+ *     headers: { ...headers, 'Content-Type': 'application/json' },
+ *     body,
+ *   }),
+ * );
+ * const { authorization_url, reference } = await response.json();
+ * ```
+ */
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  const core = createCore(resolveOptions(options));
   return {
-    fetch: async () => new Response('{}', { status: 404 }),
-    tick: async () => {},
+    fetch: (request) => handleRequest(core, request),
+    async tick() {
+      settleDue(core);
+      await core.flush();
+    },
   };
-}
-
-/** Rejection of `Sandbox.fetch` when fault injection drops the connection. */
-export class ConnectionDroppedError extends TypeError {
-  override name = 'ConnectionDroppedError';
 }

@@ -80,10 +80,14 @@ describe('README curl session', () => {
     expect(payment.authorization_url).toBe(
       `http://127.0.0.1:${SANDBOX_PORT}/checkout/${payment.reference}`,
     );
-    expect(lines).toContain('<title>Checkout · 25,000.00 NGN</title>');
-    expect(lines).toContain('checkout answered 303');
+    // The customer pays the amount plus the fee (1.5% + 100 NGN, customer-borne by default).
+    expect(lines).toContain('Pay NGN 25475.00');
+    expect(lines).toContain(
+      `checkout answered 303, back to https://shop.example/thanks?reference=${payment.reference}`,
+    );
     expect(verified.data.status).toBe('success');
     expect(verified.data.amount).toBe(25000);
+    expect(before.balance).toBe(1_025_000);
 
     expect(transfer.data.status).toBe('processing');
     expect(processing.data.transfer_status).toBe('processing');

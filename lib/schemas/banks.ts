@@ -1,0 +1,34 @@
+// Request contract of the Banks section (spec: Endpoints > Banks).
+import * as v from 'valibot';
+import { AccountNumberSchema, BankCodeSchema, CurrencySchema } from './common.ts';
+
+/**
+ * Query of `GET /banks` (spec: Banks > GET /banks): `country_code`, an upper-case
+ * ISO 3166-1 alpha-2 code. @default 'NG'
+ */
+export const ListBanksQuerySchema = v.object({
+  country_code: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, 'Expected an ISO 3166-1 alpha-2 code such as NG')),
+    'NG',
+  ),
+});
+
+/** Input of {@link ListBanksQuerySchema}. */
+export type ListBanksQuery = v.InferInput<typeof ListBanksQuerySchema>;
+/** Output of {@link ListBanksQuerySchema}. */
+export type ListBanksParams = v.InferOutput<typeof ListBanksQuerySchema>;
+
+/**
+ * Body of `POST /banks/resolve` (spec: Banks > POST /banks/resolve): `bank` is the bank
+ * code, `account` the account number.
+ */
+export const ResolveAccountRequestSchema = v.object({
+  bank: BankCodeSchema,
+  account: AccountNumberSchema,
+  currency: CurrencySchema,
+});
+
+/** Input of {@link ResolveAccountRequestSchema}. */
+export type ResolveAccountRequest = v.InferInput<typeof ResolveAccountRequestSchema>;
+/** Output of {@link ResolveAccountRequestSchema}. */
+export type ResolveAccountParams = v.InferOutput<typeof ResolveAccountRequestSchema>;

@@ -1,0 +1,141 @@
+// Pieces shared by the request schemas of every spec section (spec: Resources and their fields).
+import * as v from 'valibot';
+import { isPositiveAmount } from '../money.ts';
+import { isCalendarDate, parseInstant } from './dates.ts';
+
+/**
+ * A positive amount in major units, as a decimal string (`"5000.50"`) or a JSON
+ * number (`5000.5`), with at most 2 fraction digits (the currency's minor unit) and at
+ * most 999,999,999,999.99. The value is kept as given; convert it with
+ * `toMinorUnits` from `lib/money.ts` (spec: Resources > amount conventions).
+ */
+export const AmountSchema = v.pipe(
+  v.union([v.string(), v.number()], 'Expected an amount (number or decimal string)'),
+  v.check(
+    (value: string | number) => isPositiveAmount(value),
+    'Expected a positive amount with at most 2 decimal places',
+  ),
+);
+
+/** An ISO 4217 currency code in upper case, e.g. `NGN` (spec: Resources, conventions). */
+export const CurrencySchema = v.pipe(
+  v.string('Expected a currency code'),
+  v.regex(/^[A-Z]{3}$/, 'Expected an ISO 4217 currency code such as NGN'),
+);
+
+/** An email address (at most 254 characters). */
+export const EmailSchema = v.pipe(
+  v.string('Expected an email address'),
+  v.maxLength(254, 'Expected at most 254 characters'),
+  v.email('Expected an email address'),
+);
+
+/**
+ * A merchant reference: 1 to 100 printable ASCII characters without spaces. References
+ * appear in paths (verify, retrieve), where they are percent-encoded.
+ */
+export const ReferenceSchema = v.pipe(
+  v.string('Expected a reference string'),
+  v.regex(/^[\x21-\x7e]{1,100}$/, 'Expected 1 to 100 printable characters without spaces'),
+);
+
+/**
+ * A non-empty string of at most `max` characters, after trimming nothing (the value is
+ * kept as sent).
+ *
+ * @param max - maximum length in characters.
+ * @default max 255
+ */
+export function textSchema(max = 255) {
+  return v.pipe(
+    v.string('Expected a string'),
+    v.minLength(1, 'Expected a non-empty string'),
+    v.maxLength(max, `Expected at most ${max} characters`),
+  );
+}
+
+/** A calendar date written `YYYY-MM-DD` (spec: Mandate start_date, end_date; list filters). */
+export const DateSchema = v.pipe(
+  v.string('Expected a date YYYY-MM-DD'),
+  v.check(isCalendarDate, 'Expected a date YYYY-MM-DD'),
+);
+
+/** An ISO 8601 date-time (or a date) used as an inclusive list filter bound. */
+export const DateTimeSchema = v.pipe(
+  v.string('Expected an ISO 8601 date-time'),
+  v.check((text) => parseInstant(text, 'start') !== undefined, 'Expected an ISO 8601 date-time'),
+);
+
+/** An absolute `http:` or `https:` URL (callback and webhook addresses). */
+export const HttpUrlSchema = v.pipe(
+  v.string('Expected a URL'),
+  v.maxLength(2048, 'Expected at most 2048 characters'),
+  v.check(
+    (text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol),
+    'Expected an http(s) URL',
+  ),
+);
+
+/** Key-value pairs returned unchanged (spec: Payment metadata): a JSON object, not an array. */
+export const MetadataSchema = v.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'Expected an object',
+);
+
+/** A bank code: 3 to 6 digits (spec: Bank; three-digit in the examples). */
+export const BankCodeSchema = v.pipe(
+  v.string('Expected a bank code string'),
+  v.regex(/^\d{3,6}$/, 'Expected a bank code of 3 to 6 digits'),
+);
+
+/** A bank account number: 6 to 20 digits (a NUBAN in Nigeria has 10). */
+export const AccountNumberSchema = v.pipe(
+  v.string('Expected an account number string'),
+  v.regex(/^\d{6,20}$/, 'Expected an account number of 6 to 20 digits'),
+);
+
+/** Query `page`: a decimal integer string, at least 1. @default '1' (spec: Limits) */
+export const PageQuerySchema = v.optional(
+  v.pipe(
+    v.string(),
+    v.regex(/^\d{1,9}$/, 'Expected a whole number'),
+    v.transform(Number),
+    v.minValue(1, 'Expected a page of at least 1'),
+  ),
+  '1',
+);
+
+/** Query `page_size`: a decimal integer string from 1 to 100. @default '10' (spec: Limits) */
+export const PageSizeQuerySchema = v.optional(
+  v.pipe(
+    v.string(),
+    v.regex(/^\d{1,9}$/, 'Expected a whole number'),
+    v.transform(Number),
+    v.minValue(1, 'Expected a page size of at least 1'),
+    v.maxValue(100, 'Expected a page size of at most 100'),
+  ),
+  '10',
+);
+
+/** The pagination entries every list query shares (spec: Limits). */
+export const PaginationQueryEntries = {
+  page: PageQuerySchema,
+  page_size: PageSizeQuerySchema,
+} as const;
+
+/** Whether an inclusive `start_date`..`end_date` range is in order (either may be absent). */
+export function isOrderedRange(query: { start_date?: string; end_date?: string }): boolean {
+  if (query.start_date === undefined || query.end_date === undefined) return true;
+  const start = parseInstant(query.start_date, 'start');
+  const end = parseInstant(query.end_date, 'end');
+  return start === undefined || end === undefined || start <= end;
+}
+
+/** Message of the issue raised, on `end_date`, when a range ends before it starts. */
+export const RANGE_ORDER_MESSAGE = 'Expected end_date not before start_date';
+
+/** Output of {@link PaginationQueryEntries}: page and page size as numbers. */
+export interface PaginationQuery {
+  page: number;
+  page_size: number;
+}

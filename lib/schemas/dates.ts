@@ -1,0 +1,76 @@
+// Calendar dates and ISO 8601 instants as the spec's filters and mandates use them.
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME =
+  /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Whether `text` is a real calendar date written `YYYY-MM-DD` (so `2025-02-30` is not).
+ *
+ * @param text - the candidate date.
+ */
+export function isCalendarDate(text: string): boolean {
+  const match = DATE.exec(text);
+  if (match === null) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return (
+    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  );
+}
+
+/**
+ * Milliseconds since the epoch of the start (00:00:00.000 UTC) of a `YYYY-MM-DD` date.
+ *
+ * @param date - a calendar date (see {@link isCalendarDate}).
+ * @returns epoch milliseconds, or `NaN` when `date` is not a calendar date.
+ */
+export function startOfDayMs(date: string): number {
+  return isCalendarDate(date) ? Date.parse(`${date}T00:00:00.000Z`) : Number.NaN;
+}
+
+/**
+ * Adds whole days to a `YYYY-MM-DD` date in UTC.
+ *
+ * @param date - a calendar date.
+ * @param days - days to add (may be negative).
+ * @returns the resulting `YYYY-MM-DD` date.
+ */
+export function addDays(date: string, days: number): string {
+  return new Date(startOfDayMs(date) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/**
+ * Reads an ISO 8601 date or date-time filter bound as an instant. A bound without a
+ * zone is UTC. An `end` bound covers the whole precision it is written in (a date runs
+ * to 23:59:59.999, a time without seconds to hh:mm:59.999, without milliseconds to
+ * hh:mm:ss.999), which is what "inclusive" means to a person typing it.
+ *
+ * @param text - `YYYY-MM-DD`, or `YYYY-MM-DDThh:mm[:ss[.fff]][Z|±hh:mm]`.
+ * @param bound - `'start'` for the earliest instant, `'end'` for the latest.
+ * @returns epoch milliseconds, or `undefined` when `text` is not such a value.
+ */
+export function parseInstant(text: string, bound: 'start' | 'end'): number | undefined {
+  const match = DATE_TIME.exec(text);
+  if (match === null) return undefined;
+  const [, date = '', hours, minutes, seconds, fraction, zone] = match;
+  if (!isCalendarDate(date)) return undefined;
+  if (hours === undefined) {
+    const start = startOfDayMs(date);
+    return bound === 'start' ? start : start + DAY_MS - 1;
+  }
+  if (Number(hours) > 23 || Number(minutes) > 59 || Number(seconds ?? 0) > 59) return undefined;
+  const ms = (fraction ?? '').padEnd(3, '0').slice(0, 3);
+  const offset = zone === undefined || zone === 'Z' ? 'Z' : normalizeOffset(zone);
+  const start = Date.parse(`${date}T${hours}:${minutes}:${seconds ?? '00'}.${ms}${offset}`);
+  if (Number.isNaN(start)) return undefined;
+  if (bound === 'start') return start;
+  if (seconds === undefined) return start + 59_999;
+  return fraction === undefined ? start + 999 : start;
+}
+
+function normalizeOffset(zone: string): string {
+  return zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+}

@@ -1,0 +1,116 @@
+// Request contract of the Direct debit section (spec: Endpoints > Direct debit).
+import * as v from 'valibot';
+import {
+  AccountNumberSchema,
+  AmountSchema,
+  BankCodeSchema,
+  CurrencySchema,
+  DateSchema,
+  EmailSchema,
+  ReferenceSchema,
+  textSchema,
+} from './common.ts';
+import { addDays, isCalendarDate } from './dates.ts';
+
+/** Minimum mandate duration: end_date at least this many days after start_date (spec: Limits). */
+export const MIN_MANDATE_DAYS = 30;
+
+/** Mandate statuses (spec: Mandate status). */
+export const MANDATE_STATUSES = ['pending', 'active', 'cancelled'] as const;
+
+/** Debit statuses; `failed` is the sandbox's value for the spec's unnamed failure state. */
+export const DEBIT_STATUSES = ['processing', 'success', 'failed'] as const;
+
+/**
+ * Body of `POST /direct-debits/mandates` (spec: Direct debit > POST /direct-debits/mandates).
+ * Dates are `YYYY-MM-DD`; end_date must be at least 30 days after start_date (checked
+ * here). That start_date lies in the future depends on the service's clock, so the
+ * service checks it. monthly_amount is in major units; monthly_debit_count 1..1000.
+ */
+export const CreateMandateRequestSchema = v.pipe(
+  v.object({
+    customer_name: textSchema(200),
+    customer_email: EmailSchema,
+    account_number: AccountNumberSchema,
+    bank_code: BankCodeSchema,
+    start_date: DateSchema,
+    end_date: DateSchema,
+    monthly_amount: AmountSchema,
+    monthly_debit_count: v.pipe(
+      v.number('Expected a whole number'),
+      v.integer('Expected a whole number'),
+      v.minValue(1, 'Expected at least 1'),
+      v.maxValue(1000, 'Expected at most 1000'),
+    ),
+  }),
+  v.forward(
+    v.partialCheck(
+      [['start_date'], ['end_date']],
+      (input) =>
+        !isCalendarDate(input.start_date) ||
+        input.end_date >= addDays(input.start_date, MIN_MANDATE_DAYS),
+      `Expected at least ${MIN_MANDATE_DAYS} days after start_date`,
+    ),
+    ['end_date'],
+  ),
+);
+
+/** Input of {@link CreateMandateRequestSchema}. */
+export type CreateMandateRequest = v.InferInput<typeof CreateMandateRequestSchema>;
+/** Output of {@link CreateMandateRequestSchema}. */
+export type CreateMandateParams = v.InferOutput<typeof CreateMandateRequestSchema>;
+
+/**
+ * Body of `POST /direct-debits/mandates/{mandate_reference}/validate-activation`
+ * (spec: Direct debit): the parameter names from initiate-activation and the
+ * customer's answers. mandate_reference must equal the path value (checked by the service).
+ */
+export const ValidateActivationRequestSchema = v.object({
+  mandate_reference: ReferenceSchema,
+  param1: textSchema(50),
+  value1: textSchema(100),
+  param2: textSchema(50),
+  value2: textSchema(100),
+});
+
+/** Input of {@link ValidateActivationRequestSchema}. */
+export type ValidateActivationRequest = v.InferInput<typeof ValidateActivationRequestSchema>;
+/** Output of {@link ValidateActivationRequestSchema}. */
+export type ValidateActivationParams = v.InferOutput<typeof ValidateActivationRequestSchema>;
+
+/**
+ * Body of `POST /direct-debits/debit` (spec: Direct debit > POST /direct-debits/debit).
+ * debit_amount is in major units; payment_reference is unique per debit.
+ */
+export const DebitRequestSchema = v.object({
+  mandate_reference: ReferenceSchema,
+  debit_amount: AmountSchema,
+  narration: textSchema(255),
+  customer_email: EmailSchema,
+  payment_reference: ReferenceSchema,
+});
+
+/** Input of {@link DebitRequestSchema}. */
+export type DebitRequest = v.InferInput<typeof DebitRequestSchema>;
+/** Output of {@link DebitRequestSchema}. */
+export type DebitParams = v.InferOutput<typeof DebitRequestSchema>;
+
+/**
+ * Body of `POST /direct-debits/disburse` (spec: Direct debit; body not shown, the
+ * sandbox's choice, see docs/assumptions.md): moves collected funds from the settlement
+ * balance to a bank account, as a transfer with a unique `reference`.
+ */
+export const DisburseRequestSchema = v.object({
+  reference: ReferenceSchema,
+  amount: AmountSchema,
+  currency: CurrencySchema,
+  destination_bank_code: BankCodeSchema,
+  destination_bank_account: AccountNumberSchema,
+  destination_bank_name: v.optional(textSchema(200)),
+  narration: v.optional(textSchema(255)),
+});
+
+/** Input of {@link DisburseRequestSchema}. */
+export type DisburseRequest = v.InferInput<typeof DisburseRequestSchema>;
+/** Output of {@link DisburseRequestSchema}. */
+export type DisburseParams = v.InferOutput<typeof DisburseRequestSchema>;

@@ -1,0 +1,74 @@
+// Request contract of the Refunds section (spec: Endpoints > Refunds).
+import * as v from 'valibot';
+import {
+  AccountNumberSchema,
+  AmountSchema,
+  BankCodeSchema,
+  CurrencySchema,
+  DateSchema,
+  isOrderedRange,
+  PaginationQueryEntries,
+  RANGE_ORDER_MESSAGE,
+  ReferenceSchema,
+  textSchema,
+} from './common.ts';
+
+/** Refund statuses (spec: Refund refund_status). */
+export const REFUND_STATUSES = ['processing', 'success', 'failed'] as const;
+
+/** A refund status value. */
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+/**
+ * Body of `POST /refunds/initialize` (spec: Refunds > POST /refunds/initialize).
+ * `amount` is in major units; `bank_code` is required when `account_number` is given.
+ */
+export const InitializeRefundRequestSchema = v.pipe(
+  v.object({
+    payment_reference: ReferenceSchema,
+    refund_reference: ReferenceSchema,
+    currency: CurrencySchema,
+    amount: AmountSchema,
+    reason: v.optional(textSchema(500)),
+    account_number: v.optional(AccountNumberSchema),
+    bank_code: v.optional(BankCodeSchema),
+  }),
+  v.forward(
+    v.partialCheck(
+      [['account_number'], ['bank_code']],
+      (input) => input.account_number === undefined || input.bank_code !== undefined,
+      'Required when account_number is given',
+    ),
+    ['bank_code'],
+  ),
+);
+
+/** Input of {@link InitializeRefundRequestSchema}. */
+export type InitializeRefundRequest = v.InferInput<typeof InitializeRefundRequestSchema>;
+/** Output of {@link InitializeRefundRequestSchema}. */
+export type InitializeRefundParams = v.InferOutput<typeof InitializeRefundRequestSchema>;
+
+/**
+ * Query of `GET /merchants/refunds` (spec: Refunds > GET /merchants/refunds): optional
+ * status, payment_reference, start_date and end_date (`YYYY-MM-DD`, whole days
+ * inclusive), page (default 1), page_size (1..100, default 10).
+ */
+export const ListRefundsQuerySchema = v.pipe(
+  v.object({
+    status: v.optional(
+      v.picklist(REFUND_STATUSES, `Expected one of ${REFUND_STATUSES.join(', ')}`),
+    ),
+    payment_reference: v.optional(ReferenceSchema),
+    start_date: v.optional(DateSchema),
+    end_date: v.optional(DateSchema),
+    ...PaginationQueryEntries,
+  }),
+  v.forward(v.partialCheck([['start_date'], ['end_date']], isOrderedRange, RANGE_ORDER_MESSAGE), [
+    'end_date',
+  ]),
+);
+
+/** Input of {@link ListRefundsQuerySchema} (query strings). */
+export type ListRefundsQuery = v.InferInput<typeof ListRefundsQuerySchema>;
+/** Output of {@link ListRefundsQuerySchema}. */
+export type ListRefundsParams = v.InferOutput<typeof ListRefundsQuerySchema>;

@@ -1,0 +1,77 @@
+// Request contract of the Transfers section (spec: Endpoints > Transfers).
+import * as v from 'valibot';
+import {
+  AccountNumberSchema,
+  AmountSchema,
+  BankCodeSchema,
+  CurrencySchema,
+  DateSchema,
+  EmailSchema,
+  HttpUrlSchema,
+  isOrderedRange,
+  MetadataSchema,
+  PaginationQueryEntries,
+  RANGE_ORDER_MESSAGE,
+  ReferenceSchema,
+  textSchema,
+} from './common.ts';
+
+/** Transfer statuses (spec: Transfer transfer_status). */
+export const TRANSFER_STATUSES = [
+  'processing',
+  'success',
+  'failed',
+  'reversed',
+  'expired',
+] as const;
+
+/** A transfer status value. */
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+
+/**
+ * Body of `POST /disbursements/initialize` (spec: Transfers > POST /disbursements/initialize).
+ * `amount` is in major units; `reference` must be unique across the merchant's transfers.
+ */
+export const InitializeTransferRequestSchema = v.object({
+  customer_name: textSchema(200),
+  customer_email: EmailSchema,
+  reference: ReferenceSchema,
+  amount: AmountSchema,
+  currency: CurrencySchema,
+  destination_bank_code: BankCodeSchema,
+  destination_bank_account: AccountNumberSchema,
+  destination_bank_name: textSchema(200),
+  narration: v.optional(textSchema(255)),
+  metadata: v.optional(MetadataSchema),
+  webhook_url: v.optional(HttpUrlSchema),
+});
+
+/** Input of {@link InitializeTransferRequestSchema}. */
+export type InitializeTransferRequest = v.InferInput<typeof InitializeTransferRequestSchema>;
+/** Output of {@link InitializeTransferRequestSchema}. */
+export type InitializeTransferParams = v.InferOutput<typeof InitializeTransferRequestSchema>;
+
+/**
+ * Query of `GET /merchants/disbursements` (spec: Transfers > GET /merchants/disbursements):
+ * optional status, customer_email (recipient), start_date and end_date (`YYYY-MM-DD`,
+ * whole days inclusive, on the creation date), page (default 1), page_size (1..100, default 10).
+ */
+export const ListDisbursementsQuerySchema = v.pipe(
+  v.object({
+    status: v.optional(
+      v.picklist(TRANSFER_STATUSES, `Expected one of ${TRANSFER_STATUSES.join(', ')}`),
+    ),
+    customer_email: v.optional(EmailSchema),
+    start_date: v.optional(DateSchema),
+    end_date: v.optional(DateSchema),
+    ...PaginationQueryEntries,
+  }),
+  v.forward(v.partialCheck([['start_date'], ['end_date']], isOrderedRange, RANGE_ORDER_MESSAGE), [
+    'end_date',
+  ]),
+);
+
+/** Input of {@link ListDisbursementsQuerySchema} (query strings). */
+export type ListDisbursementsQuery = v.InferInput<typeof ListDisbursementsQuerySchema>;
+/** Output of {@link ListDisbursementsQuerySchema}. */
+export type ListDisbursementsParams = v.InferOutput<typeof ListDisbursementsQuerySchema>;

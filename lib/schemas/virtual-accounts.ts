@@ -1,0 +1,75 @@
+// Request contract of the Virtual accounts section (spec: Endpoints > Virtual accounts).
+import * as v from 'valibot';
+import {
+  CurrencySchema,
+  DateTimeSchema,
+  EmailSchema,
+  isOrderedRange,
+  MetadataSchema,
+  PaginationQueryEntries,
+  RANGE_ORDER_MESSAGE,
+  ReferenceSchema,
+  textSchema,
+} from './common.ts';
+
+/** Virtual account transaction statuses (spec: Virtual account transaction status). */
+export const VIRTUAL_ACCOUNT_TRANSACTION_STATUSES = ['success', 'processing', 'failed'] as const;
+
+/**
+ * Body of `POST /virtual-accounts` (spec: Virtual accounts > POST /virtual-accounts):
+ * `bvn` is the 11-digit Bank Verification Number; account_reference is unique.
+ */
+export const CreateVirtualAccountRequestSchema = v.object({
+  account_reference: ReferenceSchema,
+  customer_name: textSchema(200),
+  customer_email: EmailSchema,
+  currency_code: CurrencySchema,
+  bvn: v.pipe(
+    v.string('Expected an 11-digit BVN'),
+    v.regex(/^\d{11}$/, 'Expected an 11-digit BVN'),
+  ),
+  metadata: v.optional(MetadataSchema),
+});
+
+/** Input of {@link CreateVirtualAccountRequestSchema}. */
+export type CreateVirtualAccountRequest = v.InferInput<typeof CreateVirtualAccountRequestSchema>;
+/** Output of {@link CreateVirtualAccountRequestSchema}. */
+export type CreateVirtualAccountParams = v.InferOutput<typeof CreateVirtualAccountRequestSchema>;
+
+/** Body of `POST /virtual-accounts/email` (spec: Virtual accounts). */
+export const VirtualAccountByEmailRequestSchema = v.object({ email: EmailSchema });
+
+/** Input of {@link VirtualAccountByEmailRequestSchema}. */
+export type VirtualAccountByEmailRequest = v.InferInput<typeof VirtualAccountByEmailRequestSchema>;
+
+/**
+ * Query of `GET /merchants/virtual-accounts/transactions` (spec: Virtual accounts):
+ * optional account_reference, status, start_date and end_date (ISO 8601, inclusive, on
+ * created_at), page (>= 1, default 1), page_size (1..100, default 10).
+ */
+export const ListVirtualAccountTransactionsQuerySchema = v.pipe(
+  v.object({
+    account_reference: v.optional(ReferenceSchema),
+    status: v.optional(
+      v.picklist(
+        VIRTUAL_ACCOUNT_TRANSACTION_STATUSES,
+        `Expected one of ${VIRTUAL_ACCOUNT_TRANSACTION_STATUSES.join(', ')}`,
+      ),
+    ),
+    start_date: v.optional(DateTimeSchema),
+    end_date: v.optional(DateTimeSchema),
+    ...PaginationQueryEntries,
+  }),
+  v.forward(v.partialCheck([['start_date'], ['end_date']], isOrderedRange, RANGE_ORDER_MESSAGE), [
+    'end_date',
+  ]),
+);
+
+/** Input of {@link ListVirtualAccountTransactionsQuerySchema} (query strings). */
+export type ListVirtualAccountTransactionsQuery = v.InferInput<
+  typeof ListVirtualAccountTransactionsQuerySchema
+>;
+/** Output of {@link ListVirtualAccountTransactionsQuerySchema}. */
+export type ListVirtualAccountTransactionsParams = v.InferOutput<
+  typeof ListVirtualAccountTransactionsQuerySchema
+>;

@@ -1,0 +1,62 @@
+// The request pipeline: settle, route, faults, authenticate, handle, render errors.
+import { authenticate } from './auth.ts';
+import type { SandboxCore } from './core.ts';
+import { applyFaults } from './faults.ts';
+import { notFound, SandboxHttpError } from './http-error.ts';
+import { errorResponse, REQUEST_ID_HEADER, readRequestId } from './respond.ts';
+import { matchRoute } from './router.ts';
+import { ROUTES } from './routes.ts';
+import { settleDue } from './settlement.ts';
+
+/**
+ * Rejection of `Sandbox.fetch` when fault injection drops the connection: the request
+ * was processed (and committed) but its answer is lost, like a reset socket. A
+ * `TypeError`, as `fetch` rejects on network errors.
+ */
+export class ConnectionDroppedError extends TypeError {
+  override name = 'ConnectionDroppedError';
+}
+
+/**
+ * Answers one request. Due items settle first (lazily, so in-process use needs no
+ * ticks). API endpoints see injected faults: latency, then a 503 before anything is
+ * processed, or a drop after it was. Every response carries `X-Request-Id`.
+ *
+ * @param core - the sandbox.
+ * @param request - the incoming request.
+ * @returns the response; errors are rendered as DESIGN 4.4 bodies.
+ * @throws {ConnectionDroppedError} when `drop_rate` picks this request.
+ */
+export async function handleRequest(core: SandboxCore, request: Request): Promise<Response> {
+  const requestId = readRequestId(request.headers);
+  let drop = false;
+  let response: Response;
+  try {
+    settleDue(core);
+    const url = new URL(request.url);
+    const match = matchRoute(ROUTES, request.method, url.pathname);
+    if (match.kind === 'not_found') throw notFound(`No route for ${url.pathname}`);
+    if (match.kind === 'method_not_allowed') {
+      throw new SandboxHttpError(
+        405,
+        'method_not_allowed',
+        `Method ${request.method} is not allowed on ${url.pathname}`,
+        { headers: { Allow: match.allow.join(', ') } },
+      );
+    }
+    const { route, params } = match;
+    if (route.access === 'signed' || route.access === 'public') {
+      drop = await applyFaults(core.state.faults, core.options.random);
+    }
+    const rawBody = new Uint8Array(await request.arrayBuffer());
+    if (route.access === 'signed') await authenticate(core.options, request.headers, rawBody);
+    // Time passed while awaiting; settle again so the handler sees the current state.
+    settleDue(core);
+    response = await route.handler({ core, request, url, params, rawBody, requestId });
+  } catch (error) {
+    response = errorResponse(error, requestId);
+  }
+  response.headers.set(REQUEST_ID_HEADER, requestId);
+  if (drop) throw new ConnectionDroppedError('Injected fault: connection dropped after processing');
+  return response;
+}

@@ -1,0 +1,237 @@
+// The sandbox's in-memory records. Amounts are integer minor units, times epoch
+// milliseconds of sandbox time; serializers turn them into the spec's JSON shapes.
+import type { PaymentMethod, PaymentStatus } from '../schemas/payments.ts';
+import type { RefundStatus } from '../schemas/refunds.ts';
+import type { TransferStatus } from '../schemas/transfers.ts';
+
+/** Free-form metadata, returned unchanged. */
+export type Metadata = Record<string, unknown>;
+
+/** A payment session (spec: Resources > Payment). */
+export interface PaymentRecord {
+  reference: string;
+  transactionId: string;
+  status: PaymentStatus;
+  amountMinor: number;
+  /** Processing fee in minor units (see fees.ts). */
+  feeMinor: number;
+  currency: string;
+  customerEmail: string;
+  paymentMethod: PaymentMethod | null;
+  metadata: Metadata;
+  callbackUrl: string | undefined;
+  webhookUrl: string | undefined;
+  merchantBearsFees: boolean;
+  createdAt: number;
+  updatedAt: number;
+  /** End of the checkout window (sandbox ms). */
+  expiresAt: number;
+}
+
+/** A transfer; also what `POST /direct-debits/disburse` creates (spec: Resources > Transfer). */
+export interface TransferRecord {
+  reference: string;
+  customerName: string | null;
+  customerEmail: string | null;
+  amountMinor: number;
+  feeMinor: number;
+  currency: string;
+  bankCode: string;
+  bankAccount: string;
+  bankName: string | null;
+  narration: string | null;
+  metadata: Metadata;
+  webhookUrl: string | undefined;
+  status: TransferStatus;
+  createdAt: number;
+  updatedAt: number;
+  /** When the transfer reached a terminal state, or null while processing. */
+  completedAt: number | null;
+}
+
+/** A refund (spec: Resources > Refund). */
+export interface RefundRecord {
+  refundReference: string;
+  paymentReference: string;
+  currency: string;
+  amountMinor: number;
+  reason: string | null;
+  accountNumber: string | null;
+  bankCode: string | null;
+  status: RefundStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Mandate statuses (spec: Resources > Mandate). */
+export type MandateStatus = 'pending' | 'active' | 'cancelled';
+
+/** A direct debit mandate (spec: Resources > Mandate). */
+export interface MandateRecord {
+  mandateReference: string;
+  status: MandateStatus;
+  customerName: string;
+  customerEmail: string;
+  accountNumber: string;
+  bankCode: string;
+  /** `YYYY-MM-DD`. */
+  startDate: string;
+  /** `YYYY-MM-DD`. */
+  endDate: string;
+  monthlyAmountMinor: number;
+  monthlyDebitCount: number;
+  activationInitiated: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Debit statuses; `failed` names the spec's unnamed failure state. */
+export type DebitStatus = 'processing' | 'success' | 'failed';
+
+/** A direct debit transaction (spec: Resources > Direct debit transaction). */
+export interface DebitRecord {
+  paymentReference: string;
+  mandateReference: string;
+  amountMinor: number;
+  narration: string;
+  status: DebitStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A virtual account (spec: Resources > Virtual account). */
+export interface VirtualAccountRecord {
+  accountReference: string;
+  reservationReference: string;
+  accountNumber: string;
+  bankName: string;
+  bankCode: string;
+  accountStatus: 'active';
+  customerName: string;
+  customerEmail: string;
+  currencyCode: string;
+  metadata: Metadata;
+  createdAt: number;
+}
+
+/** An inbound transfer to a virtual account (spec: Resources > Virtual account transaction). */
+export interface VirtualAccountTransactionRecord {
+  transactionId: string;
+  accountReference: string;
+  accountNumber: string;
+  amountMinor: number;
+  currency: string;
+  status: 'success';
+  senderName: string;
+  senderBank: string;
+  narration: string;
+  metadata: Metadata;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Fault injection settings (DESIGN 5, `POST /__sandbox/faults`). */
+export interface FaultConfig {
+  /** Delay before answering, in milliseconds. */
+  latencyMs: number;
+  /** Probability in [0, 1] of answering 503 before processing. */
+  errorRate: number;
+  /** Probability in [0, 1] of processing and then dropping the connection. */
+  dropRate: number;
+  /** Response variant of the endpoints the spec shows in two shapes. */
+  variant: 'enveloped' | 'flat';
+}
+
+/** Kinds of scheduled work, run in due order by settlement.ts. */
+export type JobKind =
+  | 'payment.expire'
+  | 'transfer.settle'
+  | 'transfer.reverse'
+  | 'refund.settle'
+  | 'debit.settle';
+
+/** A scheduled piece of work on one record. */
+export interface Job {
+  /** Sandbox time (ms) at which it runs. */
+  dueAt: number;
+  /** Tie-breaker: scheduling order. */
+  seq: number;
+  kind: JobKind;
+  /** The record's reference. */
+  key: string;
+}
+
+/** Delivery state of a logged webhook. */
+export type WebhookDelivery = 'pending' | 'delivered' | 'failed' | 'no_target';
+
+/** The spec's webhook envelope (spec: Events). */
+export interface WebhookEnvelope {
+  event_type: string;
+  status: string;
+  message: string;
+  event_id: string;
+  /** ISO 8601, sandbox time of the event. */
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** One webhook in the log served at `GET /__sandbox/webhooks`. */
+export interface WebhookRecord {
+  event_id: string;
+  event_type: string;
+  url: string | null;
+  body: WebhookEnvelope;
+  delivery: WebhookDelivery;
+  response_status?: number;
+  error?: string;
+}
+
+/** Everything `POST /__sandbox/reset` empties. */
+export interface SandboxState {
+  balanceMinor: number;
+  clockOffsetMs: number;
+  /** Counter behind generated ids and job order. */
+  seq: number;
+  payments: Map<string, PaymentRecord>;
+  transfers: Map<string, TransferRecord>;
+  refunds: Map<string, RefundRecord>;
+  mandates: Map<string, MandateRecord>;
+  debits: Map<string, DebitRecord>;
+  virtualAccounts: Map<string, VirtualAccountRecord>;
+  virtualAccountTransactions: VirtualAccountTransactionRecord[];
+  /** Virtual account numbers in use. */
+  accountNumbers: Set<string>;
+  /** Pending work, sorted by dueAt then seq. */
+  jobs: Job[];
+  webhooks: WebhookRecord[];
+  faults: FaultConfig;
+}
+
+/** No faults, enveloped responses. */
+export function noFaults(): FaultConfig {
+  return { latencyMs: 0, errorRate: 0, dropRate: 0, variant: 'enveloped' };
+}
+
+/**
+ * Fresh, empty state.
+ *
+ * @param openingBalanceMinor - merchant balance in minor units.
+ */
+export function createState(openingBalanceMinor: number): SandboxState {
+  return {
+    balanceMinor: openingBalanceMinor,
+    clockOffsetMs: 0,
+    seq: 0,
+    payments: new Map(),
+    transfers: new Map(),
+    refunds: new Map(),
+    mandates: new Map(),
+    debits: new Map(),
+    virtualAccounts: new Map(),
+    virtualAccountTransactions: [],
+    accountNumbers: new Set(),
+    jobs: [],
+    webhooks: [],
+    faults: noFaults(),
+  };
+}

@@ -1,0 +1,84 @@
+// Webhooks (spec: Events): the envelope, signed like requests, POSTed once, logged.
+import { signRequest } from '../signing.ts';
+import type { ResolvedSandboxOptions } from './options.ts';
+import type { WebhookRecord } from './state.ts';
+
+/** Milliseconds a webhook receiver has to answer before the delivery counts as failed. */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** An event to emit: the envelope's fields besides event_id, and an explicit target. */
+export interface WebhookEvent {
+  /** e.g. `charge_success` (spec: Events). */
+  type: string;
+  /** Envelope `status`, e.g. `success` or `failed`. */
+  status: string;
+  message: string;
+  data: Record<string, unknown>;
+  /** Sandbox time of the event, epoch ms. */
+  at: number;
+  /** The request's `webhook_url`; falls back to the `webhookUrl` option. */
+  url?: string | undefined;
+}
+
+/**
+ * Builds the log record (and envelope) of an event, delivery `pending`, or
+ * `no_target` when there is no address to send it to.
+ *
+ * @param event - the event.
+ * @param url - where it goes, if anywhere.
+ */
+export function webhookRecord(event: WebhookEvent, url: string | undefined): WebhookRecord {
+  const eventId = `evt_${crypto.randomUUID()}`;
+  return {
+    event_id: eventId,
+    event_type: event.type,
+    url: url ?? null,
+    body: {
+      event_type: event.type,
+      status: event.status,
+      message: event.message,
+      event_id: eventId,
+      timestamp: new Date(event.at).toISOString(),
+      data: event.data,
+    },
+    delivery: url === undefined ? 'no_target' : 'pending',
+  };
+}
+
+/**
+ * POSTs one webhook with the request-signing headers (X-Key-Id, X-Timestamp in real
+ * unix seconds, X-Signature over the exact body) and records the outcome on the
+ * record: `delivered` on a 2xx, `failed` otherwise (3xx included, redirects are not
+ * followed) or on a network error or timeout. Never throws; no retries.
+ *
+ * @param options - key id, secret, real clock and fetch.
+ * @param record - a `pending` record with a url.
+ */
+export async function deliverWebhook(
+  options: ResolvedSandboxOptions,
+  record: WebhookRecord,
+): Promise<void> {
+  if (record.url === null) return;
+  try {
+    const body = JSON.stringify(record.body);
+    const signature = await signRequest({
+      keyId: options.keyId,
+      secret: options.secret,
+      body,
+      now: options.now,
+    });
+    const response = await options.fetch(record.url, {
+      method: 'POST',
+      headers: { ...signature, 'Content-Type': 'application/json' },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+    });
+    record.response_status = response.status;
+    record.delivery = response.status >= 200 && response.status < 300 ? 'delivered' : 'failed';
+    await response.body?.cancel();
+  } catch (error) {
+    record.delivery = 'failed';
+    record.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  }
+}

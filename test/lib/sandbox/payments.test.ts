@@ -1,0 +1,900 @@
+/**
+ * Contract tests of the sandbox emulator's payments over real HTTP
+ * (spec: Payments; DESIGN 3, 5): initialize, verify, checkout, list, balance, webhooks.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { verifyRequestSignature } from '../../../lib/signing.ts';
+import {
+  expectError,
+  expectIsoTimestamp,
+  expectSuccess,
+  expectValidation,
+} from '../../support/expect-api.ts';
+import { paymentBody } from '../../support/payloads.ts';
+import {
+  type ApiResponse,
+  type Json,
+  SANDBOX_SECRET,
+  type SandboxClient,
+  startSandboxClient,
+  startWebhookReceiver,
+  toMinor,
+  uniqueRef,
+  type WebhookReceiver,
+} from '../../support/sandbox-client.ts';
+
+let api: SandboxClient;
+let defaultHooks: WebhookReceiver;
+let paymentHooks: WebhookReceiver;
+
+beforeAll(async () => {
+  defaultHooks = await startWebhookReceiver();
+  paymentHooks = await startWebhookReceiver();
+  api = await startSandboxClient({ webhookUrl: defaultHooks.url });
+});
+
+afterAll(async () => {
+  await api.close();
+  await defaultHooks.close();
+  await paymentHooks.close();
+});
+
+async function initialize(overrides: Record<string, unknown> = {}): Promise<ApiResponse> {
+  const res = await api.call('POST', '/payments/initialize', paymentBody(overrides));
+  expectSuccess(res);
+  return res;
+}
+
+async function verify(reference: string): Promise<ApiResponse> {
+  return api.call('GET', `/payments/verify/${encodeURIComponent(reference)}`);
+}
+
+interface CheckoutForm {
+  action: string;
+  method: string;
+  /** Named inputs and selects (a select's selected, else first, option). */
+  fields: Record<string, string>;
+  /** Named submit buttons: `{ name, value, label }`. */
+  buttons: Array<{ name: string; value: string; label: string }>;
+}
+
+function attr(source: string, name: string): string | undefined {
+  const value = new RegExp(`\\b${name}\\s*=\\s*["']([^"']*)["']`, 'i').exec(source)?.[1];
+  return value === undefined ? undefined : decodeEntities(value);
+}
+
+function decodeEntities(text: string): string {
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+/** Extracts the `<form>` elements of the checkout page. */
+function parseForms(html: string): CheckoutForm[] {
+  const forms: CheckoutForm[] = [];
+  for (const match of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)) {
+    const inner = match[2] ?? '';
+    const fields: Record<string, string> = {};
+    for (const input of inner.matchAll(/<input\b([^>]*)>/gi)) {
+      const name = attr(input[1] ?? '', 'name');
+      const type = (attr(input[1] ?? '', 'type') ?? 'text').toLowerCase();
+      if (name !== undefined && type !== 'submit')
+        fields[name] = attr(input[1] ?? '', 'value') ?? '';
+    }
+    for (const select of inner.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/gi)) {
+      const name = attr(select[1] ?? '', 'name');
+      const options = [...(select[2] ?? '').matchAll(/<option\b([^>]*)>/gi)].map((o) => o[1] ?? '');
+      const chosen = options.find((o) => /\bselected\b/i.test(o)) ?? options[0];
+      if (name !== undefined && chosen !== undefined) fields[name] = attr(chosen, 'value') ?? '';
+    }
+    const buttons: CheckoutForm['buttons'] = [];
+    for (const button of inner.matchAll(/<(button|input)\b([^>]*)>(?:([\s\S]*?)<\/button>)?/gi)) {
+      const attributes = button[2] ?? '';
+      const isSubmit =
+        button[1]?.toLowerCase() === 'button'
+          ? (attr(attributes, 'type') ?? 'submit').toLowerCase() === 'submit'
+          : (attr(attributes, 'type') ?? '').toLowerCase() === 'submit';
+      if (!isSubmit) continue;
+      buttons.push({
+        name: attr(attributes, 'name') ?? '',
+        value: attr(attributes, 'value') ?? '',
+        label: (button[3] ?? '').replace(/<[^>]*>/g, '').trim(),
+      });
+    }
+    forms.push({
+      action: attr(match[1] ?? '', 'action') ?? '',
+      method: (attr(match[1] ?? '', 'method') ?? 'get').toLowerCase(),
+      fields,
+      buttons,
+    });
+  }
+  return forms;
+}
+
+/** The choice a customer makes on the checkout page. */
+type Choice = 'pay' | 'cancel';
+
+function isChoice(button: CheckoutForm['buttons'][number], choice: Choice): boolean {
+  const text = `${button.value} ${button.label}`;
+  return choice === 'cancel' ? /cancel|abandon/i.test(text) : /\bpay\b/i.test(text);
+}
+
+/** Finds the form (and its submit button) that pays or cancels. */
+function findChoice(
+  html: string,
+  choice: Choice,
+): { form: CheckoutForm; button: CheckoutForm['buttons'][number] } {
+  for (const form of parseForms(html)) {
+    const button = form.buttons.find((b) => isChoice(b, choice));
+    if (button !== undefined) return { form, button };
+  }
+  throw new Error(`no ${choice} button in checkout page:\n${html}`);
+}
+
+/** Submits the pay or cancel choice as a browser would (urlencoded, redirects not followed). */
+async function submit(
+  pageUrl: string,
+  html: string,
+  choice: Choice,
+  fieldOverrides: Record<string, string> = {},
+): Promise<Response> {
+  const { form, button } = findChoice(html, choice);
+  const target = new URL(form.action === '' ? pageUrl : form.action, pageUrl);
+  const fields = { ...form.fields, ...fieldOverrides };
+  if (button.name !== '') fields[button.name] = button.value;
+  return fetch(target, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
+}
+
+/** Opens a checkout page and answers its HTML. */
+async function openCheckout(url: string): Promise<string> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+describe('sandbox payments', () => {
+  describe('POST /payments/initialize', () => {
+    it('should answer the supplied reference and a checkout address under /checkout/<reference>', async () => {
+      const reference = uniqueRef('pay');
+      const res = await initialize({ reference });
+      expect(res.body.reference).toBe(reference);
+      expect(res.body.authorization_url).toBe(`${api.url}/checkout/${reference}`);
+    });
+
+    it('should generate a reference when none is given', async () => {
+      const body = paymentBody();
+      delete body.reference;
+      const res = await api.call('POST', '/payments/initialize', body);
+      expectSuccess(res);
+      expect(typeof res.body.reference).toBe('string');
+      expect(res.body.reference.length).toBeGreaterThan(0);
+      expect(res.body.authorization_url).toBe(
+        `${api.url}/checkout/${encodeURIComponent(res.body.reference)}`,
+      );
+      expect((await verify(res.body.reference)).status).toBe(200);
+    });
+
+    it('should generate a different reference for every payment', async () => {
+      const references = new Set<string>();
+      for (let i = 0; i < 5; i += 1) {
+        const body = paymentBody();
+        delete body.reference;
+        const res = await api.call('POST', '/payments/initialize', body);
+        references.add(res.body.reference);
+      }
+      expect(references.size).toBe(5);
+    });
+
+    it('should accept the amount as a JSON number', async () => {
+      const res = await initialize({ amount: 1234.5 });
+      const verified = await verify(res.body.reference);
+      expect(verified.body.data.amount).toBe(1234.5);
+    });
+
+    it('should accept a decimal string amount and return it as a number in major units', async () => {
+      const res = await initialize({ amount: '99.99' });
+      const verified = await verify(res.body.reference);
+      expect(verified.body.data.amount).toBe(99.99);
+    });
+
+    it('should reject a reused reference with 409 duplicate_reference', async () => {
+      const reference = uniqueRef('pay');
+      await initialize({ reference });
+      const res = await api.call('POST', '/payments/initialize', paymentBody({ reference }));
+      expectError(res, 409, 'duplicate_reference');
+    });
+
+    it('should leave the first payment unchanged when a duplicate is rejected', async () => {
+      const reference = uniqueRef('pay');
+      await initialize({ reference, amount: '10.00' });
+      await api.call('POST', '/payments/initialize', paymentBody({ reference, amount: '20.00' }));
+      expect((await verify(reference)).body.data.amount).toBe(10);
+    });
+
+    it('should list every missing required field as an issue', async () => {
+      const res = await api.call('POST', '/payments/initialize', {});
+      expectValidation(res, ['email', 'amount', 'currency']);
+    });
+
+    it('should list every mistyped field as an issue', async () => {
+      const res = await api.call('POST', '/payments/initialize', {
+        email: 42,
+        amount: true,
+        currency: 7,
+        metadata: 'not an object',
+        merchant_bears_fees: 'yes',
+      });
+      expectValidation(res, ['email', 'amount', 'currency', 'metadata', 'merchant_bears_fees']);
+    });
+
+    it.each([
+      ['zero', '0'],
+      ['a negative amount', '-5.00'],
+      ['three fraction digits', '10.001'],
+      ['a non-numeric string', 'ten'],
+      ['an empty string', ''],
+      ['a negative number', -1],
+      ['a number with three fraction digits', 1.005],
+    ])('should reject %s as amount with an issue at amount', async (_label, amount) => {
+      const res = await api.call('POST', '/payments/initialize', paymentBody({ amount }));
+      expectValidation(res, ['amount']);
+    });
+
+    it('should reject an invalid email address with an issue at email', async () => {
+      const res = await api.call(
+        'POST',
+        '/payments/initialize',
+        paymentBody({ email: 'not-an-email' }),
+      );
+      expectValidation(res, ['email']);
+    });
+
+    it('should not create the payment when validation fails', async () => {
+      const reference = uniqueRef('pay');
+      await api.call('POST', '/payments/initialize', paymentBody({ reference, amount: 'ten' }));
+      expectError(await verify(reference), 404, 'not_found');
+    });
+  });
+
+  describe('GET /payments/verify/{reference}', () => {
+    it('should return the payment record with every spec field', async () => {
+      const reference = uniqueRef('pay');
+      const metadata = { order: 'A-17', nested: { ok: true }, list: [1, 2] };
+      await initialize({ reference, amount: '5000.00', email: 'eve@example.com', metadata });
+      const res = await verify(reference);
+      expectSuccess(res);
+      expect(typeof res.body.message).toBe('string');
+      const data = res.body.data;
+      expect(data).toMatchObject({
+        reference,
+        amount: 5000,
+        currency: 'NGN',
+        customer_email: 'eve@example.com',
+        metadata,
+      });
+      expect(typeof data.transaction_id).toBe('string');
+      expect(data.transaction_id.length).toBeGreaterThan(0);
+      expectIsoTimestamp(data.created_at);
+      expectIsoTimestamp(data.updated_at);
+    });
+
+    it('should report an unpaid checkout as processing', async () => {
+      const res = await initialize();
+      expect((await verify(res.body.reference)).body.data.status).toBe('processing');
+    });
+
+    it('should give every payment a distinct transaction_id', async () => {
+      const a = await verify((await initialize()).body.reference);
+      const b = await verify((await initialize()).body.reference);
+      expect(a.body.data.transaction_id).not.toBe(b.body.data.transaction_id);
+    });
+
+    it('should answer 404 not_found for an unknown reference', async () => {
+      expectError(await verify(uniqueRef('missing')), 404, 'not_found');
+    });
+
+    it('should find a reference that needs URL encoding', async () => {
+      const reference = `pay/${uniqueRef('odd')}#1?x=%`;
+      await initialize({ reference });
+      const res = await verify(reference);
+      expectSuccess(res);
+      expect(res.body.data.reference).toBe(reference);
+    });
+  });
+
+  describe('POST /__sandbox/payments/{reference}/complete', () => {
+    it('should mark the payment success with the given payment method', async () => {
+      const { reference } = (await initialize()).body;
+      await api.complete(reference, 'success', 'bank_transfer');
+      const data = (await verify(reference)).body.data;
+      expect(data.status).toBe('success');
+      expect(data.payment_method).toBe('bank_transfer');
+    });
+
+    it('should default the payment method to card', async () => {
+      const { reference } = (await initialize()).body;
+      await api.complete(reference, 'success');
+      expect((await verify(reference)).body.data.payment_method).toBe('card');
+    });
+
+    it('should mark the payment failed', async () => {
+      const { reference } = (await initialize()).body;
+      await api.complete(reference, 'failed');
+      expect((await verify(reference)).body.data.status).toBe('failed');
+    });
+
+    it('should mark the payment abandoned', async () => {
+      const { reference } = (await initialize()).body;
+      await api.complete(reference, 'abandoned');
+      expect((await verify(reference)).body.data.status).toBe('abandoned');
+    });
+
+    it('should move updated_at to the sandbox time of completion', async () => {
+      const { reference } = (await initialize()).body;
+      const before = (await verify(reference)).body.data;
+      await api.advance(60);
+      await api.complete(reference, 'success');
+      const after = (await verify(reference)).body.data;
+      expect(after.created_at).toBe(before.created_at);
+      expect(Date.parse(after.updated_at) - Date.parse(before.created_at)).toBeGreaterThanOrEqual(
+        60_000,
+      );
+    });
+
+    it('should refuse to complete a payment twice and keep the first outcome', async () => {
+      const { reference } = (await initialize()).body;
+      await api.complete(reference, 'failed');
+      const res = await api.control(`payments/${reference}/complete`, { outcome: 'success' });
+      expectError(res, 409, 'payment_not_processing');
+      expect((await verify(reference)).body.data.status).toBe('failed');
+    });
+
+    it('should answer 404 not_found for an unknown payment', async () => {
+      const res = await api.control(`payments/${uniqueRef('missing')}/complete`, {
+        outcome: 'success',
+      });
+      expectError(res, 404, 'not_found');
+    });
+
+    it('should reject an unknown outcome with an issue at outcome', async () => {
+      const { reference } = (await initialize()).body;
+      const res = await api.control(`payments/${reference}/complete`, { outcome: 'maybe' });
+      expectValidation(res, ['outcome']);
+      expect((await verify(reference)).body.data.status).toBe('processing');
+    });
+
+    it('should reject an unknown payment method with an issue at payment_method', async () => {
+      const { reference } = (await initialize()).body;
+      const res = await api.control(`payments/${reference}/complete`, {
+        outcome: 'success',
+        payment_method: 'cash',
+      });
+      expectValidation(res, ['payment_method']);
+    });
+  });
+
+  describe('GET /checkout/{reference}', () => {
+    it('should serve an HTML page with the reference and pay and cancel choices', async () => {
+      const { authorization_url: url, reference } = (await initialize({ amount: '750.25' })).body;
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      const html = await res.text();
+      expect(html).toContain(reference);
+      expect(findChoice(html, 'pay').form.method).toBe('post');
+      expect(findChoice(html, 'cancel').form.method).toBe('post');
+    });
+
+    it('should show the amount on the page', async () => {
+      const { authorization_url: url } = (await initialize({ amount: '750.25' })).body;
+      expect(await openCheckout(url)).toContain('750.25');
+    });
+
+    it('should be served without signature headers', async () => {
+      const { authorization_url: url } = (await initialize()).body;
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+    });
+
+    it('should redirect with 303 to the callback_url with the reference appended after paying', async () => {
+      const reference = uniqueRef('pay');
+      const { authorization_url: url } = (
+        await initialize({ reference, callback_url: 'https://shop.example/done' })
+      ).body;
+      const res = await submit(url, await openCheckout(url), 'pay');
+      expect(res.status).toBe(303);
+      const location = new URL(res.headers.get('location') ?? '');
+      expect(`${location.origin}${location.pathname}`).toBe('https://shop.example/done');
+      expect(location.searchParams.get('reference')).toBe(reference);
+    });
+
+    it('should keep the callback_url query string and add reference to it', async () => {
+      const reference = uniqueRef('pay');
+      const { authorization_url: url } = (
+        await initialize({ reference, callback_url: 'https://shop.example/done?order=7' })
+      ).body;
+      const res = await submit(url, await openCheckout(url), 'pay');
+      const location = new URL(res.headers.get('location') ?? '');
+      expect(location.searchParams.get('order')).toBe('7');
+      expect(location.searchParams.get('reference')).toBe(reference);
+    });
+
+    it('should settle the payment as success with the chosen payment method', async () => {
+      const { authorization_url: url, reference } = (
+        await initialize({ callback_url: 'https://shop.example/done' })
+      ).body;
+      await submit(url, await openCheckout(url), 'pay', { payment_method: 'ussd' });
+      const data = (await verify(reference)).body.data;
+      expect(data.status).toBe('success');
+      expect(data.payment_method).toBe('ussd');
+    });
+
+    it('should settle the payment as abandoned when cancelled, redirecting with the reference', async () => {
+      const reference = uniqueRef('pay');
+      const { authorization_url: url } = (
+        await initialize({ reference, callback_url: 'https://shop.example/done' })
+      ).body;
+      const res = await submit(url, await openCheckout(url), 'cancel');
+      expect(res.status).toBe(303);
+      expect(new URL(res.headers.get('location') ?? '').searchParams.get('reference')).toBe(
+        reference,
+      );
+      expect((await verify(reference)).body.data.status).toBe('abandoned');
+    });
+
+    it('should answer a page of its own when there is no callback_url', async () => {
+      const { authorization_url: url, reference } = (await initialize()).body;
+      const res = await submit(url, await openCheckout(url), 'pay');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect((await verify(reference)).body.data.status).toBe('success');
+    });
+
+    it('should answer 410 to the page once the checkout was used', async () => {
+      const { authorization_url: url } = (await initialize()).body;
+      await submit(url, await openCheckout(url), 'pay');
+      expect((await fetch(url)).status).toBe(410);
+    });
+
+    it('should not accept a second submission and keep the first outcome', async () => {
+      const { authorization_url: url, reference } = (await initialize()).body;
+      const page = await openCheckout(url);
+      await submit(url, page, 'cancel');
+      const second = await submit(url, page, 'pay');
+      expect(second.status).toBe(410);
+      expect((await verify(reference)).body.data.status).toBe('abandoned');
+    });
+
+    it('should credit the balance only once when the pay form is posted twice', async () => {
+      const { authorization_url: url } = (await initialize({ amount: '10.00' })).body;
+      const page = await openCheckout(url);
+      const before = await api.balanceMinor();
+      await submit(url, page, 'pay');
+      await submit(url, page, 'pay');
+      expect(await api.balanceMinor()).toBe(before + toMinor(10));
+    });
+
+    it('should answer 410 to the page of a payment completed through the control', async () => {
+      const { authorization_url: url, reference } = (await initialize()).body;
+      await api.complete(reference, 'success');
+      expect((await fetch(url)).status).toBe(410);
+    });
+
+    it('should reject a submission that is neither pay nor cancel and keep the payment open', async () => {
+      const { authorization_url: url, reference } = (await initialize()).body;
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'action=steal',
+        redirect: 'manual',
+      });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect((await verify(reference)).body.data.status).toBe('processing');
+    });
+
+    it('should answer 404 for an unknown checkout', async () => {
+      const res = await fetch(`${api.url}/checkout/${uniqueRef('missing')}`);
+      expect(res.status).toBe(404);
+    });
+  });
+
+  describe('checkout expiry', () => {
+    it('should expire a payment still processing 30 sandbox minutes after initialization', async () => {
+      const { reference } = (await initialize()).body;
+      await api.advance(30 * 60 + 1);
+      await api.server.sandbox.tick();
+      expect((await verify(reference)).body.data.status).toBe('expired');
+    });
+
+    it('should keep a payment processing just before 30 sandbox minutes', async () => {
+      const { reference } = (await initialize()).body;
+      await api.advance(29 * 60);
+      await api.server.sandbox.tick();
+      expect((await verify(reference)).body.data.status).toBe('processing');
+    });
+
+    it('should answer 410 to the checkout page once expired', async () => {
+      const { authorization_url: url } = (await initialize()).body;
+      await api.advance(30 * 60 + 1);
+      expect((await fetch(url)).status).toBe(410);
+    });
+
+    it('should refuse to complete an expired payment', async () => {
+      const { reference } = (await initialize()).body;
+      await api.advance(30 * 60 + 1);
+      const res = await api.control(`payments/${reference}/complete`, { outcome: 'success' });
+      expectError(res, 409, 'payment_not_processing');
+      expect((await verify(reference)).body.data.status).toBe('expired');
+    });
+
+    it('should not expire a payment that was already paid', async () => {
+      const { reference } = (await initialize()).body;
+      await api.complete(reference, 'success');
+      await api.advance(30 * 60 + 1);
+      expect((await verify(reference)).body.data.status).toBe('success');
+    });
+  });
+
+  describe('GET /merchants/transactions', () => {
+    // Four payments with distinct statuses, methods, emails and creation times.
+    let refs: { success: string; failed: string; abandoned: string; processing: string };
+    let createdAt: Record<string, string>;
+
+    beforeEach(async () => {
+      await api.reset();
+      refs = {
+        success: uniqueRef('s'),
+        failed: uniqueRef('f'),
+        abandoned: uniqueRef('a'),
+        processing: uniqueRef('p'),
+      };
+      createdAt = {};
+      await initialize({ reference: refs.success, email: 'one@example.com', amount: '100.00' });
+      await api.complete(refs.success, 'success', 'card');
+      await api.advance(3600);
+      await initialize({ reference: refs.failed, email: 'two@example.com', amount: '200.00' });
+      await api.complete(refs.failed, 'failed', 'ussd');
+      await api.advance(3600);
+      await initialize({ reference: refs.abandoned, email: 'one@example.com', amount: '300.00' });
+      await api.complete(refs.abandoned, 'abandoned', 'bank_transfer');
+      await api.advance(3600);
+      await initialize({ reference: refs.processing, email: 'two@example.com', amount: '400.00' });
+      for (const reference of Object.values(refs)) {
+        createdAt[reference] = (await verify(reference)).body.data.created_at;
+      }
+    });
+
+    async function list(query: string): Promise<ApiResponse> {
+      return api.call('GET', `/merchants/transactions${query}`);
+    }
+
+    function references(res: ApiResponse): string[] {
+      return (res.body.data as Json[]).map((payment) => payment.reference).sort();
+    }
+
+    it('should list every payment with total, page and pageSize at the top level', async () => {
+      const res = await list('');
+      expectSuccess(res);
+      expect(res.body.total).toBe(4);
+      expect(res.body.page).toBe(1);
+      expect(res.body.pageSize).toBe(10);
+      expect(references(res)).toEqual(Object.values(refs).sort());
+    });
+
+    it('should include the fee and the spec fields in each record', async () => {
+      const res = await list('?status=success');
+      const [payment] = res.body.data as Json[];
+      expect(payment).toMatchObject({
+        reference: refs.success,
+        status: 'success',
+        amount: 100,
+        currency: 'NGN',
+        customer_email: 'one@example.com',
+        payment_method: 'card',
+      });
+      expect(typeof payment.fee).toBe('number');
+      expect(payment.fee).toBeGreaterThanOrEqual(0);
+      expect(Number.isInteger(Math.round(payment.fee * 100))).toBe(true);
+      expect(typeof payment.transaction_id).toBe('string');
+    });
+
+    it.each([
+      ['success', 'success'],
+      ['failed', 'failed'],
+      ['abandoned', 'abandoned'],
+      ['processing', 'processing'],
+    ] as const)('should filter by status %s', async (status, key) => {
+      const res = await list(`?status=${status}`);
+      expect(res.body.total).toBe(1);
+      expect(references(res)).toEqual([refs[key]]);
+    });
+
+    it('should return an empty page for a status no payment has', async () => {
+      const res = await list('?status=reversed');
+      expectSuccess(res);
+      expect(res.body.total).toBe(0);
+      expect(res.body.data).toEqual([]);
+    });
+
+    it('should filter by payment_method', async () => {
+      const res = await list('?payment_method=ussd');
+      expect(res.body.total).toBe(1);
+      expect(references(res)).toEqual([refs.failed]);
+    });
+
+    it('should filter by exact customer_email', async () => {
+      const res = await list(`?customer_email=${encodeURIComponent('one@example.com')}`);
+      expect(res.body.total).toBe(2);
+      expect(references(res)).toEqual([refs.success, refs.abandoned].sort());
+    });
+
+    it('should not match a customer_email by substring', async () => {
+      const res = await list(`?customer_email=${encodeURIComponent('ne@example.com')}`);
+      expect(res.body.total).toBe(0);
+    });
+
+    it('should combine filters', async () => {
+      const res = await list(
+        `?customer_email=${encodeURIComponent('two@example.com')}&status=processing`,
+      );
+      expect(references(res)).toEqual([refs.processing]);
+    });
+
+    it('should include payments created exactly at start_date', async () => {
+      const start = createdAt[refs.abandoned] ?? '';
+      const res = await list(`?start_date=${encodeURIComponent(start)}`);
+      expect(references(res)).toEqual([refs.abandoned, refs.processing].sort());
+    });
+
+    it('should include payments created exactly at end_date', async () => {
+      const end = createdAt[refs.failed] ?? '';
+      const res = await list(`?end_date=${encodeURIComponent(end)}`);
+      expect(references(res)).toEqual([refs.success, refs.failed].sort());
+    });
+
+    it('should apply start_date and end_date together', async () => {
+      const start = createdAt[refs.failed] ?? '';
+      const end = createdAt[refs.abandoned] ?? '';
+      const res = await list(
+        `?start_date=${encodeURIComponent(start)}&end_date=${encodeURIComponent(end)}`,
+      );
+      expect(res.body.total).toBe(2);
+      expect(references(res)).toEqual([refs.failed, refs.abandoned].sort());
+    });
+
+    it('should paginate with a total that matches across pages', async () => {
+      const first = await list('?page_size=3&page=1');
+      const second = await list('?page_size=3&page=2');
+      expect(first.body).toMatchObject({ total: 4, page: 1, pageSize: 3 });
+      expect(second.body).toMatchObject({ total: 4, page: 2, pageSize: 3 });
+      expect(first.body.data).toHaveLength(3);
+      expect(second.body.data).toHaveLength(1);
+      expect([...references(first), ...references(second)].sort()).toEqual(
+        Object.values(refs).sort(),
+      );
+    });
+
+    it('should return an empty page past the end with the full total', async () => {
+      const res = await list('?page=3&page_size=3');
+      expectSuccess(res);
+      expect(res.body).toMatchObject({ total: 4, page: 3, pageSize: 3, data: [] });
+    });
+
+    it('should accept page_size 1 and 100', async () => {
+      expect((await list('?page_size=1')).body.data).toHaveLength(1);
+      expect((await list('?page_size=100')).body.pageSize).toBe(100);
+    });
+
+    it.each([
+      ['page_size', '0'],
+      ['page_size', '101'],
+      ['page_size', 'ten'],
+      ['page', '0'],
+      ['page', '-1'],
+      ['page', '1.5'],
+    ])('should reject %s=%s with 400 naming the parameter', async (name, value) => {
+      expectValidation(await list(`?${name}=${value}`), [name]);
+    });
+
+    it('should reject an unknown status with 400 naming status', async () => {
+      expectValidation(await list('?status=pending'), ['status']);
+    });
+
+    it('should reject an unknown payment_method with 400 naming payment_method', async () => {
+      expectValidation(await list('?payment_method=cash'), ['payment_method']);
+    });
+
+    it('should reject a start_date that is not a date with 400 naming start_date', async () => {
+      expectValidation(await list('?start_date=yesterday'), ['start_date']);
+    });
+
+    it('should reject an end_date before the start_date with 400 naming end_date', async () => {
+      const start = createdAt[refs.abandoned] ?? '';
+      const end = createdAt[refs.success] ?? '';
+      expectValidation(
+        await list(`?start_date=${encodeURIComponent(start)}&end_date=${encodeURIComponent(end)}`),
+        ['end_date'],
+      );
+    });
+
+    it('should require signature headers', async () => {
+      const res = await api.call('GET', '/merchants/transactions', undefined, { sign: false });
+      expectError(res, 401, 'unauthorized');
+    });
+  });
+
+  describe('merchant balance', () => {
+    it('should credit a successful payment net of fees when the merchant bears them', async () => {
+      const { reference } = (await initialize({ amount: '1000.00', merchant_bears_fees: true }))
+        .body;
+      const before = await api.balanceMinor();
+      await api.complete(reference, 'success');
+      const after = await api.balanceMinor();
+      const listed = await api.call('GET', `/merchants/transactions?status=success&page_size=100`);
+      const record = (listed.body.data as Json[]).find((p) => p.reference === reference);
+      expect(record).toBeDefined();
+      expect(after - before).toBe(toMinor(1000) - toMinor(record.fee));
+    });
+
+    it('should credit the full amount when the customer bears the fee (the default)', async () => {
+      const { reference } = (await initialize({ amount: '1000.00' })).body;
+      const before = await api.balanceMinor();
+      await api.complete(reference, 'success');
+      expect(await api.balanceMinor()).toBe(before + toMinor(1000));
+    });
+
+    it.each([
+      ['1000.00', 115],
+      ['10000.00', 250],
+      ['200000.00', 2000],
+      ['50.00', 50],
+    ])('should charge the documented fee on %s: %d', async (amount, fee) => {
+      const { reference } = (await initialize({ amount })).body;
+      const listed = await api.call('GET', '/merchants/transactions?page_size=100');
+      const record = (listed.body.data as Json[]).find((p) => p.reference === reference);
+      expect(record?.fee).toBe(fee);
+    });
+
+    it('should not credit a failed payment', async () => {
+      const { reference } = (await initialize({ amount: '1000.00' })).body;
+      const before = await api.balanceMinor();
+      await api.complete(reference, 'failed');
+      expect(await api.balanceMinor()).toBe(before);
+    });
+
+    it('should not credit an abandoned payment', async () => {
+      const { reference } = (await initialize({ amount: '1000.00' })).body;
+      const before = await api.balanceMinor();
+      await api.complete(reference, 'abandoned');
+      expect(await api.balanceMinor()).toBe(before);
+    });
+
+    it('should not credit a payment that is only initialized', async () => {
+      const before = await api.balanceMinor();
+      await initialize({ amount: '1000.00' });
+      expect(await api.balanceMinor()).toBe(before);
+    });
+  });
+
+  describe('charge_success webhook', () => {
+    it('should post the spec envelope to the payment webhook_url', async () => {
+      const metadata = { order: 'W-1' };
+      const { reference } = (
+        await initialize({ amount: '321.45', webhook_url: paymentHooks.url, metadata })
+      ).body;
+      await api.complete(reference, 'success');
+      const hook = await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
+        tick: () => api.server.sandbox.tick(),
+      });
+      expect(hook.body).toMatchObject({
+        event_type: 'charge_success',
+        data: { reference, amount: 321.45, currency: 'NGN', metadata },
+      });
+      expect(typeof hook.body.status).toBe('string');
+      expect(typeof hook.body.message).toBe('string');
+      expect(typeof hook.body.event_id).toBe('string');
+      expectIsoTimestamp(hook.body.timestamp);
+    });
+
+    it('should sign the webhook with the merchant secret over the exact body', async () => {
+      const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
+      await api.complete(reference, 'success');
+      const hook = await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
+        tick: () => api.server.sandbox.tick(),
+      });
+      expect(hook.headers['x-key-id']).toBe('sandbox-key');
+      await expect(
+        verifyRequestSignature({
+          secret: SANDBOX_SECRET,
+          body: hook.raw,
+          headers: hook.headers as Record<string, string>,
+        }),
+      ).resolves.toBeUndefined();
+      await expect(
+        verifyRequestSignature({
+          secret: 'wrong-secret',
+          body: hook.raw,
+          headers: hook.headers as Record<string, string>,
+        }),
+      ).rejects.toThrow();
+    });
+
+    it('should post to the sandbox default webhookUrl when the payment has none', async () => {
+      const { reference } = (await initialize()).body;
+      await api.complete(reference, 'success');
+      const hook = await defaultHooks.waitFor((h) => h.body?.data?.reference === reference, {
+        tick: () => api.server.sandbox.tick(),
+      });
+      expect(hook.body.event_type).toBe('charge_success');
+    });
+
+    it('should not also post to the default webhookUrl when the payment has its own', async () => {
+      const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
+      await api.complete(reference, 'success');
+      await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
+        tick: () => api.server.sandbox.tick(),
+      });
+      expect(defaultHooks.received.some((h) => h.body?.data?.reference === reference)).toBe(false);
+    });
+
+    it('should record the delivery in /__sandbox/webhooks', async () => {
+      const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
+      await api.complete(reference, 'success');
+      await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
+        tick: () => api.server.sandbox.tick(),
+      });
+      const record = (await api.webhooks()).find((w) => w.body?.data?.reference === reference);
+      expect(record).toMatchObject({
+        event_type: 'charge_success',
+        url: paymentHooks.url,
+        delivery: 'delivered',
+        response_status: 200,
+      });
+      expect(typeof record?.event_id).toBe('string');
+    });
+
+    it('should give each event a distinct event_id', async () => {
+      const a = (await initialize({ webhook_url: paymentHooks.url })).body.reference;
+      const b = (await initialize({ webhook_url: paymentHooks.url })).body.reference;
+      await api.complete(a, 'success');
+      await api.complete(b, 'success');
+      const tick = () => api.server.sandbox.tick();
+      const hookA = await paymentHooks.waitFor((h) => h.body?.data?.reference === a, { tick });
+      const hookB = await paymentHooks.waitFor((h) => h.body?.data?.reference === b, { tick });
+      expect(hookA.body.event_id).not.toBe(hookB.body.event_id);
+    });
+
+    it('should not send charge_success for a failed payment', async () => {
+      const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
+      await api.complete(reference, 'failed');
+      await api.server.sandbox.tick();
+      const records = await api.webhooks();
+      expect(
+        records.filter(
+          (w) => w.event_type === 'charge_success' && w.body?.data?.reference === reference,
+        ),
+      ).toEqual([]);
+      expect(paymentHooks.received.some((h) => h.body?.data?.reference === reference)).toBe(false);
+    });
+
+    it('should send charge_success when paid through the checkout page', async () => {
+      const { reference, authorization_url: url } = (
+        await initialize({ webhook_url: paymentHooks.url })
+      ).body;
+      await submit(url, await openCheckout(url), 'pay');
+      const hook = await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
+        tick: () => api.server.sandbox.tick(),
+      });
+      expect(hook.body.event_type).toBe('charge_success');
+    });
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * Valid request bodies for the sandbox contract tests, one builder per spec endpoint.
+ * Each builder returns a fresh body with unique references; pass overrides to vary it.
+ */
+import { uniqueRef } from './sandbox-client.ts';
+
+/** Body of POST /payments/initialize (spec: Payments). */
+export function paymentBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    email: 'ada@example.com',
+    amount: '5000.00',
+    currency: 'NGN',
+    reference: uniqueRef('pay'),
+    ...overrides,
+  };
+}
+
+/** Body of POST /disbursements/initialize (spec: Transfers). */
+export function transferBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    customer_name: 'Ada Obi',
+    customer_email: 'ada@example.com',
+    reference: uniqueRef('tr'),
+    amount: 2500.5,
+    currency: 'NGN',
+    destination_bank_code: '058',
+    destination_bank_account: '0123456789',
+    destination_bank_name: 'GTBank',
+    narration: 'Payout',
+    ...overrides,
+  };
+}
+
+/** Body of POST /refunds/initialize (spec: Refunds). */
+export function refundBody(
+  paymentReference: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    payment_reference: paymentReference,
+    refund_reference: uniqueRef('rf'),
+    currency: 'NGN',
+    amount: 100,
+    reason: 'Customer request',
+    ...overrides,
+  };
+}
+
+/** Body of POST /direct-debits/mandates (spec: Direct debit); dates are YYYY-MM-DD. */
+export function mandateBody(
+  startDate: string,
+  endDate: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    customer_name: 'Ada Obi',
+    customer_email: 'ada@example.com',
+    account_number: '0123456789',
+    bank_code: '058',
+    start_date: startDate,
+    end_date: endDate,
+    monthly_amount: 10000,
+    monthly_debit_count: 3,
+    ...overrides,
+  };
+}
+
+/** Body of POST /virtual-accounts (spec: Virtual accounts). */
+export function virtualAccountBody(
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    account_reference: uniqueRef('va'),
+    customer_name: 'Ada Obi',
+    customer_email: `${uniqueRef('ada')}@example.com`,
+    currency_code: 'NGN',
+    bvn: '12345678901',
+    metadata: { plan: 'gold' },
+    ...overrides,
+  };
+}

@@ -1,0 +1,322 @@
+/**
+ * Black-box helpers for contract tests of the sandbox emulator (DESIGN 3, 5): start a
+ * sandbox over real HTTP on a free loopback port, send signed requests with real
+ * `fetch`, drive the `/__sandbox/*` controls, and receive webhooks on a tiny local
+ * server. Nothing here reaches into the emulator's internals except `tick()`.
+ */
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signRequest } from '../../lib/signing.ts';
+import { type SandboxServer, startSandboxServer } from '../../scripts/sandbox-server.ts';
+
+/** Sandbox merchant credentials (DESIGN 5, local defaults). */
+export const SANDBOX_KEY_ID = 'sandbox-key';
+export const SANDBOX_SECRET = 'sandbox-secret';
+/** Opening balance of a fresh sandbox, NGN major units (DESIGN 5). */
+export const OPENING_BALANCE = 1_000_000;
+/** Sandbox seconds after which processing items settle (DESIGN 5), plus a margin. */
+export const SETTLE_SECONDS = 6;
+
+/**
+ * A parsed JSON body. Contract tests read arbitrary nested fields and assert on their
+ * values, so the body is deliberately untyped.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: tests assert on values of untyped JSON.
+export type Json = any;
+
+/** One HTTP exchange as the caller saw it. */
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  /** The body parsed as JSON, or `undefined` when it is not JSON. */
+  body: Json;
+  /** The raw body text. */
+  text: string;
+}
+
+/** How {@link SandboxClient.call} signs a request. */
+export interface SignOptions {
+  /** Key id sent as `X-Key-Id`. @default 'sandbox-key' */
+  keyId?: string;
+  /** HMAC secret. @default 'sandbox-secret' */
+  secret?: string;
+  /** Unix seconds to sign with. @default now (real clock) */
+  timestamp?: number;
+}
+
+/** Options of {@link SandboxClient.call}. */
+export interface CallOptions {
+  /** Extra headers, applied last (they can override the signature headers). */
+  headers?: Record<string, string>;
+  /** `false` sends no signature headers; an object tweaks the signature. @default true */
+  sign?: boolean | SignOptions;
+  /** Send these exact bytes instead of `JSON.stringify(body)`. */
+  rawBody?: string;
+  /** `Content-Type` of a request with a body. @default 'application/json' */
+  contentType?: string;
+  /** Sign these bytes while sending the body (to test tampering). */
+  signedBody?: string;
+  /** Passed to fetch (`'manual'` to see a 303). @default 'follow' */
+  redirect?: RequestRedirect;
+}
+
+/** `GET /__sandbox/state` (DESIGN 5). */
+export interface SandboxState {
+  now: string;
+  balance: number;
+  currency: string;
+  counts: Record<string, number>;
+}
+
+/** A record of `GET /__sandbox/webhooks`. */
+export interface WebhookRecord {
+  event_id: string;
+  event_type: string;
+  url: string;
+  body: Json;
+  delivery: 'pending' | 'delivered' | 'failed' | 'no_target';
+  response_status?: number;
+  error?: string;
+}
+
+/** A client bound to one running sandbox server. */
+export interface SandboxClient {
+  /** Base URL of the server, e.g. `http://127.0.0.1:53124`. */
+  url: string;
+  server: SandboxServer;
+  /**
+   * Sends a (by default signed) request. The JSON body is stringified once and signed
+   * over those exact bytes; a body-less request signs `${timestamp}:`.
+   */
+  call(method: string, path: string, body?: unknown, options?: CallOptions): Promise<ApiResponse>;
+  /** Sends an unsigned request to `/__sandbox/<path>`: POST with a JSON body when given, else GET. */
+  control(path: string, body?: unknown): Promise<ApiResponse>;
+  /** Reads `GET /__sandbox/state`; throws unless it answers 200. */
+  state(): Promise<SandboxState>;
+  /** The merchant balance in minor units (kobo), read from the state. */
+  balanceMinor(): Promise<number>;
+  /** Moves the sandbox clock forward; throws unless the control answers 2xx. */
+  advance(seconds: number): Promise<void>;
+  /** Advances past the settlement delay and runs a tick (settles and flushes webhooks). */
+  settle(): Promise<void>;
+  /** Empties all state; throws unless the control answers 2xx. */
+  reset(): Promise<void>;
+  /** Reads `GET /__sandbox/webhooks`. */
+  webhooks(): Promise<WebhookRecord[]>;
+  /** Completes a checkout through the control; throws unless it answers 2xx. */
+  complete(
+    reference: string,
+    outcome: 'success' | 'failed' | 'abandoned',
+    paymentMethod?: string,
+  ): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+/** Parses a response into an {@link ApiResponse}. */
+export async function readResponse(response: Response): Promise<ApiResponse> {
+  const text = await response.text();
+  let body: Json;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, body, text };
+}
+
+function expectOk(what: string, res: ApiResponse): void {
+  if (res.status < 200 || res.status >= 300) {
+    throw new Error(`${what} answered ${res.status}: ${res.text}`);
+  }
+}
+
+/**
+ * Starts a sandbox server on a free loopback port (`startSandboxServer({ port: 0 })`)
+ * and returns a client for it. Call `close()` in `afterAll`.
+ *
+ * @param options - sandbox options, e.g. `{ webhookUrl }`.
+ */
+export async function startSandboxClient(
+  options: Parameters<typeof startSandboxServer>[0] = {},
+): Promise<SandboxClient> {
+  const server = await startSandboxServer({ port: 0, ...options });
+  const { url } = server;
+
+  const call: SandboxClient['call'] = async (method, path, body, opts = {}) => {
+    const raw = opts.rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+    const headers: Record<string, string> = {};
+    if (raw !== undefined) headers['Content-Type'] = opts.contentType ?? 'application/json';
+    const sign = opts.sign ?? true;
+    if (sign !== false) {
+      const tweak = sign === true ? {} : sign;
+      Object.assign(
+        headers,
+        await signRequest({
+          keyId: tweak.keyId ?? SANDBOX_KEY_ID,
+          secret: tweak.secret ?? SANDBOX_SECRET,
+          body: opts.signedBody ?? raw ?? '',
+          ...(tweak.timestamp === undefined ? {} : { timestamp: tweak.timestamp }),
+        }),
+      );
+    }
+    Object.assign(headers, opts.headers);
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      redirect: opts.redirect ?? 'follow',
+      ...(raw === undefined ? {} : { body: raw }),
+    });
+    return readResponse(response);
+  };
+
+  const control: SandboxClient['control'] = async (path, body) => {
+    const response = await fetch(`${url}/__sandbox/${path.replace(/^\//, '')}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return readResponse(response);
+  };
+
+  const state: SandboxClient['state'] = async () => {
+    const res = await control('state');
+    expectOk('GET /__sandbox/state', res);
+    return res.body as SandboxState;
+  };
+
+  const advance: SandboxClient['advance'] = async (seconds) => {
+    const res = await control('clock/advance', { seconds });
+    expectOk('POST /__sandbox/clock/advance', res);
+  };
+
+  return {
+    url,
+    server,
+    call,
+    control,
+    state,
+    balanceMinor: async () => toMinor((await state()).balance),
+    advance,
+    settle: async () => {
+      await advance(SETTLE_SECONDS);
+      await server.sandbox.tick();
+    },
+    reset: async () => {
+      const res = await control('reset', {});
+      expectOk('POST /__sandbox/reset', res);
+    },
+    webhooks: async () => {
+      const res = await control('webhooks');
+      expectOk('GET /__sandbox/webhooks', res);
+      return res.body.data as WebhookRecord[];
+    },
+    complete: async (reference, outcome, paymentMethod) => {
+      const res = await control(
+        `payments/${encodeURIComponent(reference)}/complete`,
+        paymentMethod === undefined ? { outcome } : { outcome, payment_method: paymentMethod },
+      );
+      expectOk(`complete ${reference}`, res);
+      return res;
+    },
+    close: () => server.close(),
+  };
+}
+
+/**
+ * Converts a major-unit amount (number or decimal string) to integer minor units, so
+ * tests compare money exactly and never sum binary floats.
+ */
+export function toMinor(amount: number | string): number {
+  const text = typeof amount === 'number' ? amount.toFixed(2) : amount;
+  const match = /^(-?)(\d+)(?:\.(\d{1,2}))?$/.exec(text);
+  if (match === null) throw new Error(`not a 2-decimal amount: ${String(amount)}`);
+  const minor = Number(match[2]) * 100 + Number((match[3] ?? '').padEnd(2, '0'));
+  return match[1] === '-' ? -minor : minor;
+}
+
+/** A unique reference for one test, e.g. `tr-3f9c1a2b-...`. */
+export function uniqueRef(prefix: string): string {
+  return `${prefix}-${crypto.randomUUID()}`;
+}
+
+/** One webhook POST received by {@link startWebhookReceiver}. */
+export interface ReceivedWebhook {
+  headers: IncomingHttpHeaders;
+  /** Exact bytes received, as UTF-8 text (what the signature covers). */
+  raw: string;
+  body: Json;
+}
+
+/** A local HTTP server that records webhook deliveries. */
+export interface WebhookReceiver {
+  url: string;
+  received: ReceivedWebhook[];
+  /** Status code answered to deliveries. @default 200 */
+  respondWith: number;
+  /**
+   * Resolves with the first delivery matching `predicate`, polling until `timeoutMs`;
+   * calls `tick` (e.g. `sandbox.tick()`) between polls so pending webhooks flush.
+   */
+  waitFor(
+    predicate: (hook: ReceivedWebhook) => boolean,
+    options?: { timeoutMs?: number; tick?: () => Promise<void> },
+  ): Promise<ReceivedWebhook>;
+  close(): Promise<void>;
+}
+
+/** Starts a webhook receiver on 127.0.0.1 with a free port. */
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const received: ReceivedWebhook[] = [];
+  const receiver: Partial<WebhookReceiver> & { respondWith: number } = { respondWith: 200 };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: Json;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = undefined;
+      }
+      received.push({ headers: req.headers, raw, body });
+      res.writeHead(receiver.respondWith, { 'content-type': 'text/plain' });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(receiver, {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    waitFor: async (
+      predicate: (hook: ReceivedWebhook) => boolean,
+      { timeoutMs = 3_000, tick }: { timeoutMs?: number; tick?: () => Promise<void> } = {},
+    ) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const hit = received.find(predicate);
+        if (hit !== undefined) return hit;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `no matching webhook within ${timeoutMs} ms; received: ${received.map((h) => h.raw).join('\n')}`,
+          );
+        }
+        if (tick !== undefined) await tick();
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  }) as WebhookReceiver;
+}
+
+/** `YYYY-MM-DD` of an ISO timestamp plus `days` (UTC). */
+export function isoDate(iso: string, days = 0): string {
+  const date = new Date(iso);
+  date.setUTCDate(date.getUTCDate() + days);
+  return date.toISOString().slice(0, 10);
+}

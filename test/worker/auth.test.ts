@@ -1,0 +1,173 @@
+import { exports } from 'cloudflare:workers';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  CALLER_NAME,
+  CALLER_TOKEN,
+  type CapturedLogs,
+  captureLogs,
+  errorBody,
+  fetchThrough,
+  fetchWithEnv,
+  GATEWAY_ORIGIN,
+  gatewayRequest,
+  recordingUpstream,
+} from './helpers.ts';
+
+async function expectUnauthorized(res: Response): Promise<void> {
+  expect(res.status).toBe(401);
+  expect(res.headers.get('WWW-Authenticate')).toBe('Bearer');
+  const body = await errorBody(res);
+  expect(body).toMatchObject({ status: 'error', code: 'unauthorized' });
+  expect(body.request_id).toBe(res.headers.get('X-Request-Id'));
+}
+
+let logs: CapturedLogs;
+
+beforeEach(() => {
+  logs = captureLogs();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('gateway', () => {
+  describe('authentication', () => {
+    it('should answer 401 without an Authorization header', async () => {
+      const upstream = recordingUpstream();
+      const res = await fetchThrough(upstream, gatewayRequest('/banks', { token: null }));
+      await expectUnauthorized(res);
+      expect(upstream.requests).toHaveLength(0);
+    });
+
+    it('should answer 401 with a wrong token', async () => {
+      const upstream = recordingUpstream();
+      const res = await fetchThrough(upstream, gatewayRequest('/banks', { token: 'wrong-token' }));
+      await expectUnauthorized(res);
+      expect(upstream.requests).toHaveLength(0);
+    });
+
+    it.each([
+      ['a prefix of the token', `Bearer ${CALLER_TOKEN.slice(0, -1)}`],
+      ['the token plus a character', `Bearer ${CALLER_TOKEN}x`],
+      ['another scheme', `Basic ${btoa(`test:${CALLER_TOKEN}`)}`],
+      ['the token without a scheme', CALLER_TOKEN],
+      ['the scheme without a token', 'Bearer'],
+      ['two tokens', `Bearer ${CALLER_TOKEN} ${CALLER_TOKEN}`],
+      ['an empty header', ''],
+    ])('should answer 401 to %s', async (_, authorization) => {
+      const upstream = recordingUpstream();
+      const res = await fetchThrough(
+        upstream,
+        gatewayRequest('/banks', { token: null, headers: { Authorization: authorization } }),
+      );
+      await expectUnauthorized(res);
+      expect(upstream.requests).toHaveLength(0);
+    });
+
+    it('should answer 401 before routing, so unknown paths are not revealed', async () => {
+      const res = await exports.default.fetch(`${GATEWAY_ORIGIN}/no-such-route`);
+      await expectUnauthorized(res);
+    });
+
+    it('should let the configured token through', async () => {
+      const upstream = recordingUpstream();
+      const res = await fetchThrough(upstream, gatewayRequest('/banks'));
+      expect(res.status).toBe(200);
+      expect(upstream.requests).toHaveLength(1);
+    });
+
+    it('should accept the scheme in any case', async () => {
+      const upstream = recordingUpstream();
+      const res = await fetchThrough(
+        upstream,
+        gatewayRequest('/banks', {
+          token: null,
+          headers: { Authorization: `bEaReR ${CALLER_TOKEN}` },
+        }),
+      );
+      expect(res.status).toBe(200);
+    });
+
+    it('should pick the caller whose token matches among several', async () => {
+      const upstream = recordingUpstream();
+      const callers = [
+        { name: 'alpha', token: 'alpha-token' },
+        { name: 'beta', token: 'beta-token' },
+      ];
+      const res = await fetchThrough(upstream, gatewayRequest('/banks', { token: 'beta-token' }), {
+        GATEWAY_CALLERS: JSON.stringify(callers),
+      });
+      expect(res.status).toBe(200);
+      expect(logs.lines().at(-1)).toMatchObject({ event: 'request', caller: 'beta' });
+    });
+
+    it('should record the caller name in the access log, never the token', async () => {
+      const res = await fetchThrough(recordingUpstream(), gatewayRequest('/banks'));
+      expect(res.status).toBe(200);
+      expect(logs.text()).not.toContain(CALLER_TOKEN);
+      expect(logs.lines()).toEqual([
+        expect.objectContaining({
+          event: 'request',
+          caller: CALLER_NAME,
+          route: 'banks.list',
+          status: 200,
+        }),
+      ]);
+    });
+  });
+
+  describe('malformed GATEWAY_CALLERS', () => {
+    it.each([
+      ['not JSON', `[{"name":"x","token":"${CALLER_TOKEN}"`],
+      ['not an array', JSON.stringify({ name: 'x', token: CALLER_TOKEN })],
+      ['a caller without a token', JSON.stringify([{ name: 'x' }])],
+      ['an empty token', JSON.stringify([{ name: 'x', token: '' }])],
+      ['a token with spaces', JSON.stringify([{ name: 'x', token: 'a b' }])],
+      [
+        'a token shared by two callers',
+        JSON.stringify([
+          { name: 'x', token: CALLER_TOKEN },
+          { name: 'y', token: CALLER_TOKEN },
+        ]),
+      ],
+      ['an empty value', ''],
+    ])('should answer 500 internal_error when it is %s', async (_, value) => {
+      const res = await fetchWithEnv(gatewayRequest('/banks'), { GATEWAY_CALLERS: value });
+      expect(res.status).toBe(500);
+      const body = await errorBody(res);
+      expect(body).toEqual({
+        status: 'error',
+        message: 'Internal error',
+        code: 'internal_error',
+        request_id: res.headers.get('X-Request-Id'),
+      });
+    });
+
+    it('should log the problem once per value, without the value', async () => {
+      const value = `[{"name":"x","token":"${CALLER_TOKEN}-secret"`;
+      for (let i = 0; i < 3; i++) {
+        const res = await fetchWithEnv(gatewayRequest('/banks'), { GATEWAY_CALLERS: value });
+        expect(res.status).toBe(500);
+      }
+      const problems = logs.lines().filter((line) => line.event === 'config_invalid');
+      expect(problems).toEqual([
+        {
+          level: 'error',
+          event: 'config_invalid',
+          setting: 'GATEWAY_CALLERS',
+          problem: 'not valid JSON',
+        },
+      ]);
+      expect(logs.text()).not.toContain('secret');
+      expect(logs.lines().filter((line) => line.event === 'request')).toHaveLength(3);
+    });
+
+    it('should keep /healthz open', async () => {
+      const res = await fetchWithEnv(new Request(`${GATEWAY_ORIGIN}/healthz`), {
+        GATEWAY_CALLERS: 'nope',
+      });
+      expect(res.status).toBe(200);
+    });
+  });
+});

@@ -1,0 +1,84 @@
+import * as v from 'valibot';
+import { timingSafeEqual } from '../../lib/internal/timing-safe-equal.ts';
+import { InternalError } from '../http/errors.ts';
+import { logEvent } from '../http/log.ts';
+
+// Bearer tokens are visible ASCII (RFC 6750 b64token is a subset); whitespace could never match.
+const TOKEN = /^[\x21-\x7E]+$/;
+
+const CallersSchema = v.pipe(
+  v.array(
+    v.object({
+      name: v.pipe(v.string(), v.nonEmpty()),
+      token: v.pipe(v.string(), v.regex(TOKEN)),
+    }),
+  ),
+  v.check(
+    (callers) => new Set(callers.map((caller) => caller.token)).size === callers.length,
+    'two callers share a token',
+  ),
+);
+
+/** A caller of the gateway, one entry of the `GATEWAY_CALLERS` secret (DESIGN 4.1). */
+export type Caller = v.InferOutput<typeof CallersSchema>[number];
+
+type Parsed = { raw: string; callers: readonly Caller[] } | { raw: string; problem: string };
+
+let parsed: Parsed | undefined;
+
+/**
+ * The callers configured in `GATEWAY_CALLERS` (a JSON array of `{ name, token }`),
+ * parsed once per isolate and cached by the string value. A malformed value is
+ * logged once (without the value: it holds tokens) and fails every protected request.
+ *
+ * @param raw - the secret's value.
+ * @returns the callers (possibly none: then nobody is let in).
+ * @throws {InternalError} when the value is missing or malformed (500 `internal_error`).
+ */
+export function loadCallers(raw: string | undefined): readonly Caller[] {
+  const value = raw ?? '';
+  if (parsed === undefined || parsed.raw !== value) {
+    parsed = parseCallers(value);
+    if ('problem' in parsed) {
+      logEvent('error', 'config_invalid', { setting: 'GATEWAY_CALLERS', problem: parsed.problem });
+    }
+  }
+  if ('problem' in parsed) throw new InternalError(`GATEWAY_CALLERS: ${parsed.problem}`);
+  return parsed.callers;
+}
+
+/**
+ * The caller whose token equals `token`. Every configured token is compared in
+ * constant time, with no early exit, so the timing reveals neither which caller nor
+ * how many characters matched.
+ *
+ * @param callers - the configured callers.
+ * @param token - the presented bearer token.
+ * @returns the matching caller, or `undefined`.
+ */
+export function findCaller(callers: readonly Caller[], token: string): Caller | undefined {
+  let found: Caller | undefined;
+  for (const caller of callers) {
+    if (timingSafeEqual(caller.token, token) && found === undefined) found = caller;
+  }
+  return found;
+}
+
+function parseCallers(raw: string): Parsed {
+  if (raw.trim() === '') return { raw, problem: 'not set' };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    // The parser's message quotes the input, which holds tokens: never log it.
+    return { raw, problem: 'not valid JSON' };
+  }
+  const result = v.safeParse(CallersSchema, json);
+  if (result.success) return { raw, callers: result.output };
+  // Paths and expectations only: issue messages may quote received values (tokens).
+  const issues = result.issues.map((issue) => {
+    const path = issue.path?.map((item) => String(item.key)).join('.') ?? '';
+    return `${path || '(root)'}: expected ${issue.expected ?? issue.type}`;
+  });
+  return { raw, problem: `expected a JSON array of { name, token } (${issues.join('; ')})` };
+}

@@ -1,0 +1,62 @@
+import type { IRequest } from 'itty-router';
+import type { ErrorCode } from './errors.ts';
+import { resolveRequestId } from './request-id.ts';
+
+/**
+ * What the gateway knows about one request as it moves through the router stages;
+ * read by the log line (and later by idempotency, allow-lists and rate limits).
+ */
+export interface RequestContext {
+  /** Propagated or generated `X-Request-Id`. */
+  readonly requestId: string;
+  /** `Date.now()` when the request entered the gateway, in milliseconds. */
+  readonly startedAt: number;
+  /** Name of the authenticated caller (from `GATEWAY_CALLERS`); never the token. */
+  caller: string | undefined;
+  /** Name of the matched route (e.g. `payments.initialize`), when one matched. */
+  routeName: string | undefined;
+  /** Status the upstream answered with, when the request was forwarded. */
+  upstreamStatus: number | undefined;
+  /** Code of the error the gateway answered with, when it answered one itself. */
+  errorCode: ErrorCode | undefined;
+}
+
+const CONTEXT = Symbol('edgepay.requestContext');
+
+type WithContext = IRequest & { [CONTEXT]?: RequestContext };
+
+/**
+ * The context of `request`, created on first use (the `before` stage calls it first,
+ * so `startedAt` is the arrival time; the `catch` stage can always rely on it).
+ *
+ * @param request - the router's request (itty's proxy or the raw request).
+ * @returns the same mutable context for every call on the same request.
+ */
+export function contextOf(request: IRequest): RequestContext {
+  const target = request as WithContext;
+  let context = target[CONTEXT];
+  if (context === undefined) {
+    context = {
+      requestId: resolveRequestId(request.headers),
+      startedAt: Date.now(),
+      caller: undefined,
+      routeName: undefined,
+      upstreamStatus: undefined,
+      errorCode: undefined,
+    };
+    target[CONTEXT] = context;
+  }
+  return context;
+}
+
+/**
+ * The router's first `before` stage: creates the request context, so `startedAt` is
+ * the arrival time and the request id exists before anything can fail.
+ *
+ * @param request - the incoming request.
+ * @returns nothing, so the router moves on.
+ */
+export function beginRequest(request: IRequest): undefined {
+  contextOf(request);
+  return undefined;
+}

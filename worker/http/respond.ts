@@ -1,0 +1,73 @@
+import type { IRequest } from 'itty-router';
+import { contextOf } from './context.ts';
+import { HttpError, InternalError } from './errors.ts';
+import { logRequest, logUnexpectedError } from './log.ts';
+import { REQUEST_ID_HEADER } from './request-id.ts';
+
+/**
+ * A JSON response (`application/json; charset=utf-8`, `Cache-Control: no-store`).
+ *
+ * @param body - serialized with `JSON.stringify`.
+ * @param init - status and extra headers. @default status 200
+ */
+export function jsonResponse(body: unknown, init: ResponseInit = {}): Response {
+  const headers = new Headers(init.headers);
+  headers.set('Content-Type', 'application/json; charset=utf-8');
+  if (!headers.has('Cache-Control')) headers.set('Cache-Control', 'no-store');
+  return new Response(JSON.stringify(body), { ...init, headers });
+}
+
+/**
+ * Renders an {@link HttpError} as the DESIGN 4.4 body
+ * `{ status: 'error', message, code, issues?, request_id }` with its status and headers.
+ *
+ * @param error - the error to render.
+ * @param requestId - the request's id, repeated in the body.
+ */
+export function errorResponse(error: HttpError, requestId: string): Response {
+  return jsonResponse(
+    {
+      status: 'error',
+      message: error.message,
+      code: error.code,
+      ...(error.issues === undefined ? {} : { issues: error.issues }),
+      request_id: requestId,
+    },
+    { status: error.status, headers: error.headers },
+  );
+}
+
+/**
+ * The router's `catch` stage: renders typed errors; anything else is logged with its
+ * stack and answered as a 500 `internal_error` (never a stack trace in the body). The
+ * rendered code is kept on the context for the access log.
+ *
+ * @param error - what a stage threw.
+ * @param request - the request being answered.
+ */
+export function renderError(error: unknown, request: IRequest): Response {
+  const context = contextOf(request);
+  // Known faults (InternalError) were logged once where they were detected.
+  const known = error instanceof HttpError ? error : undefined;
+  if (known === undefined) logUnexpectedError(context, error);
+  const rendered = known ?? new InternalError('unexpected error', { cause: error });
+  context.errorCode = rendered.code;
+  return errorResponse(rendered, context.requestId);
+}
+
+/**
+ * The router's last `finally` stage: stamps `X-Request-Id` on the response and writes
+ * the access log line.
+ *
+ * @param response - the answer so far (always a `Response` after itty's formatting).
+ * @param request - the request being answered.
+ * @returns a copy of `response` with mutable headers and the request id set.
+ */
+export function finalizeResponse(response: Response, request: IRequest): Response {
+  const context = contextOf(request);
+  // Copy: a Response from elsewhere may have immutable headers.
+  const stamped = new Response(response.body, response);
+  stamped.headers.set(REQUEST_ID_HEADER, context.requestId);
+  logRequest(context, request.method, stamped.status);
+  return stamped;
+}

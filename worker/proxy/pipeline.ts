@@ -1,0 +1,63 @@
+import type { IRequest } from 'itty-router';
+import type { RequestContext } from '../http/context.ts';
+import type { UpstreamRoute } from '../upstream/routes.ts';
+
+/** One proxied request as the pipeline stages see it. */
+export interface ProxyExchange {
+  /** The incoming request (headers; its body was already read into `body`). */
+  readonly request: IRequest;
+  readonly env: Env;
+  readonly context: RequestContext;
+  /** The matched route. */
+  readonly route: UpstreamRoute;
+  /** Upstream path: the route pattern with the segments as received. */
+  readonly path: string;
+  /** The query string as received, with its `?` (or `''`). */
+  readonly search: string;
+  /** The exact body bytes as received; `undefined` for GET and HEAD. */
+  readonly body: Uint8Array | undefined;
+}
+
+/** Calls the rest of the pipeline. */
+export type ProxyNext = () => Promise<Response>;
+
+/**
+ * A stage of the proxy pipeline: it may answer itself (validation error, cached or
+ * replayed response) or call `next` and look at or store the answer (idempotency,
+ * caching). Stages are chosen per route from the route's data.
+ */
+export type ProxyStage = (exchange: ProxyExchange, next: ProxyNext) => Promise<Response>;
+
+/** The last step of the pipeline: sends the exchange upstream. */
+export type ProxyTerminal = (exchange: ProxyExchange) => Promise<Response>;
+
+/**
+ * Composes stages around a terminal, outermost first (like Koa/Hono middleware).
+ *
+ * @param stages - run in order; each decides whether to call `next`.
+ * @param terminal - runs when the last stage calls `next`.
+ * @returns a function running the whole pipeline for one exchange.
+ * @throws {Error} at run time when a stage calls `next` twice.
+ *
+ * @example
+ * ```ts
+ * const run = composeStages([validate, idempotency], forward);
+ * const response = await run(exchange);
+ * ```
+ */
+export function composeStages(
+  stages: readonly ProxyStage[],
+  terminal: ProxyTerminal,
+): (exchange: ProxyExchange) => Promise<Response> {
+  return (exchange) => {
+    let last = -1;
+    const dispatch = (index: number): Promise<Response> => {
+      if (index <= last) return Promise.reject(new Error('A proxy stage called next() twice'));
+      last = index;
+      const stage = stages[index];
+      if (stage === undefined) return terminal(exchange);
+      return stage(exchange, () => dispatch(index + 1));
+    };
+    return dispatch(0);
+  };
+}

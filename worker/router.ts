@@ -1,0 +1,54 @@
+import { AutoRouter, type AutoRouterType, type IRequest } from 'itty-router';
+import { authenticate } from './auth/authenticate.ts';
+import { beginRequest } from './http/context.ts';
+import { finalizeResponse, renderError } from './http/respond.ts';
+import { fallback } from './routes/fallback.ts';
+import { HEALTH_PATH, health } from './routes/health.ts';
+import { proxyRoute } from './routes/proxy.ts';
+import type { FetchLike } from './upstream/client.ts';
+import { UPSTREAM_ROUTES } from './upstream/routes.ts';
+
+/** Dependencies of the gateway; tests inject a recording `fetch`. */
+export interface GatewayDeps {
+  /** How to reach the upstream. @default the global fetch */
+  fetch?: FetchLike;
+}
+
+/** Paths that need no bearer token (DESIGN 4.1: the health check and, later, `/webhooks`). */
+export const OPEN_PATHS: ReadonlySet<string> = new Set([HEALTH_PATH]);
+
+/** The gateway's router: `fetch(request, env, ctx)` as a Worker handler expects. */
+export type GatewayRouter = AutoRouterType<IRequest, [Env, ExecutionContext]>;
+
+const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch' } as const;
+
+/**
+ * Assembles the gateway: itty-router's AutoRouter with the `before` stages (request
+ * context, caller authentication), the health check, one proxy route per spec
+ * endpoint, a 404/405 catch-all, the `catch` stage rendering DESIGN 4.4 error bodies,
+ * and the `finally` stage stamping `X-Request-Id` and writing the access log.
+ *
+ * @param deps - injectable dependencies.
+ * @returns the router; call `router.fetch(request, env, ctx)`.
+ *
+ * @example
+ * ```ts
+ * const router = createRouter();
+ * export default { fetch: (request, env, ctx) => router.fetch(request, env, ctx) };
+ * ```
+ */
+export function createRouter(deps: GatewayDeps = {}): GatewayRouter {
+  const proxyDeps = { fetch: deps.fetch ?? ((input, init) => fetch(input, init)) } as const;
+  const router = AutoRouter<IRequest, [Env, ExecutionContext]>({
+    before: [beginRequest, authenticate(OPEN_PATHS)],
+    catch: renderError,
+    finally: [finalizeResponse],
+  });
+  router.get(HEALTH_PATH, health);
+  for (const route of UPSTREAM_ROUTES) {
+    router[REGISTER[route.method]](route.pattern, proxyRoute(route, proxyDeps));
+  }
+  const registered = () => router.routes;
+  router.all('*', fallback(registered));
+  return router;
+}
