@@ -102,6 +102,7 @@ export function formatMinorUnits(minor: number): string {
  * @returns the rounded product in minor units.
  */
 export function applyBasisPoints(minor: number, basisPoints: number): number {
-  const scaled = minor * basisPoints + 5_000;
-  return (scaled - (scaled % 10_000)) / 10_000;
+  // BigInt: minor * basisPoints can pass 2^53 for the largest amounts.
+  const scaled = BigInt(minor) * BigInt(basisPoints) + 5_000n;
+  return Number(scaled / 10_000n);
 }
