@@ -2,10 +2,106 @@
 
 // Errors
 export {
+  ActivationNotInitiatedError,
+  APIError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  createAPIError,
+  DuplicateRefundError,
+  InsufficientFundsError,
+  InternalServerError,
+  MandateNotActiveError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  UnprocessableEntityError,
+} from './api-errors.ts';
+// Client
+export { ENVIRONMENTS, PaymentsClient, type PaymentsClientOptions } from './client.ts';
+export {
+  AbortError,
+  ConnectionError,
+  type ErrorContext,
+  type Issue,
   PaymentsError,
+  RequestValidationError,
+  ResponseValidationError,
   type SignatureFailureReason,
   SignatureVerificationError,
+  TimeoutError,
 } from './errors.ts';
+export type { ListParams, RequestOptions } from './internal/core.ts';
+export type { Logger, RequestEvent, ResponseEvent } from './internal/transport.ts';
+// Money (exact decimal <-> minor units)
+export { formatMinorUnits, parseMinorUnits, toMajorUnits, toMinorUnits } from './money.ts';
+// Lists and polling
+export { type Page, PagedList, type PageLoader } from './pagination.ts';
+export type { WaitOptions } from './polling.ts';
+// Resources
+export type { Banks } from './resources/banks.ts';
+export {
+  type DirectDebits,
+  type DisburseRequest,
+  OpenDisburseRequestSchema,
+} from './resources/direct-debits.ts';
+export type { Payments } from './resources/payments.ts';
+export type { Refunds } from './resources/refunds.ts';
+export type { Transfers } from './resources/transfers.ts';
+export type { VirtualAccounts } from './resources/virtual-accounts.ts';
+// Response shapes (spec: Resources and their fields)
+export type { Bank, ResolvedAccount } from './responses/banks.ts';
+export type {
+  ActivationChallenge,
+  Debit,
+  Mandate,
+  MandateState,
+} from './responses/direct-debits.ts';
+export type { Payment, PaymentSession } from './responses/payments.ts';
+export type { Refund, RefundCounts } from './responses/refunds.ts';
+export type { Transfer } from './responses/transfers.ts';
+export type { VirtualAccount, VirtualAccountTransaction } from './responses/virtual-accounts.ts';
+// Request schemas and types (shared with the gateway)
+export {
+  type ListBanksQuery,
+  ListBanksQuerySchema,
+  type ResolveAccountRequest,
+  ResolveAccountRequestSchema,
+} from './schemas/banks.ts';
+export {
+  type CreateMandateRequest,
+  CreateMandateRequestSchema,
+  type DebitRequest,
+  DebitRequestSchema,
+  DisburseRequestSchema,
+  type ValidateActivationRequest,
+  ValidateActivationRequestSchema,
+} from './schemas/direct-debits.ts';
+export {
+  type InitializePaymentRequest,
+  InitializePaymentRequestSchema,
+  type ListTransactionsQuery,
+  ListTransactionsQuerySchema,
+} from './schemas/payments.ts';
+export {
+  type InitializeRefundRequest,
+  InitializeRefundRequestSchema,
+  type ListRefundsQuery,
+  ListRefundsQuerySchema,
+} from './schemas/refunds.ts';
+export {
+  type InitializeTransferRequest,
+  InitializeTransferRequestSchema,
+  type ListDisbursementsQuery,
+  ListDisbursementsQuerySchema,
+} from './schemas/transfers.ts';
+export {
+  type CreateVirtualAccountRequest,
+  CreateVirtualAccountRequestSchema,
+  type ListVirtualAccountTransactionsQuery,
+  ListVirtualAccountTransactionsQuerySchema,
+  VirtualAccountByEmailRequestSchema,
+} from './schemas/virtual-accounts.ts';
 // Request signing (spec: Authentication)
 export {
   DEFAULT_TOLERANCE_SEC,
@@ -19,3 +115,11 @@ export {
   type VerifyRequestSignatureOptions,
   verifyRequestSignature,
 } from './signing.ts';
+// Webhooks (spec: Events)
+export {
+  type GenericWebhookEvent,
+  type KnownWebhookEvent,
+  type ParseWebhookOptions,
+  parseWebhookEvent,
+  type WebhookEvent,
+} from './webhooks.ts';

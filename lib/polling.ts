@@ -10,11 +10,13 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+/** States that are not final yet; any other state (known or new) ends the wait. */
+const PENDING_STATUSES: ReadonlySet<string> = new Set(['processing', 'pending']);
+
 /**
- * Looks a record up until its status is final.
+ * Looks a record up until its status is final (anything but processing or pending).
  *
  * @param look - fetches the current record (e.g. a verify call).
- * @param isFinal - whether a status ends the wait.
  * @param what - names the record in error messages, e.g. `transfer tr_1`.
  * @returns the first record whose status is final.
  * @throws {TimeoutError} when `timeoutMs` passes first; {@link AbortError} when `signal` aborts;
@@ -22,7 +24,6 @@ export interface WaitOptions {
  */
 export async function pollUntilFinal<T extends { status: string }>(
   look: (signal: AbortSignal | undefined) => Promise<T>,
-  isFinal: (status: string) => boolean,
   what: string,
   options: WaitOptions = {},
 ): Promise<T> {
@@ -32,7 +33,7 @@ export async function pollUntilFinal<T extends { status: string }>(
     if (signal?.aborted)
       throw new AbortError(`Stopped waiting for ${what}`, { cause: signal.reason });
     const record = await look(signal);
-    if (isFinal(record.status)) return record;
+    if (!PENDING_STATUSES.has(record.status)) return record;
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
       throw new TimeoutError(`${what} still ${record.status} after ${timeoutMs} ms`, timeoutMs);

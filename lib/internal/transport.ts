@@ -81,6 +81,8 @@ export interface CallSpec {
 export type CallResult =
   | {
       kind: 'response';
+      method: string;
+      url: string;
       status: number;
       headers: Headers;
       rawBody: string;
@@ -128,8 +130,8 @@ export class Transport {
       const { error, retryAfter } = outcome;
       if (!this.mayRetry(spec, attempt, error, retryAfter, started)) throw error;
       await this.sleep(this.delayBeforeRetry(attempt, retryAfter), spec.signal);
-      // Through the gateway the idempotency key makes a resend safe; direct, look first.
-      if (spec.retry.kind === 'verify' && idempotencyKey === undefined && isAmbiguous(error)) {
+      // The first attempt may have landed: look the reference up before sending again.
+      if (spec.retry.kind === 'verify' && isAmbiguous(error)) {
         const found = await spec.retry.lookup().catch((lookupError: unknown) => {
           throw new PaymentsError(
             `${error.message}; the reference lookup before resending failed too`,
@@ -194,6 +196,8 @@ export class Transport {
     if (response.ok) {
       return {
         kind: 'response',
+        method: spec.method,
+        url,
         status: response.status,
         headers: response.headers,
         rawBody: text,

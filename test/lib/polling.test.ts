@@ -2,8 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { AbortError, TimeoutError } from '../../lib/errors.ts';
 import { pollUntilFinal } from '../../lib/polling.ts';
 
-const isFinal = (status: string) => status !== 'processing';
-
 function sequence(...statuses: string[]) {
   let calls = 0;
   const look = async () => ({
@@ -15,7 +13,7 @@ function sequence(...statuses: string[]) {
 describe('pollUntilFinal', () => {
   it('should return the first final record', async () => {
     const { look, calls } = sequence('processing', 'processing', 'success');
-    await expect(pollUntilFinal(look, isFinal, 'transfer t', { intervalMs: 1 })).resolves.toEqual({
+    await expect(pollUntilFinal(look, 'transfer t', { intervalMs: 1 })).resolves.toEqual({
       status: 'success',
     });
     expect(calls()).toBe(3);
@@ -23,7 +21,7 @@ describe('pollUntilFinal', () => {
 
   it('should time out with the last status in the message', async () => {
     const { look } = sequence('processing');
-    const error = await pollUntilFinal(look, isFinal, 'transfer t', {
+    const error = await pollUntilFinal(look, 'transfer t', {
       intervalMs: 5,
       timeoutMs: 30,
     }).catch((e: unknown) => e);
@@ -35,7 +33,7 @@ describe('pollUntilFinal', () => {
     const { look } = sequence('processing');
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('user left')), 20);
-    const error = await pollUntilFinal(look, isFinal, 'refund r', {
+    const error = await pollUntilFinal(look, 'refund r', {
       intervalMs: 1_000,
       signal: controller.signal,
     }).catch((e: unknown) => e);

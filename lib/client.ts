@@ -1,0 +1,125 @@
+import { ClientCore } from './internal/core.ts';
+import {
+  type Logger,
+  type RequestEvent,
+  type ResponseEvent,
+  Transport,
+} from './internal/transport.ts';
+import { Banks } from './resources/banks.ts';
+import { DirectDebits } from './resources/direct-debits.ts';
+import { Payments } from './resources/payments.ts';
+import { Refunds } from './resources/refunds.ts';
+import { Transfers } from './resources/transfers.ts';
+import { VirtualAccounts } from './resources/virtual-accounts.ts';
+
+/**
+ * Named environments. The spec gives no addresses ("{base_url}"), so `sandbox` is the
+ * local emulator `npm start` serves; for the provider's sandbox or live service pass
+ * `baseUrl` (docs/assumptions.md).
+ */
+export const ENVIRONMENTS = { sandbox: 'http://127.0.0.1:8788' } as const;
+
+/** Options of {@link PaymentsClient}: direct (keyId + secret) or through the gateway (bearerToken). */
+export interface PaymentsClientOptions {
+  /** Merchant key identifier, sent as `X-Key-Id` (direct mode). */
+  keyId?: string;
+  /** API secret; signs every attempt and never leaves the process (direct mode). */
+  secret?: string;
+  /** Gateway mode: the caller token of an edgepay gateway; nothing is signed here. */
+  bearerToken?: string;
+  /** Base address of the service or the gateway, e.g. `https://gateway.example.com`. */
+  baseUrl?: string;
+  /** A named environment instead of `baseUrl`. */
+  environment?: keyof typeof ENVIRONMENTS;
+  /** Timeout of each attempt in milliseconds, body read included. @default 60000 */
+  timeoutMs?: number;
+  /** Retries after the first attempt (connection errors, timeouts, 408, 429, 5xx). @default 2 */
+  maxRetries?: number;
+  /** Budget of one call in milliseconds, all attempts and waits included. @default none */
+  deadlineMs?: number;
+  /** `fetch` implementation. @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** SubtleCrypto implementation for signing. @default globalThis.crypto.subtle */
+  subtle?: SubtleCrypto;
+  /** Clock in milliseconds since the epoch (timestamps and elapsed times). @default Date.now */
+  now?: () => number;
+  /** Random source in [0, 1) for retry jitter. @default Math.random */
+  random?: () => number;
+  /** Called before every attempt with method, URL, attempt number and request id. */
+  onRequest?: (event: RequestEvent) => void;
+  /** Called after every attempt with status (or error), attempt, elapsed ms and request id. */
+  onResponse?: (event: ResponseEvent) => void;
+  /** Debug log sink. @default none (silent); it never receives secrets, signatures or account numbers. */
+  logger?: Logger;
+}
+
+/**
+ * The client of the payments API (DESIGN 2), with one resource per spec section.
+ * Works unchanged on Node >= 22, Deno, Bun, Cloudflare Workers and browsers.
+ *
+ * @throws {TypeError} on missing credentials or base address, or without a global `fetch`.
+ *
+ * @example
+ * ```ts
+ * const client = new PaymentsClient({ keyId: 'sandbox-key', secret: 'sandbox-secret', environment: 'sandbox' });
+ * const transfer = await client.transfers.initialize({ reference: 'payout-1', amount: 5000, currency: 'NGN', ... });
+ * const settled = await client.transfers.waitForFinal(transfer.reference);
+ * ```
+ */
+export class PaymentsClient {
+  /** Hosted checkout payments (spec: Payments). */
+  readonly payments: Payments;
+  /** Bank transfers (spec: Transfers). */
+  readonly transfers: Transfers;
+  /** Refunds (spec: Refunds). */
+  readonly refunds: Refunds;
+  /** Bank list and account resolution (spec: Banks). */
+  readonly banks: Banks;
+  /** Mandates, debits and disbursement of collected funds (spec: Direct debit). */
+  readonly directDebits: DirectDebits;
+  /** Virtual accounts and their inbound transfers (spec: Virtual accounts). */
+  readonly virtualAccounts: VirtualAccounts;
+
+  /** @param options - credentials, address, timeouts and hooks; see {@link PaymentsClientOptions}. */
+  constructor(options: PaymentsClientOptions) {
+    const core = new ClientCore(new Transport(resolveSettings(options)));
+    this.payments = new Payments(core);
+    this.transfers = new Transfers(core);
+    this.refunds = new Refunds(core);
+    this.banks = new Banks(core);
+    this.directDebits = new DirectDebits(core);
+    this.virtualAccounts = new VirtualAccounts(core);
+  }
+}
+
+function resolveSettings(options: PaymentsClientOptions) {
+  const baseUrl =
+    options.baseUrl ??
+    (options.environment === undefined ? undefined : ENVIRONMENTS[options.environment]);
+  if (baseUrl === undefined) throw new TypeError('PaymentsClient needs baseUrl (or environment)');
+  const fetchImpl = options.fetch ?? (typeof fetch === 'function' ? fetch : undefined);
+  if (fetchImpl === undefined) throw new TypeError('No global fetch in this runtime: pass `fetch`');
+  let credentials: ConstructorParameters<typeof Transport>[0]['credentials'];
+  if (options.bearerToken !== undefined) {
+    credentials = { kind: 'bearer', token: options.bearerToken };
+  } else if (options.keyId !== undefined && options.secret !== undefined) {
+    credentials = { kind: 'signature', keyId: options.keyId, secret: options.secret };
+  } else {
+    throw new TypeError('PaymentsClient needs keyId and secret (direct) or bearerToken (gateway)');
+  }
+  return {
+    baseUrl,
+    credentials,
+    // Bound: some runtimes reject fetch called with another `this`.
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => fetchImpl(input, init),
+    subtle: options.subtle,
+    now: options.now ?? Date.now,
+    random: options.random ?? Math.random,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    maxRetries: options.maxRetries ?? 2,
+    deadlineMs: options.deadlineMs,
+    onRequest: options.onRequest,
+    onResponse: options.onResponse,
+    logger: options.logger,
+  };
+}

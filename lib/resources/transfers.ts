@@ -1,0 +1,114 @@
+// Transfers (spec: Endpoints > Transfers; States > Transfer).
+import {
+  type ClientCore,
+  findOrUndefined,
+  type ListParams,
+  type RequestOptions,
+} from '../internal/core.ts';
+import { path } from '../internal/path.ts';
+import type { PagedList } from '../pagination.ts';
+import { pollUntilFinal, type WaitOptions } from '../polling.ts';
+import { recordOf, withStatusFrom } from '../responses/envelope.ts';
+import { type Transfer, TransferItemSchema, TransferSchema } from '../responses/transfers.ts';
+import {
+  type InitializeTransferRequest,
+  InitializeTransferRequestSchema,
+  type ListDisbursementsQuery,
+  ListDisbursementsQuerySchema,
+} from '../schemas/transfers.ts';
+
+const transferOf = (body: unknown) => withStatusFrom(recordOf(body), 'transfer_status');
+
+/** Bank transfers from the merchant balance (spec: Transfers). Reach it as `client.transfers`. */
+export class Transfers {
+  readonly #core: ClientCore;
+
+  /** @internal */
+  constructor(core: ClientCore) {
+    this.#core = core;
+  }
+
+  /**
+   * Sends a transfer (`POST /disbursements/initialize`). Amount in major units. Safe to
+   * retry: after an ambiguous failure the reference is looked up before anything is
+   * sent again, so a transfer is created at most once.
+   *
+   * @returns the transfer, `status: 'processing'` (fields the answer omits are filled from the request).
+   * @throws {RequestValidationError} before sending; {@link InsufficientFundsError} (409);
+   *   {@link ConflictError} on a duplicate reference; APIError, ConnectionError, TimeoutError, AbortError.
+   */
+  async initialize(params: InitializeTransferRequest, options?: RequestOptions): Promise<Transfer> {
+    const body = this.#core.validate(
+      InitializeTransferRequestSchema,
+      params,
+      'transfers.initialize',
+    );
+    const result = await this.#core.send(
+      {
+        method: 'POST',
+        path: '/disbursements/initialize',
+        body,
+        retry: {
+          kind: 'verify',
+          lookup: () => findOrUndefined(() => this.verify(body.reference, options)),
+        },
+      },
+      options,
+    );
+    const { webhook_url: _webhookUrl, ...sent } = body;
+    return this.#core.record(TransferSchema, result, (answer) => ({
+      ...sent,
+      amount: Number(sent.amount),
+      ...(transferOf(answer) as object),
+    }));
+  }
+
+  /**
+   * Looks a transfer up (`GET /disbursements/verify/{reference}`).
+   *
+   * @returns the transfer with its state in `status`.
+   * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
+   */
+  async verify(reference: string, options?: RequestOptions): Promise<Transfer> {
+    const result = await this.#core.send(
+      { method: 'GET', path: path`/disbursements/verify/${reference}`, retry: { kind: 'safe' } },
+      options,
+    );
+    return this.#core.record(TransferSchema, result, transferOf);
+  }
+
+  /**
+   * Lists transfers, newest first (`GET /merchants/disbursements`): iterate with
+   * `for await`, or use `.page(n)` / `.pages()` / `.toArray({ limit })`.
+   *
+   * @param params - filters (status, customer_email, start_date/end_date `YYYY-MM-DD`), page_size 1..100.
+   * @throws {RequestValidationError} at once for bad filters; the call errors when pages load.
+   */
+  list(params?: ListParams<ListDisbursementsQuery>, options?: RequestOptions): PagedList<Transfer> {
+    return this.#core.list(
+      {
+        operation: 'transfers.list',
+        path: '/merchants/disbursements',
+        query: ListDisbursementsQuerySchema,
+        item: TransferItemSchema,
+      },
+      params,
+      options,
+    );
+  }
+
+  /**
+   * Polls `verify` until the transfer leaves `processing`.
+   *
+   * @param options - intervalMs (2000), timeoutMs (120000), signal.
+   * @returns the transfer once its state is not processing (success, failed, expired, or a newer state).
+   * @throws {TimeoutError} when still processing at `timeoutMs`; {@link AbortError}; the errors of `verify`.
+   */
+  waitForFinal(reference: string, options?: WaitOptions): Promise<Transfer> {
+    return pollUntilFinal(
+      (signal) => this.verify(reference, signal === undefined ? {} : { signal }),
+      `transfer ${reference}`,
+      options,
+    );
+  }
+}

@@ -1,0 +1,19 @@
+// Canonical shapes of the Banks section (spec: Resources > Bank, Resolved account).
+import * as v from 'valibot';
+
+/** A bank (spec: Resources > Bank). Codes are not unique across names. */
+export const BankSchema = v.looseObject({ bank_name: v.string(), bank_code: v.string() });
+
+/** A bank. */
+export type Bank = v.InferOutput<typeof BankSchema>;
+
+/** An account number resolved to its holder (spec: Resources > Resolved account). */
+export const ResolvedAccountSchema = v.looseObject({
+  bank_name: v.string(),
+  bank_code: v.string(),
+  account_number: v.string(),
+  account_name: v.string(),
+});
+
+/** A resolved account. */
+export type ResolvedAccount = v.InferOutput<typeof ResolvedAccountSchema>;

@@ -1,0 +1,58 @@
+// Canonical shapes of the Direct debit section (spec: Resources > Mandate, Activation
+// challenge, Direct debit transaction).
+import * as v from 'valibot';
+import { OptionalText, ResponseAmount } from './common.ts';
+
+/** A mandate (pending, active, cancelled, or a newer state passed through). Amount in major units. */
+export const MandateSchema = v.looseObject({
+  mandate_reference: v.string(),
+  status: v.string(),
+  customer_name: OptionalText,
+  customer_email: OptionalText,
+  account_number: OptionalText,
+  bank_code: OptionalText,
+  start_date: OptionalText,
+  end_date: OptionalText,
+  monthly_amount: v.optional(ResponseAmount),
+  monthly_debit_count: v.optional(v.number()),
+  created_at: OptionalText,
+  updated_at: OptionalText,
+});
+
+/** A mandate (spec: Resources > Mandate). */
+export type Mandate = v.InferOutput<typeof MandateSchema>;
+
+/** A mandate's reference and new state, as validate-activation and cancel answer. */
+export const MandateStateSchema = v.looseObject({
+  mandate_reference: v.string(),
+  status: v.string(),
+});
+
+/** A mandate state change. */
+export type MandateState = v.InferOutput<typeof MandateStateSchema>;
+
+/** The two authorization parameters to ask the customer for (spec: Activation challenge). */
+export const ActivationChallengeSchema = v.looseObject({
+  mandate_reference: v.string(),
+  param1: v.string(),
+  value1: v.string(),
+  param2: v.string(),
+  value2: v.string(),
+});
+
+/** An activation challenge. */
+export type ActivationChallenge = v.InferOutput<typeof ActivationChallengeSchema>;
+
+/** A debit on a mandate (processing, success, failed, or a newer state). Amount in major units. */
+export const DebitSchema = v.looseObject({
+  payment_reference: v.string(),
+  mandate_reference: v.string(),
+  status: v.string(),
+  debit_amount: v.optional(ResponseAmount),
+  narration: OptionalText,
+  created_at: OptionalText,
+  updated_at: OptionalText,
+});
+
+/** A direct debit transaction (spec: Resources > Direct debit transaction). */
+export type Debit = v.InferOutput<typeof DebitSchema>;

@@ -1,0 +1,116 @@
+// Unwrapping the spec's response variants (DESIGN 2: normalized responses).
+import * as v from 'valibot';
+import { type ErrorContext, ResponseValidationError } from '../errors.ts';
+import { toIssues } from '../internal/issues.ts';
+import type { Page } from '../pagination.ts';
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The raw answer being normalized, for error messages and `rawBody`. */
+export interface RawAnswer {
+  body: unknown;
+  rawBody: string;
+  context: ErrorContext;
+}
+
+/**
+ * The record of an enveloped (`{ status, message, data: {...} }`) or flat (`{ status,
+ * message, ...fields }`) response. In the flat variant `status` is the record's own
+ * state and `message` belongs to the envelope, so it is dropped.
+ */
+export function recordOf(body: unknown): unknown {
+  if (!isObject(body)) return body;
+  if (isObject(body.data)) return body.data;
+  const { message: _message, ...record } = body;
+  return record;
+}
+
+/**
+ * Moves a resource-specific state field (`transfer_status`, `refund_status`) to `status`,
+ * the one name the SDK's shapes use; the original field is kept too.
+ */
+export function withStatusFrom(record: unknown, field: string): unknown {
+  if (!isObject(record) || record[field] === undefined) return record;
+  return { ...record, status: record[field] };
+}
+
+/**
+ * Finds the items and the counts of a list, wherever the variant puts them: top level
+ * (`{ total, page, pageSize, data: [] }`), under `data` (`{ data: { total, ..., data: [] } }`)
+ * or under `data.records`.
+ */
+export function listOf(body: unknown): {
+  items: unknown;
+  total: unknown;
+  page: unknown;
+  pageSize: unknown;
+} {
+  const container = isObject(body) && isObject(body.data) ? body.data : body;
+  if (!isObject(container))
+    return { items: container, total: undefined, page: undefined, pageSize: undefined };
+  return {
+    items: container.data ?? container.records ?? container.items,
+    total: container.total,
+    page: container.page,
+    pageSize: container.pageSize ?? container.page_size,
+  };
+}
+
+/**
+ * Validates `value` against `schema`.
+ *
+ * @throws {ResponseValidationError} naming every mismatch, with the raw body.
+ */
+export function conform<T extends v.GenericSchema>(
+  schema: T,
+  value: unknown,
+  answer: RawAnswer,
+): v.InferOutput<T> {
+  const result = v.safeParse(schema, value);
+  if (result.success) return result.output;
+  const issues = toIssues(result.issues);
+  const where = `${answer.context.method ?? ''} ${answer.context.url ?? ''}`.trim();
+  throw new ResponseValidationError(
+    `Unexpected response shape from ${where}: ${issues
+      .map((issue) => `${issue.path || '(root)'}: ${issue.message}`)
+      .join('; ')}`,
+    issues,
+    { ...answer.context, rawBody: answer.rawBody },
+  );
+}
+
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+const PageMeta = v.object({
+  total: Count,
+  page: v.pipe(Count, v.minValue(1)),
+  pageSize: v.pipe(Count, v.minValue(1)),
+});
+
+/**
+ * A validated page of `itemSchema` items from any list variant.
+ *
+ * @param requested - the page and page size asked for, used when the answer omits them.
+ * @throws {ResponseValidationError} when the items or the counts are missing or wrong.
+ */
+export function pageOf<T extends v.GenericSchema>(
+  itemSchema: T,
+  answer: RawAnswer,
+  requested: { page: number; pageSize: number },
+): Page<v.InferOutput<T>> {
+  const list = listOf(answer.body);
+  const items = conform(v.array(itemSchema), list.items, answer);
+  const meta = conform(
+    PageMeta,
+    {
+      total: list.total,
+      page: list.page ?? requested.page,
+      pageSize: list.pageSize ?? requested.pageSize,
+    },
+    answer,
+  );
+  return { items, ...meta };
+}

@@ -1,0 +1,36 @@
+// Canonical shapes of the Payments section (spec: Resources > Payment; Endpoints > Payments).
+import * as v from 'valibot';
+import { OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
+
+/**
+ * A payment (transaction) whichever variant the service sent (enveloped or flat verify,
+ * list item). `status` is the payment's own state (success, processing, failed,
+ * abandoned, reversed, expired, or a newer value passed through); `amount` and `fee`
+ * are in major units. Unknown fields are kept.
+ */
+export const PaymentSchema = v.looseObject({
+  reference: v.string(),
+  status: v.string(),
+  transaction_id: v.optional(v.string()),
+  amount: v.optional(ResponseAmount),
+  fee: v.optional(ResponseAmount),
+  currency: v.optional(v.string()),
+  customer_email: OptionalText,
+  payment_method: OptionalText,
+  metadata: OptionalMetadata,
+  created_at: OptionalText,
+  updated_at: OptionalText,
+});
+
+/** A payment (spec: Resources > Payment). */
+export type Payment = v.InferOutput<typeof PaymentSchema>;
+
+/** What `POST /payments/initialize` answers: the hosted checkout address (spec: Payments). */
+export const PaymentSessionSchema = v.looseObject({
+  reference: v.string(),
+  /** Single use; expires after a short window. */
+  authorization_url: v.string(),
+});
+
+/** A started payment session. */
+export type PaymentSession = v.InferOutput<typeof PaymentSessionSchema>;

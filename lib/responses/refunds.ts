@@ -1,0 +1,42 @@
+// Canonical shapes of the Refunds section (spec: Resources > Refund; Endpoints > Refunds).
+import * as v from 'valibot';
+import { OptionalText, ResponseAmount } from './common.ts';
+import { withStatusFrom } from './envelope.ts';
+
+/**
+ * A refund whichever variant the service sent: `status` is the refund's state
+ * (`refund_status`, or `status` in the flat variant; processing, success, failed, or a
+ * newer value passed through). Amount in major units. Unknown fields are kept.
+ */
+export const RefundSchema = v.looseObject({
+  refund_reference: v.string(),
+  payment_reference: v.string(),
+  status: v.string(),
+  amount: v.optional(ResponseAmount),
+  currency: v.optional(v.string()),
+  reason: OptionalText,
+  account_number: OptionalText,
+  bank_code: OptionalText,
+  created_at: OptionalText,
+  updated_at: OptionalText,
+});
+
+/** A refund (spec: Resources > Refund). */
+export type Refund = v.InferOutput<typeof RefundSchema>;
+
+/** A refund as list items carry it (state in `refund_status`). */
+export const RefundItemSchema = v.pipe(
+  v.unknown(),
+  v.transform((item) => withStatusFrom(item, 'refund_status')),
+  RefundSchema,
+);
+
+/** Refund counts by state (spec: GET /refunds/count-by-status); other states are kept. */
+export const RefundCountsSchema = v.looseObject({
+  processing: v.pipe(v.number(), v.integer()),
+  success: v.pipe(v.number(), v.integer()),
+  failed: v.pipe(v.number(), v.integer()),
+});
+
+/** Refund counts by state. */
+export type RefundCounts = v.InferOutput<typeof RefundCountsSchema>;

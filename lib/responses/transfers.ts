@@ -1,0 +1,38 @@
+// Canonical shape of the Transfers section (spec: Resources > Transfer; Endpoints > Transfers).
+import * as v from 'valibot';
+import { OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
+import { withStatusFrom } from './envelope.ts';
+
+/**
+ * A transfer whichever variant the service sent: `status` is the transfer's state
+ * (`transfer_status` in verify and lists, `status` in initialize and the flat variants;
+ * processing, success, failed, reversed, expired, or a newer value passed through).
+ * Amounts in major units. Unknown fields are kept, `transfer_status` included.
+ */
+export const TransferSchema = v.looseObject({
+  reference: v.string(),
+  status: v.string(),
+  amount: v.optional(ResponseAmount),
+  fee: v.optional(ResponseAmount),
+  currency: v.optional(v.string()),
+  customer_name: OptionalText,
+  customer_email: OptionalText,
+  destination_bank_code: OptionalText,
+  destination_bank_account: OptionalText,
+  destination_bank_name: OptionalText,
+  narration: OptionalText,
+  metadata: OptionalMetadata,
+  created_at: OptionalText,
+  updated_at: OptionalText,
+  completed_at: OptionalText,
+});
+
+/** A transfer (spec: Resources > Transfer). */
+export type Transfer = v.InferOutput<typeof TransferSchema>;
+
+/** A transfer as list items carry it (state in `transfer_status`). */
+export const TransferItemSchema = v.pipe(
+  v.unknown(),
+  v.transform((item) => withStatusFrom(item, 'transfer_status')),
+  TransferSchema,
+);

@@ -1,0 +1,44 @@
+// Canonical shapes of the Virtual accounts section (spec: Resources > Virtual account,
+// Virtual account transaction).
+import * as v from 'valibot';
+import { OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
+
+/**
+ * A virtual account. The creation answer is flat and lacks currency_code, metadata and
+ * created_at, so those are optional. `account_status`: active, inactive, frozen, or newer.
+ */
+export const VirtualAccountSchema = v.looseObject({
+  account_reference: v.string(),
+  account_number: v.string(),
+  bank_name: OptionalText,
+  bank_code: OptionalText,
+  account_status: OptionalText,
+  reservation_reference: OptionalText,
+  customer_name: OptionalText,
+  customer_email: OptionalText,
+  currency_code: OptionalText,
+  metadata: OptionalMetadata,
+  created_at: OptionalText,
+});
+
+/** A virtual account (spec: Resources > Virtual account). */
+export type VirtualAccount = v.InferOutput<typeof VirtualAccountSchema>;
+
+/** An inbound transfer to a virtual account. Amount in major units. */
+export const VirtualAccountTransactionSchema = v.looseObject({
+  transaction_id: v.string(),
+  account_reference: v.string(),
+  status: v.string(),
+  amount: ResponseAmount,
+  currency: v.optional(v.string()),
+  account_number: OptionalText,
+  sender_name: OptionalText,
+  sender_bank: OptionalText,
+  narration: OptionalText,
+  metadata: OptionalMetadata,
+  created_at: OptionalText,
+  updated_at: OptionalText,
+});
+
+/** A virtual account transaction (spec: Resources > Virtual account transaction). */
+export type VirtualAccountTransaction = v.InferOutput<typeof VirtualAccountTransactionSchema>;
