@@ -10,7 +10,7 @@ export default defineConfig({
       {
         test: {
           name: 'lib',
-          include: ['test/lib/**/*.test.ts'],
+          include: ['test/lib/**/*.test.ts', 'test/runtimes/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/global-setup.ts'],
         },

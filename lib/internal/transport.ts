@@ -235,7 +235,8 @@ export class Transport {
         headers,
         ...(rawBody === undefined ? {} : { body: rawBody }),
         signal: controller.signal,
-        redirect: 'error',
+        // Never follow: a redirect would carry signed headers elsewhere. workerd has no 'error'.
+        redirect: 'manual',
       });
       return { response, text: await response.text() };
     } catch (error) {
