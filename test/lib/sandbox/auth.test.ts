@@ -215,6 +215,31 @@ describe('sandbox authentication', () => {
       expect(res.body.reference).toBe(reference);
     });
 
+    it('should accept an upper-case hex signature', async () => {
+      const signed = await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET });
+      const res = await api.call('GET', '/merchants/transactions', undefined, {
+        sign: false,
+        headers: { ...signed, 'X-Signature': signed['X-Signature'].toUpperCase() },
+      });
+      expectSuccess(res);
+    });
+
+    it('should answer 401 invalid_signature to a truncated signature', async () => {
+      const signed = await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET });
+      const res = await api.call('GET', '/merchants/transactions', undefined, {
+        sign: false,
+        headers: { ...signed, 'X-Signature': signed['X-Signature'].slice(0, 62) },
+      });
+      expectError(res, 401, 'invalid_signature');
+    });
+
+    it('should answer 401 unauthorized to an empty key id', async () => {
+      const res = await api.call('GET', '/merchants/transactions', undefined, {
+        sign: { keyId: '' },
+      });
+      expectError(res, 401, 'unauthorized');
+    });
+
     it('should accept header names in any case', async () => {
       const signed = await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET });
       const res = await api.call('GET', '/merchants/transactions', undefined, {

@@ -48,6 +48,19 @@ describe('sandbox banks', () => {
       expect(res.body.data).toEqual(banks);
     });
 
+    it('should list other banks for another supported country', async () => {
+      const res = await api.call('GET', '/banks?country_code=GH', undefined, { sign: false });
+      expectSuccess(res);
+      expect(res.body.data.length).toBeGreaterThan(0);
+      expect(res.body.data).not.toEqual(banks);
+    });
+
+    it('should answer an empty list for a country without banks', async () => {
+      const res = await api.call('GET', '/banks?country_code=ZZ', undefined, { sign: false });
+      expectSuccess(res);
+      expect(res.body.data).toEqual([]);
+    });
+
     it('should reject a lowercase country_code with 400 naming country_code', async () => {
       const res = await api.call('GET', '/banks?country_code=ng', undefined, { sign: false });
       expectValidation(res, ['country_code']);
@@ -97,6 +110,15 @@ describe('sandbox banks', () => {
       while (listed.has(String(code))) code += 1;
       const res = await resolve({ bank: String(code), account: '0123456789', currency: 'NGN' });
       expectValidation(res, ['bank']);
+    });
+
+    it('should reject a currency without a bank list with an issue at currency', async () => {
+      const res = await resolve({
+        bank: banks[0].bank_code,
+        account: '0123456789',
+        currency: 'USD',
+      });
+      expectValidation(res, ['currency']);
     });
 
     it('should list every missing field as an issue', async () => {

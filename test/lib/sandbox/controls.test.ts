@@ -76,6 +76,19 @@ describe('sandbox controls', () => {
       expect(after - before).toBeLessThan(3_600_000 + 2_000);
     });
 
+    it('should answer the new sandbox time and how many items settled', async () => {
+      await api.reset();
+      await api.call('POST', '/disbursements/initialize', transferBody());
+      await api.call('POST', '/disbursements/initialize', transferBody());
+      const res = await api.control('clock/advance', { seconds: 6 });
+      expectSuccess(res);
+      expect(res.body.data.settled).toBe(2);
+      expectIsoTimestamp(res.body.data.now);
+      const stateNow = Date.parse((await api.state()).now);
+      expect(stateNow - Date.parse(res.body.data.now)).toBeGreaterThanOrEqual(0);
+      expect(stateNow - Date.parse(res.body.data.now)).toBeLessThan(2_000);
+    });
+
     it('should stamp new items with the advanced sandbox time', async () => {
       await api.advance(10 * 86_400);
       const { reference } = (await api.call('POST', '/payments/initialize', paymentBody())).body;
@@ -83,8 +96,18 @@ describe('sandbox controls', () => {
       expect(Date.parse(created) - Date.now()).toBeGreaterThan(9 * 86_400_000);
     });
 
+    it('should settle due items as soon as the clock is advanced', async () => {
+      await api.reset();
+      const reference = uniqueRef('tr');
+      await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      await api.control('clock/advance', { seconds: 6 });
+      const records = await api.webhooks();
+      expect(records.map((r) => r.body.data.reference)).toContain(reference);
+    });
+
     it.each([
       ['a negative number', { seconds: -1 }],
+      ['more than ten years', { seconds: 11 * 366 * 86_400 }],
       ['a string', { seconds: 'ten' }],
       ['nothing', {}],
     ])('should reject %s as seconds with an issue at seconds', async (_label, body) => {
@@ -102,6 +125,19 @@ describe('sandbox controls', () => {
       const state = await api.state();
       expect(state.balance).toBe(OPENING_BALANCE);
       for (const count of Object.values(state.counts)) expect(count).toBe(0);
+    });
+
+    it('should bring the sandbox clock back to real time', async () => {
+      await api.advance(5 * 86_400);
+      await api.reset();
+      const { now } = await api.state();
+      expect(Math.abs(Date.parse(now) - Date.now())).toBeLessThan(5_000);
+    });
+
+    it('should clear injected faults', async () => {
+      await faults({ error_rate: 1 });
+      await api.reset();
+      expectSuccess(await api.call('GET', '/merchants/transactions'));
     });
 
     it('should free references for reuse', async () => {

@@ -174,6 +174,12 @@ describe('sandbox direct debits', () => {
       expectIsoTimestamp(res.body.data.created_at);
     });
 
+    it('should accept monthly_amount as a decimal string and return a number', async () => {
+      const res = await createMandate({ monthly_amount: '2500.50' });
+      expectSuccess(res);
+      expect(res.body.data.monthly_amount).toBe(2500.5);
+    });
+
     it('should give every mandate a distinct reference', async () => {
       expect(await pendingMandate()).not.toBe(await pendingMandate());
     });
@@ -380,6 +386,32 @@ describe('sandbox direct debits', () => {
       expectSuccess(res);
     });
 
+    it('should reject parameter names other than the challenge names with 400', async () => {
+      const reference = await pendingMandate();
+      await initiate(reference);
+      const res = await api.call(
+        'POST',
+        `/direct-debits/mandates/${reference}/validate-activation`,
+        {
+          mandate_reference: reference,
+          param1: 'foo',
+          value1: '123456',
+          param2: 'pin',
+          value2: '1234',
+        },
+      );
+      expectValidation(res, ['param1']);
+      expect((await getMandate(reference)).body.data.status).toBe('pending');
+    });
+
+    it('should allow initiating activation twice', async () => {
+      const reference = await pendingMandate();
+      expectSuccess(await initiate(reference));
+      const again = await initiate(reference);
+      expectSuccess(again);
+      expectSuccess(await validateActivation(reference, again.body.data));
+    });
+
     it('should list every missing validation field as an issue', async () => {
       const reference = await pendingMandate();
       await initiate(reference);
@@ -574,6 +606,14 @@ describe('sandbox direct debits', () => {
       ]);
     });
 
+    it('should accept debit_amount as a decimal string', async () => {
+      const mandate = await activeMandate();
+      await advanceDays(1);
+      const res = await debit(mandate, { debit_amount: '12.50' });
+      expectSuccess(res);
+      expect(res.body.data.debit_amount).toBe(12.5);
+    });
+
     it('should reject a debit_amount with 3 decimals with an issue at debit_amount', async () => {
       const mandate = await activeMandate();
       await advanceDays(1);
@@ -719,9 +759,7 @@ describe('sandbox direct debits', () => {
         await debit(mandate, { payment_reference: paymentReference, debit_amount: 20.13 }),
       );
       await api.settle();
-      const status = (await debitStatus(paymentReference)).body.data.status;
-      expect(status).not.toBe('success');
-      expect(status).not.toBe('processing');
+      expect((await debitStatus(paymentReference)).body.data.status).toBe('failed');
       expect(await api.balanceMinor()).toBe(before);
     });
 

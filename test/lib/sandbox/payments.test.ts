@@ -199,6 +199,11 @@ describe('sandbox payments', () => {
       expect(verified.body.data.amount).toBe(1234.5);
     });
 
+    it('should keep the largest accepted amount exact', async () => {
+      const res = await initialize({ amount: '999999999999.99' });
+      expect((await verify(res.body.reference)).body.data.amount).toBe(999999999999.99);
+    });
+
     it('should accept a decimal string amount and return it as a number in major units', async () => {
       const res = await initialize({ amount: '99.99' });
       const verified = await verify(res.body.reference);
@@ -243,9 +248,39 @@ describe('sandbox payments', () => {
       ['an empty string', ''],
       ['a negative number', -1],
       ['a number with three fraction digits', 1.005],
+      ['an exponent', '1e3'],
+      ['more than 999,999,999,999.99', '1000000000000.00'],
     ])('should reject %s as amount with an issue at amount', async (_label, amount) => {
       const res = await api.call('POST', '/payments/initialize', paymentBody({ amount }));
       expectValidation(res, ['amount']);
+    });
+
+    it('should reject a currency other than the account currency with an issue at currency', async () => {
+      const res = await api.call('POST', '/payments/initialize', paymentBody({ currency: 'USD' }));
+      expectValidation(res, ['currency']);
+    });
+
+    it('should reject a lowercase currency code with an issue at currency', async () => {
+      const res = await api.call('POST', '/payments/initialize', paymentBody({ currency: 'ngn' }));
+      expectValidation(res, ['currency']);
+    });
+
+    it('should reject a reference with spaces with an issue at reference', async () => {
+      const res = await api.call(
+        'POST',
+        '/payments/initialize',
+        paymentBody({ reference: 'has space' }),
+      );
+      expectValidation(res, ['reference']);
+    });
+
+    it('should reject a callback_url that is not http(s) with an issue at callback_url', async () => {
+      const res = await api.call(
+        'POST',
+        '/payments/initialize',
+        paymentBody({ callback_url: 'javascript:alert(1)' }),
+      );
+      expectValidation(res, ['callback_url']);
     });
 
     it('should reject an invalid email address with an issue at email', async () => {
@@ -291,6 +326,11 @@ describe('sandbox payments', () => {
       expect((await verify(res.body.reference)).body.data.status).toBe('processing');
     });
 
+    it('should report no payment_method before the customer paid', async () => {
+      const res = await initialize();
+      expect((await verify(res.body.reference)).body.data.payment_method).toBeNull();
+    });
+
     it('should give every payment a distinct transaction_id', async () => {
       const a = await verify((await initialize()).body.reference);
       const b = await verify((await initialize()).body.reference);
@@ -317,6 +357,20 @@ describe('sandbox payments', () => {
       const data = (await verify(reference)).body.data;
       expect(data.status).toBe('success');
       expect(data.payment_method).toBe('bank_transfer');
+    });
+
+    it('should answer the completed payment with its fee under data', async () => {
+      const { reference } = (await initialize({ amount: '1000.00' })).body;
+      const res = await api.complete(reference, 'success', 'card');
+      expect(res.body.status).toBe('success');
+      expect(typeof res.body.message).toBe('string');
+      expect(res.body.data).toMatchObject({
+        reference,
+        status: 'success',
+        amount: 1000,
+        fee: 115,
+        payment_method: 'card',
+      });
     });
 
     it('should default the payment method to card', async () => {
@@ -393,9 +447,13 @@ describe('sandbox payments', () => {
       expect(findChoice(html, 'cancel').form.method).toBe('post');
     });
 
-    it('should show the amount on the page', async () => {
+    it('should show the amount, the fee and the total the customer pays', async () => {
+      // Fee: 1.5 % of 750.25 = 11.25375 -> 11.25, + 100.00 = 111.25; total 861.50.
       const { authorization_url: url } = (await initialize({ amount: '750.25' })).body;
-      expect(await openCheckout(url)).toContain('750.25');
+      const html = await openCheckout(url);
+      expect(html).toContain('750.25');
+      expect(html).toContain('111.25');
+      expect(html).toContain('861.50');
     });
 
     it('should be served without signature headers', async () => {
@@ -501,6 +559,27 @@ describe('sandbox payments', () => {
       expect((await verify(reference)).body.data.status).toBe('processing');
     });
 
+    it('should escape the reference in the page (no HTML injection)', async () => {
+      const reference = `"><script>alert(1)</script>${uniqueRef('x')}`;
+      const { authorization_url: url } = (await initialize({ reference })).body;
+      const html = await openCheckout(url);
+      expect(html).not.toContain('<script>alert(1)</script>');
+      expect(html).toContain('&lt;script&gt;');
+    });
+
+    it('should serve and complete the checkout of a reference with a slash', async () => {
+      const reference = `shop/${uniqueRef('order')}`;
+      const { authorization_url: url } = (
+        await initialize({ reference, callback_url: 'https://shop.example/done' })
+      ).body;
+      const res = await submit(url, await openCheckout(url), 'pay');
+      expect(res.status).toBe(303);
+      expect(new URL(res.headers.get('location') ?? '').searchParams.get('reference')).toBe(
+        reference,
+      );
+      expect((await verify(reference)).body.data.status).toBe('success');
+    });
+
     it('should answer 404 for an unknown checkout', async () => {
       const res = await fetch(`${api.url}/checkout/${uniqueRef('missing')}`);
       expect(res.status).toBe(404);
@@ -588,6 +667,16 @@ describe('sandbox payments', () => {
       expect(res.body.page).toBe(1);
       expect(res.body.pageSize).toBe(10);
       expect(references(res)).toEqual(Object.values(refs).sort());
+    });
+
+    it('should list newest first', async () => {
+      const res = await list('');
+      expect((res.body.data as Json[]).map((p) => p.reference)).toEqual([
+        refs.processing,
+        refs.abandoned,
+        refs.failed,
+        refs.success,
+      ]);
     });
 
     it('should include the fee and the spec fields in each record', async () => {
@@ -862,6 +951,18 @@ describe('sandbox payments', () => {
       expect(typeof record?.event_id).toBe('string');
     });
 
+    it('should stamp the event with the sandbox time, not the real time', async () => {
+      await api.advance(86_400);
+      const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
+      await api.complete(reference, 'success');
+      const hook = await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
+        tick: () => api.server.sandbox.tick(),
+      });
+      const sandboxNow = Date.parse((await api.state()).now);
+      expect(Math.abs(Date.parse(hook.body.timestamp) - sandboxNow)).toBeLessThan(5_000);
+      expect(Math.abs(Number(hook.headers['x-timestamp']) - Date.now() / 1000)).toBeLessThan(5);
+    });
+
     it('should give each event a distinct event_id', async () => {
       const a = (await initialize({ webhook_url: paymentHooks.url })).body.reference;
       const b = (await initialize({ webhook_url: paymentHooks.url })).body.reference;
@@ -871,6 +972,35 @@ describe('sandbox payments', () => {
       const hookA = await paymentHooks.waitFor((h) => h.body?.data?.reference === a, { tick });
       const hookB = await paymentHooks.waitFor((h) => h.body?.data?.reference === b, { tick });
       expect(hookA.body.event_id).not.toBe(hookB.body.event_id);
+    });
+
+    it('should record a delivery to an unreachable receiver as failed with an error', async () => {
+      const closed = await startWebhookReceiver();
+      const url = closed.url;
+      await closed.close();
+      const { reference } = (await initialize({ webhook_url: url })).body;
+      await api.complete(reference, 'success');
+      await api.server.sandbox.tick();
+      const record = (await api.webhooks()).find((w) => w.body?.data?.reference === reference);
+      expect(record?.delivery).toBe('failed');
+      expect(typeof record?.error).toBe('string');
+      expect(record?.response_status).toBeUndefined();
+    });
+
+    it('should record a delivery answered with a redirect as failed', async () => {
+      paymentHooks.respondWith = 302;
+      try {
+        const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
+        await api.complete(reference, 'success');
+        await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
+          tick: () => api.server.sandbox.tick(),
+        });
+        await api.server.sandbox.tick();
+        const record = (await api.webhooks()).find((w) => w.body?.data?.reference === reference);
+        expect(record).toMatchObject({ delivery: 'failed', response_status: 302 });
+      } finally {
+        paymentHooks.respondWith = 200;
+      }
     });
 
     it('should not send charge_success for a failed payment', async () => {

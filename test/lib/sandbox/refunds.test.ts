@@ -3,7 +3,9 @@
  * States and transitions > Refund, Limits; DESIGN 3): initialize with the sum rule,
  * duplicates, settlement, retrieve, per-payment list, merchant list and counts.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { verifyRequestSignature } from '../../../lib/signing.ts';
 import {
   expectError,
   expectIsoTimestamp,
@@ -14,8 +16,10 @@ import { paymentBody, refundBody } from '../../support/payloads.ts';
 import {
   type ApiResponse,
   type Json,
+  SANDBOX_SECRET,
   type SandboxClient,
   startSandboxClient,
+  startWebhookReceiver,
   toMinor,
   uniqueRef,
 } from '../../support/sandbox-client.ts';
@@ -52,6 +56,22 @@ async function refund(
 
 async function retrieve(refundReference: string): Promise<ApiResponse> {
   return api.call('GET', `/refunds/${encodeURIComponent(refundReference)}`);
+}
+
+/** Splits `total` cents into `weights.length` (at most `total`) positive integer parts. */
+function splitCents(total: number, weights: number[]): number[] {
+  const used = weights.slice(0, total);
+  const sum = used.reduce((a, b) => a + b, 0);
+  const parts = used.map((w) => Math.max(1, Math.floor((total * w) / sum)));
+  let rest = total - parts.reduce((a, b) => a + b, 0);
+  for (let i = 0; rest !== 0; i = (i + 1) % parts.length) {
+    const step = rest > 0 ? 1 : -1;
+    if ((parts[i] ?? 0) + step >= 1) {
+      parts[i] = (parts[i] ?? 0) + step;
+      rest -= step;
+    }
+  }
+  return parts;
 }
 
 describe('sandbox refunds', () => {
@@ -93,6 +113,25 @@ describe('sandbox refunds', () => {
       await refund(pay, { amount: 0.2 });
       const res = await refund(pay, { amount: 0.01 });
       expectError(res, 422, 'refund_exceeds_payment');
+    });
+
+    it('should accept any split of a payment into refunds and reject one cent more', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 3, max: 1_000_000 }),
+          fc.array(fc.integer({ min: 1, max: 1_000 }), { minLength: 1, maxLength: 4 }),
+          async (totalCents, weights) => {
+            // Split totalCents into positive parts proportional to the weights.
+            const parts = splitCents(totalCents, weights);
+            const pay = await payment((totalCents / 100).toFixed(2));
+            for (const cents of parts) {
+              expectSuccess(await refund(pay, { amount: cents / 100 }));
+            }
+            expectError(await refund(pay, { amount: 0.01 }), 422, 'refund_exceeds_payment');
+          },
+        ),
+        { numRuns: 25 },
+      );
     });
 
     it('should reject a single refund above the payment amount', async () => {
@@ -284,6 +323,58 @@ describe('sandbox refunds', () => {
     });
   });
 
+  describe('refund webhooks', () => {
+    it('should send a signed refund_success to the payment webhook_url when settled', async () => {
+      const hooks = await startWebhookReceiver();
+      try {
+        const pay = await payment('100.00', 'success', { webhook_url: hooks.url });
+        const { refund_reference: ref } = (await refund(pay, { amount: 25 })).body;
+        await api.settle();
+        const hook = await hooks.waitFor((h) => h.body?.data?.refund_reference === ref, {
+          tick: () => api.server.sandbox.tick(),
+        });
+        expect(hook.body).toMatchObject({
+          event_type: 'refund_success',
+          status: 'success',
+          data: {
+            refund_reference: ref,
+            payment_reference: pay,
+            amount: 25,
+            currency: 'NGN',
+            refund_status: 'success',
+          },
+        });
+        await expect(
+          verifyRequestSignature({
+            secret: SANDBOX_SECRET,
+            body: hook.raw,
+            headers: hook.headers as Record<string, string>,
+          }),
+        ).resolves.toBeUndefined();
+      } finally {
+        await hooks.close();
+      }
+    });
+
+    it('should send refund_failed for a refund to account 0000000000', async () => {
+      const hooks = await startWebhookReceiver();
+      try {
+        const pay = await payment('100.00', 'success', { webhook_url: hooks.url });
+        const { refund_reference: ref } = (
+          await refund(pay, { amount: 25, account_number: '0000000000', bank_code: '058' })
+        ).body;
+        await api.settle();
+        const hook = await hooks.waitFor((h) => h.body?.data?.refund_reference === ref, {
+          tick: () => api.server.sandbox.tick(),
+        });
+        expect(hook.body.event_type).toBe('refund_failed');
+        expect(hook.body.data.refund_status).toBe('failed');
+      } finally {
+        await hooks.close();
+      }
+    });
+  });
+
   describe('GET /refunds/{refund_reference}', () => {
     it('should return every spec field of the refund', async () => {
       const pay = await payment('100.00');
@@ -326,6 +417,14 @@ describe('sandbox refunds', () => {
         expectIsoTimestamp(record.created_at);
       }
       expect(records.map((r) => r.amount).sort()).toEqual([1, 2]);
+    });
+
+    it('should answer 404 not_found for an unknown payment', async () => {
+      expectError(
+        await api.call('GET', `/refunds/transactions/${uniqueRef('missing')}`),
+        404,
+        'not_found',
+      );
     });
 
     it('should answer an empty list for a payment without refunds', async () => {

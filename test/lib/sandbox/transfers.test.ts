@@ -3,6 +3,7 @@
  * (spec: Transfers, States and transitions > Transfer; DESIGN 3, 5): initialize,
  * balance, settlement, magic accounts, webhooks, verify and list.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { verifyRequestSignature } from '../../../lib/signing.ts';
 import {
@@ -192,6 +193,41 @@ describe('sandbox transfers', () => {
       expectError(res, 409, 'duplicate_reference');
     });
 
+    it('should reject a currency other than the account currency with an issue at currency', async () => {
+      const before = await api.balanceMinor();
+      const res = await api.call(
+        'POST',
+        '/disbursements/initialize',
+        transferBody({ currency: 'USD' }),
+      );
+      expectValidation(res, ['currency']);
+      expect(await api.balanceMinor()).toBe(before);
+    });
+
+    it('should accept exactly one of many concurrent requests with the same reference', async () => {
+      const body = transferBody({ amount: 100 });
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => api.call('POST', '/disbursements/initialize', body)),
+      );
+      const statuses = results.map((r) => r.status).sort();
+      expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+      expect(await api.balanceMinor()).toBe(toMinor(OPENING_BALANCE) - toMinor(100) - toMinor(10));
+    });
+
+    it('should never overdraw the balance under concurrent transfers', async () => {
+      // 50,000.00 + 25.00 fee each: 19 fit in 1,000,000.00, the 20th does not.
+      const results = await Promise.all(
+        Array.from({ length: 25 }, () =>
+          api.call('POST', '/disbursements/initialize', transferBody({ amount: 50_000 })),
+        ),
+      );
+      expect(results.filter((r) => r.status === 200)).toHaveLength(19);
+      for (const rejected of results.filter((r) => r.status !== 200)) {
+        expectError(rejected, 409, 'insufficient_funds', 'Insufficient funds');
+      }
+      expect(await api.balanceMinor()).toBe(toMinor(OPENING_BALANCE) - 19 * toMinor(50_025));
+    });
+
     it('should list every missing required field as an issue', async () => {
       const res = await api.call('POST', '/disbursements/initialize', {});
       expectValidation(res, [
@@ -244,9 +280,54 @@ describe('sandbox transfers', () => {
     });
 
     it('should settle lazily on the next request after the clock advanced', async () => {
-      const { reference } = (await initialize()).body.data;
-      await api.advance(6);
-      expect(await statusOf(reference)).toBe('success');
+      // A server whose background settlement never runs during the test.
+      const lazy = await startSandboxClient({ tickMs: 3_600_000 });
+      try {
+        const reference = uniqueRef('tr');
+        expectSuccess(
+          await lazy.call('POST', '/disbursements/initialize', transferBody({ reference })),
+        );
+        await lazy.advance(6);
+        const res = await lazy.call('GET', `/disbursements/verify/${reference}`);
+        expect(res.body.data.transfer_status).toBe('success');
+      } finally {
+        await lazy.close();
+      }
+    });
+
+    it('should settle lazily before answering the state control', async () => {
+      const lazy = await startSandboxClient({ tickMs: 3_600_000 });
+      try {
+        const before = await lazy.balanceMinor();
+        await lazy.call(
+          'POST',
+          '/disbursements/initialize',
+          transferBody({ destination_bank_account: FAILS, amount: 100 }),
+        );
+        expect(await lazy.balanceMinor()).toBe(before - toMinor(100) - toMinor(10));
+        await lazy.advance(6);
+        expect(await lazy.balanceMinor()).toBe(before);
+      } finally {
+        await lazy.close();
+      }
+    });
+
+    it('should echo any two-decimal amount exactly and debit exactly amount + fee', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 1_000_000 }),
+          fc.boolean(),
+          async (cents, asString) => {
+            const amount = asString ? (cents / 100).toFixed(2) : cents / 100;
+            const before = await api.balanceMinor();
+            const { reference } = (await initialize({ amount })).body.data;
+            const data = (await verify(reference)).body.data;
+            expect(data.amount).toBe(cents / 100);
+            expect((await api.state()).balance).toBe((before - cents - toMinor(data.fee)) / 100);
+          },
+        ),
+        { numRuns: 40 },
+      );
     });
 
     it('should keep the debit on success', async () => {
@@ -264,6 +345,15 @@ describe('sandbox transfers', () => {
       const settled = (await verify(reference)).body.data;
       expect(settled.created_at).toBe(created.created_at);
       expect(Date.parse(settled.updated_at)).toBeGreaterThan(Date.parse(created.created_at));
+    });
+
+    it('should stamp updated_at with the due settlement time even when the clock jumped far', async () => {
+      const { reference } = (await initialize()).body.data;
+      const created = Date.parse((await verify(reference)).body.data.created_at);
+      await api.advance(3_600);
+      const settled = (await verify(reference)).body.data;
+      expect(settled.transfer_status).toBe('success');
+      expect(Date.parse(settled.updated_at) - created).toBe(5_000);
     });
 
     it(`should fail a transfer to ${FAILS} and restore the balance`, async () => {

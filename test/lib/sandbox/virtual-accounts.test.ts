@@ -108,6 +108,10 @@ describe('sandbox virtual accounts', () => {
       expectValidation(await api.call('POST', '/virtual-accounts', body), ['bvn']);
     });
 
+    it('should reject a currency_code other than the account currency with an issue at currency_code', async () => {
+      expectValidation(await createAccount({ currency_code: 'USD' }), ['currency_code']);
+    });
+
     it('should list every missing required field as an issue', async () => {
       expectValidation(await api.call('POST', '/virtual-accounts', {}), [
         'account_reference',
@@ -161,6 +165,25 @@ describe('sandbox virtual accounts', () => {
       expect(res.body.data.customer_email).toBe(body.customer_email);
     });
 
+    it('should answer the most recently created account of an email', async () => {
+      const email = `${uniqueRef('two')}@example.com`;
+      await createAccount({ customer_email: email });
+      await api.advance(60);
+      const newer = (await createAccount({ customer_email: email })).body.account_reference;
+      const res = await api.call('POST', '/virtual-accounts/email', { email });
+      expect(res.body.data.account_reference).toBe(newer);
+    });
+
+    it('should match the email case-insensitively', async () => {
+      const body = virtualAccountBody();
+      await api.call('POST', '/virtual-accounts', body);
+      const res = await api.call('POST', '/virtual-accounts/email', {
+        email: String(body.customer_email).toUpperCase(),
+      });
+      expectSuccess(res);
+      expect(res.body.data.account_reference).toBe(body.account_reference);
+    });
+
     it('should answer 404 not_found for an email without an account', async () => {
       const res = await api.call('POST', '/virtual-accounts/email', {
         email: `${uniqueRef('nobody')}@example.com`,
@@ -184,7 +207,12 @@ describe('sandbox virtual accounts', () => {
         sender_bank: 'Access Bank',
         narration: 'Top up',
       });
-      expect(res.status).toBe(200);
+      expectSuccess(res);
+      expect(res.body.data).toMatchObject({
+        account_reference: account.account_reference,
+        amount: 1500.25,
+        status: 'success',
+      });
       const list = await api.call(
         'GET',
         `/merchants/virtual-accounts/transactions?account_reference=${account.account_reference}`,
@@ -221,9 +249,10 @@ describe('sandbox virtual accounts', () => {
         (h) => h.body?.data?.account_reference === account.account_reference,
         { tick },
       );
-      expect(typeof hook.body.event_type).toBe('string');
-      expect(hook.body.event_type.length).toBeGreaterThan(0);
+      expect(hook.body.event_type).toBe('virtual_account_credit');
+      expect(hook.body.status).toBe('success');
       expect(hook.body.data.amount).toBe(75.5);
+      expect(hook.body.data.account_number).toBe(account.account_number);
       expect(typeof hook.body.event_id).toBe('string');
       await expect(
         verifyRequestSignature({
@@ -232,6 +261,15 @@ describe('sandbox virtual accounts', () => {
           headers: hook.headers as Record<string, string>,
         }),
       ).resolves.toBeUndefined();
+    });
+
+    it('should default the sender details when the control omits them', async () => {
+      const account = (await createAccount()).body;
+      const res = await credit(account.account_reference, { amount: 5 });
+      for (const key of ['sender_name', 'sender_bank', 'narration']) {
+        expect(typeof res.body.data[key]).toBe('string');
+        expect(res.body.data[key].length).toBeGreaterThan(0);
+      }
     });
 
     it('should answer 404 not_found for an unknown account', async () => {
