@@ -28,25 +28,21 @@ export interface Issue {
  */
 export class PaymentsError extends Error {
   override name = 'PaymentsError';
-  readonly method: string | undefined;
-  readonly url: string | undefined;
-  readonly status: number | undefined;
-  readonly headers: Headers | undefined;
-  readonly requestId: string | undefined;
-  readonly rawBody: string | undefined;
+  declare readonly method: string | undefined;
+  declare readonly url: string | undefined;
+  declare readonly status: number | undefined;
+  declare readonly headers: Headers | undefined;
+  declare readonly requestId: string | undefined;
+  declare readonly rawBody: string | undefined;
 
   /**
    * @param message - human readable; never contains a secret.
    * @param context - the HTTP exchange and the `cause`.
    */
   constructor(message: string, context: ErrorContext = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
-    this.method = context.method;
-    this.url = context.url;
-    this.status = context.status;
-    this.headers = context.headers;
-    this.requestId = context.requestId;
-    this.rawBody = context.rawBody;
+    const { cause, ...exchange } = context;
+    super(message, cause === undefined ? undefined : { cause });
+    Object.assign(this, exchange);
   }
 }
 

@@ -123,7 +123,7 @@ export async function verifyRequestSignature(
       'timestamp_out_of_tolerance',
     );
   }
-  const mac = hexToBytes(signature.toLowerCase());
+  const mac = hexToBytes(signature);
   if (mac === undefined || mac.length !== 32) {
     throw new SignatureVerificationError(
       `${SIGNATURE_HEADER} must be 64 hex characters`,
@@ -195,7 +195,7 @@ function readHeader(
 function resolveSubtle(subtle: SubtleCrypto | undefined): SubtleCrypto {
   const resolved = subtle ?? (typeof crypto === 'undefined' ? undefined : crypto.subtle);
   if (resolved === undefined) {
-    throw new TypeError('No Web Crypto in this runtime: pass `subtle` (a SubtleCrypto)');
+    throw new TypeError('No Web Crypto here: pass `subtle`');
   }
   return resolved;
 }

@@ -5,14 +5,7 @@ import { finalizeResponse, renderError } from './http/respond.ts';
 import { fallback } from './routes/fallback.ts';
 import { HEALTH_PATH, health } from './routes/health.ts';
 import { proxyRoute } from './routes/proxy.ts';
-import type { FetchLike } from './upstream/client.ts';
 import { UPSTREAM_ROUTES } from './upstream/routes.ts';
-
-/** Dependencies of the gateway; tests inject a recording `fetch`. */
-export interface GatewayDeps {
-  /** How to reach the upstream. @default the global fetch */
-  fetch?: FetchLike;
-}
 
 /** Paths that need no bearer token (DESIGN 4.1: the health check and, later, `/webhooks`). */
 export const OPEN_PATHS: ReadonlySet<string> = new Set([HEALTH_PATH]);
@@ -26,9 +19,9 @@ const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch' } as const;
  * Assembles the gateway: itty-router's AutoRouter with the `before` stages (request
  * context, caller authentication), the health check, one proxy route per spec
  * endpoint, a 404/405 catch-all, the `catch` stage rendering DESIGN 4.4 error bodies,
- * and the `finally` stage stamping `X-Request-Id` and writing the access log.
+ * and the `finally` stage stamping `X-Request-Id` and writing the access log. The
+ * upstream is reached with the global `fetch`.
  *
- * @param deps - injectable dependencies.
  * @returns the router; call `router.fetch(request, env, ctx)`.
  *
  * @example
@@ -37,8 +30,7 @@ const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch' } as const;
  * export default { fetch: (request, env, ctx) => router.fetch(request, env, ctx) };
  * ```
  */
-export function createRouter(deps: GatewayDeps = {}): GatewayRouter {
-  const proxyDeps = { fetch: deps.fetch ?? ((input, init) => fetch(input, init)) } as const;
+export function createRouter(): GatewayRouter {
   const router = AutoRouter<IRequest, [Env, ExecutionContext]>({
     before: [beginRequest, authenticate(OPEN_PATHS)],
     catch: renderError,
@@ -46,7 +38,7 @@ export function createRouter(deps: GatewayDeps = {}): GatewayRouter {
   });
   router.get(HEALTH_PATH, health);
   for (const route of UPSTREAM_ROUTES) {
-    router[REGISTER[route.method]](route.pattern, proxyRoute(route, proxyDeps));
+    router[REGISTER[route.method]](route.pattern, proxyRoute(route));
   }
   const registered = () => router.routes;
   router.all('*', fallback(registered));

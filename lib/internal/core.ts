@@ -64,6 +64,34 @@ export class ClientCore {
   }
 
   /**
+   * A GET (retried as a read) whose answer is shaped and validated into one record.
+   *
+   * @throws {ResponseValidationError}; the errors of the transport.
+   */
+  read<T extends v.GenericSchema>(
+    path: string,
+    schema: T,
+    shape: (body: unknown) => unknown,
+    options: RequestOptions | undefined,
+  ): Promise<v.InferOutput<T>> {
+    return this.call({ method: 'GET', path, retry: SAFE }, schema, shape, options);
+  }
+
+  /**
+   * Sends a call, then shapes and validates its answer (or returns the recovered record).
+   *
+   * @throws {ResponseValidationError}; the errors of the transport.
+   */
+  async call<T extends v.GenericSchema>(
+    spec: CallSpec,
+    schema: T,
+    shape: (body: unknown) => unknown,
+    options: RequestOptions | undefined,
+  ): Promise<v.InferOutput<T>> {
+    return this.record(schema, await this.send(spec, options), shape);
+  }
+
+  /**
    * Shapes and validates one record of a response.
    *
    * @param shape - turns the body into the candidate record (unwrap, rename fields).
@@ -95,7 +123,7 @@ export class ClientCore {
     return new PagedList(async (page): Promise<Page<v.InferOutput<T>>> => {
       const query = listQuery(params, page);
       const result = await this.send(
-        { method: 'GET', path: endpoint.path, query, retry: { kind: 'safe' } },
+        { method: 'GET', path: endpoint.path, query, retry: SAFE },
         options,
       );
       if (result.kind === 'recovered') throw new TypeError('A list is never recovered');
@@ -116,6 +144,9 @@ export async function findOrUndefined<T>(lookup: () => Promise<T>): Promise<T | 
     throw error;
   }
 }
+
+/** The retry policy of reads. */
+export const SAFE = { kind: 'safe' } as const;
 
 /** Items per page when the caller gives none (spec: Limits). */
 const DEFAULT_PAGE_SIZE = 10;

@@ -1,4 +1,6 @@
-const HEX_DIGITS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+const HEX_DIGITS = /* @__PURE__ */ Array.from({ length: 256 }, (_, byte) =>
+  byte.toString(16).padStart(2, '0'),
+);
 
 /** Lowercase hex of `bytes` (two characters per byte). */
 export function bytesToHex(bytes: Uint8Array): string {
@@ -9,10 +11,6 @@ export function bytesToHex(bytes: Uint8Array): string {
 
 /** Bytes of a hex string, or `undefined` when it is not an even run of hex digits. */
 export function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | undefined {
-  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) return undefined;
-  const bytes = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < bytes.length; i++) {
-    bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  }
-  return bytes;
+  if (!/^([0-9a-f]{2})*$/i.test(hex)) return undefined;
+  return Uint8Array.from(hex.match(/../g) ?? [], (pair) => Number.parseInt(pair, 16));
 }

@@ -14,6 +14,7 @@ export interface RequestEvent {
   url: string;
   /** 1 for the first attempt. */
   attempt: number;
+  /** `X-Request-Id` sent with every attempt of the call. */
   requestId: string;
 }
 
@@ -26,9 +27,12 @@ export interface ResponseEvent extends RequestEvent {
   error?: PaymentsError;
 }
 
-/** A log sink; edgepay never passes it secrets, signatures or full account numbers. */
+/**
+ * A log sink. It receives the hook events (method, URL, attempt, status, elapsed ms,
+ * request id) and never a header, a body, the secret, a signature or an account number.
+ */
 export interface Logger {
-  debug(message: string, fields: Record<string, unknown>): void;
+  debug(message: string, fields: RequestEvent | ResponseEvent): void;
 }
 
 /** Settings of a {@link Transport}, resolved by the client. */
@@ -58,7 +62,7 @@ export type RetryPolicy =
    * first; a found record is the answer ("verify before resend").
    */
   | { kind: 'verify'; lookup: () => Promise<unknown> }
-  /** Writes with nothing to look up: never resent after an ambiguous failure. */
+  /** Writes with nothing to look up: resent only after 408 or 429 (not processed). */
   | { kind: 'never' };
 
 /** One logical call. */
@@ -77,67 +81,90 @@ export interface CallSpec {
   idempotencyKey?: string | undefined;
 }
 
+/** A successful answer. */
+export interface CallResponse {
+  kind: 'response';
+  method: string;
+  url: string;
+  status: number;
+  headers: Headers;
+  rawBody: string;
+  /** Parsed JSON; the text itself when it is not JSON; `undefined` when empty. */
+  body: unknown;
+  requestId: string;
+}
+
 /** The answer of a call: a successful response, or the record found by verify-before-resend. */
-export type CallResult =
-  | {
-      kind: 'response';
-      method: string;
-      url: string;
-      status: number;
-      headers: Headers;
-      rawBody: string;
-      body: unknown;
-      requestId: string;
-    }
-  | { kind: 'recovered'; value: unknown };
+export type CallResult = CallResponse | { kind: 'recovered'; value: unknown };
+
+const TIMED_OUT = Symbol('edgepay.timeout');
 
 /** Sends calls with signing, timeouts, retries and verify-before-resend (DESIGN 2: reliability). */
 export class Transport {
-  readonly settings: TransportSettings;
+  readonly #settings: TransportSettings;
 
   constructor(settings: TransportSettings) {
-    this.settings = settings;
+    this.#settings = settings;
   }
 
   /**
    * Runs one logical call: each attempt signed afresh, retried on connection errors,
-   * timeouts, 408, 429 and 5xx as `spec.retry` allows.
+   * timeouts, 408, 429 and 5xx as `spec.retry` allows, with backoff or `Retry-After`.
    *
-   * @throws {APIError} for an error status that is final; {@link ConnectionError},
-   *   {@link TimeoutError} or {@link AbortError} when no answer arrived in the end.
+   * @throws {APIError} for a final error status; {@link ConnectionError} or
+   *   {@link TimeoutError} when no answer arrived in the end; {@link AbortError}.
    */
   async call(spec: CallSpec): Promise<CallResult> {
-    const { settings } = this;
+    const settings = this.#settings;
     const started = settings.now();
-    const url = this.url(spec);
-    const requestId = crypto.randomUUID();
+    const url = new URL(spec.path.replace(/^\//, ''), `${settings.baseUrl.replace(/\/+$/, '')}/`);
+    for (const [name, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const event = {
+      method: spec.method,
+      url: url.toString(),
+      attempt: 0,
+      requestId: crypto.randomUUID(),
+    };
     const rawBody = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const idempotencyKey =
-      settings.credentials.kind === 'bearer' && spec.method !== 'GET'
-        ? (spec.idempotencyKey ?? crypto.randomUUID())
-        : undefined;
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await this.attempt(
-        spec,
-        url,
-        rawBody,
-        attempt,
-        requestId,
-        idempotencyKey,
-        started,
-      );
-      if (outcome.kind !== 'failure') return outcome;
-      const { error, retryAfter } = outcome;
-      if (!this.mayRetry(spec, attempt, error, retryAfter, started)) throw error;
-      await this.sleep(this.delayBeforeRetry(attempt, retryAfter), spec.signal);
-      // The first attempt may have landed: look the reference up before sending again.
-      if (spec.retry.kind === 'verify' && isAmbiguous(error)) {
-        const found = await spec.retry.lookup().catch((lookupError: unknown) => {
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      'X-Request-Id': event.requestId,
+    };
+    if (rawBody !== undefined) headers['Content-Type'] = 'application/json';
+    if (settings.credentials.kind === 'bearer') {
+      headers.Authorization = `Bearer ${settings.credentials.token}`;
+      if (spec.method !== 'GET')
+        headers['Idempotency-Key'] = spec.idempotencyKey ?? crypto.randomUUID();
+    }
+    for (;;) {
+      event.attempt++;
+      const outcome = await this.#attempt(spec, { ...event }, headers, rawBody, started);
+      if (outcome instanceof PaymentsError === false) return outcome;
+      const error = outcome;
+      const retryAfter =
+        error.headers === undefined ? undefined : retryAfterMs(error.headers, settings.now());
+      const wait = retryAfter ?? backoffDelayMs(event.attempt, { random: settings.random });
+      // 408 and 429 mean "not processed": only other failures may have landed.
+      const ambiguous = error.status !== 408 && error.status !== 429;
+      const retryable =
+        event.attempt <= settings.maxRetries &&
+        wait !== Number.POSITIVE_INFINITY &&
+        (spec.retry.kind !== 'never' || !ambiguous) &&
+        (settings.deadlineMs === undefined ||
+          settings.now() - started + wait < settings.deadlineMs);
+      if (!retryable) throw error;
+      await sleep(wait, spec.signal, event);
+      if (spec.retry.kind === 'verify' && ambiguous) {
+        const found = await spec.retry.lookup().catch((cause: unknown) => {
           throw new PaymentsError(
-            `${error.message}; the reference lookup before resending failed too`,
+            `${error.message}; looking the reference up before resending failed too`,
             {
-              ...contextOf(error),
-              cause: lookupError,
+              method: event.method,
+              url: event.url,
+              requestId: event.requestId,
+              cause,
             },
           );
         });
@@ -146,91 +173,54 @@ export class Transport {
     }
   }
 
-  private url(spec: CallSpec): string {
-    const url = new URL(
-      spec.path.replace(/^\//, ''),
-      `${this.settings.baseUrl.replace(/\/+$/, '')}/`,
-    );
-    for (const [name, value] of Object.entries(spec.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(name, String(value));
-    }
-    return url.toString();
-  }
-
-  private async attempt(
+  /** One attempt: a response, or the retryable failure (final failures throw). */
+  async #attempt(
     spec: CallSpec,
-    url: string,
+    event: RequestEvent,
+    baseHeaders: Record<string, string>,
     rawBody: string | undefined,
-    attempt: number,
-    requestId: string,
-    idempotencyKey: string | undefined,
     started: number,
-  ): Promise<CallResult | Failure> {
-    const { settings } = this;
-    const headers = await this.headers(spec, rawBody, requestId, idempotencyKey);
-    const timeoutMs = this.attemptTimeout(spec, started);
-    const context = { method: spec.method, url, requestId };
-    settings.onRequest?.({ ...context, attempt });
-    settings.logger?.debug('edgepay request', { ...context, attempt });
-    const attemptStart = settings.now();
+  ): Promise<CallResponse | PaymentsError> {
+    const settings = this.#settings;
+    const { credentials } = settings;
+    const headers =
+      credentials.kind === 'signature' && spec.unsigned !== true
+        ? {
+            ...baseHeaders,
+            ...(await signRequest({
+              keyId: credentials.keyId,
+              secret: credentials.secret,
+              body: rawBody ?? '',
+              now: settings.now,
+              ...(settings.subtle === undefined ? {} : { subtle: settings.subtle }),
+            })),
+          }
+        : baseHeaders;
+    let timeoutMs = spec.timeoutMs ?? settings.timeoutMs;
+    if (settings.deadlineMs !== undefined) {
+      timeoutMs = Math.max(
+        0,
+        Math.min(timeoutMs, settings.deadlineMs - (settings.now() - started)),
+      );
+    }
+    settings.onRequest?.(event);
+    settings.logger?.debug('edgepay request', event);
+    const attemptStarted = settings.now();
     const report = (status: number | undefined, error?: PaymentsError) => {
-      const elapsedMs = settings.now() - attemptStart;
-      settings.onResponse?.({
-        ...context,
-        attempt,
-        status,
-        elapsedMs,
-        ...(error === undefined ? {} : { error }),
-      });
-      settings.logger?.debug('edgepay response', { ...context, attempt, status, elapsedMs });
+      const done: ResponseEvent = { ...event, status, elapsedMs: settings.now() - attemptStarted };
+      if (error !== undefined) done.error = error;
+      settings.onResponse?.(done);
+      settings.logger?.debug('edgepay response', done);
     };
-    const exchange = await this.exchange(spec, url, headers, rawBody, timeoutMs);
-    if (!('response' in exchange)) {
-      const error = this.classify(exchange.error, exchange.signal, spec, context, timeoutMs);
-      report(undefined, error);
-      if (error instanceof AbortError) throw error;
-      return { kind: 'failure', error, retryAfter: undefined };
-    }
-    const { response, text } = exchange;
-    report(response.status);
-    if (response.ok) {
-      return {
-        kind: 'response',
-        method: spec.method,
-        url,
-        status: response.status,
-        headers: response.headers,
-        rawBody: text,
-        body: parseJson(text),
-        requestId: response.headers.get('x-request-id') ?? requestId,
-      };
-    }
-    const error = createAPIError({
-      method: spec.method,
-      url,
-      status: response.status,
-      headers: response.headers,
-      rawBody: text,
-    });
-    if (!isRetryableStatus(response.status)) throw error;
-    return { kind: 'failure', error, retryAfter: retryAfterMs(response.headers, settings.now()) };
-  }
-
-  /** One fetch with its body read, under one timeout and the caller's signal. */
-  private async exchange(
-    spec: CallSpec,
-    url: string,
-    headers: Record<string, string>,
-    rawBody: string | undefined,
-    timeoutMs: number,
-  ): Promise<{ response: Response; text: string } | { error: unknown; signal: AbortSignal }> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(timeoutMarker), timeoutMs);
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
     const onAbort = () => controller.abort(spec.signal?.reason);
     spec.signal?.addEventListener('abort', onAbort, { once: true });
+    let response: Response;
+    let text: string;
     try {
       if (spec.signal?.aborted) throw spec.signal.reason;
-      const response = await this.settings.fetch(url, {
+      response = await settings.fetch(event.url, {
         method: spec.method,
         headers,
         ...(rawBody === undefined ? {} : { body: rawBody }),
@@ -238,128 +228,66 @@ export class Transport {
         // Never follow: a redirect would carry signed headers elsewhere. workerd has no 'error'.
         redirect: 'manual',
       });
-      return { response, text: await response.text() };
-    } catch (error) {
-      return { error, signal: controller.signal };
+      text = await response.text();
+    } catch (cause) {
+      const where = `${event.method} ${event.url}`;
+      const context = { method: event.method, url: event.url, requestId: event.requestId, cause };
+      const error =
+        controller.signal.reason === TIMED_OUT
+          ? new TimeoutError(
+              `Request timed out after ${timeoutMs} ms: ${where}`,
+              timeoutMs,
+              context,
+            )
+          : spec.signal?.aborted
+            ? new AbortError(`Request aborted: ${where}`, { ...context, cause: spec.signal.reason })
+            : new ConnectionError(`Connection failed: ${where}`, context);
+      report(undefined, error);
+      if (error instanceof AbortError) throw error;
+      return error;
     } finally {
       clearTimeout(timer);
       spec.signal?.removeEventListener('abort', onAbort);
     }
-  }
-
-  private async headers(
-    spec: CallSpec,
-    rawBody: string | undefined,
-    requestId: string,
-    idempotencyKey: string | undefined,
-  ): Promise<Record<string, string>> {
-    const { credentials } = this.settings;
-    const headers: Record<string, string> = {
-      Accept: 'application/json',
-      'X-Request-Id': requestId,
-    };
-    if (rawBody !== undefined) headers['Content-Type'] = 'application/json';
-    if (idempotencyKey !== undefined) headers['Idempotency-Key'] = idempotencyKey;
-    if (credentials.kind === 'bearer') {
-      headers.Authorization = `Bearer ${credentials.token}`;
-    } else if (spec.unsigned !== true) {
-      Object.assign(
-        headers,
-        await signRequest({
-          keyId: credentials.keyId,
-          secret: credentials.secret,
-          body: rawBody ?? '',
-          now: this.settings.now,
-          ...(this.settings.subtle === undefined ? {} : { subtle: this.settings.subtle }),
-        }),
-      );
-    }
-    return headers;
-  }
-
-  private attemptTimeout(spec: CallSpec, started: number): number {
-    const timeoutMs = spec.timeoutMs ?? this.settings.timeoutMs;
-    const { deadlineMs } = this.settings;
-    if (deadlineMs === undefined) return timeoutMs;
-    return Math.max(0, Math.min(timeoutMs, deadlineMs - (this.settings.now() - started)));
-  }
-
-  private classify(
-    caught: unknown,
-    signal: AbortSignal,
-    spec: CallSpec,
-    context: { method: string; url: string; requestId: string },
-    timeoutMs: number,
-  ): PaymentsError {
-    const where = `${context.method} ${context.url}`;
-    if (signal.aborted && signal.reason === timeoutMarker) {
-      return new TimeoutError(`Request timed out after ${timeoutMs} ms: ${where}`, timeoutMs, {
-        ...context,
-        cause: caught,
-      });
-    }
-    if (spec.signal?.aborted) {
-      return new AbortError(`Request aborted: ${where}`, { ...context, cause: spec.signal.reason });
-    }
-    return new ConnectionError(`Connection failed: ${where}`, { ...context, cause: caught });
-  }
-
-  private mayRetry(
-    spec: CallSpec,
-    attempt: number,
-    error: PaymentsError,
-    retryAfter: number | undefined,
-    started: number,
-  ): boolean {
-    const { settings } = this;
-    if (attempt > settings.maxRetries) return false;
-    if (retryAfter === Number.POSITIVE_INFINITY) return false;
-    // 408 and 429 mean the request was not processed: safe to resend even without a reference.
-    if (spec.retry.kind === 'never' && isAmbiguous(error)) return false;
-    if (settings.deadlineMs === undefined) return true;
-    const wait = this.delayBeforeRetry(attempt, retryAfter);
-    return settings.now() - started + wait < settings.deadlineMs;
-  }
-
-  private delayBeforeRetry(attempt: number, retryAfter: number | undefined): number {
-    return retryAfter ?? backoffDelayMs(attempt, { random: this.settings.random });
-  }
-
-  private sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted)
-        return reject(new AbortError('Request aborted', { cause: signal.reason }));
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(new AbortError('Request aborted', { cause: signal?.reason }));
+    report(response.status);
+    if (response.ok) {
+      return {
+        kind: 'response',
+        method: event.method,
+        url: event.url,
+        status: response.status,
+        headers: response.headers,
+        rawBody: text,
+        body: parseJson(text),
+        requestId: response.headers.get('x-request-id') ?? event.requestId,
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+    }
+    const error = createAPIError({
+      ...event,
+      status: response.status,
+      headers: response.headers,
+      rawBody: text,
     });
+    if (isRetryableStatus(response.status)) return error;
+    throw error;
   }
 }
 
-const timeoutMarker = Symbol('edgepay.timeout');
-
-type Failure = { kind: 'failure'; error: PaymentsError; retryAfter: number | undefined };
-
-/** Whether the request may have been processed: anything but 408 and 429. */
-function isAmbiguous(error: PaymentsError): boolean {
-  return error.status !== 408 && error.status !== 429;
-}
-
-function contextOf(error: PaymentsError) {
-  return {
-    ...(error.method === undefined ? {} : { method: error.method }),
-    ...(error.url === undefined ? {} : { url: error.url }),
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.headers === undefined ? {} : { headers: error.headers }),
-    ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
-    ...(error.rawBody === undefined ? {} : { rawBody: error.rawBody }),
-  };
+function sleep(ms: number, signal: AbortSignal | undefined, event: RequestEvent): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(
+        new AbortError(`Request aborted: ${event.method} ${event.url}`, { cause: signal?.reason }),
+      );
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function parseJson(text: string): unknown {

@@ -1,6 +1,6 @@
 // Banks (spec: Endpoints > Banks).
 import * as v from 'valibot';
-import type { ClientCore, RequestOptions } from '../internal/core.ts';
+import { type ClientCore, type RequestOptions, SAFE } from '../internal/core.ts';
 import {
   type Bank,
   BankSchema,
@@ -34,7 +34,7 @@ export class Banks {
   async list(params: ListBanksQuery = {}, options?: RequestOptions): Promise<Bank[]> {
     const query = this.#core.validate(ListBanksQuerySchema, params, 'banks.list');
     const result = await this.#core.send(
-      { method: 'GET', path: '/banks', query, unsigned: true, retry: { kind: 'safe' } },
+      { method: 'GET', path: '/banks', query, unsigned: true, retry: SAFE },
       options,
     );
     return this.#core.record(v.array(BankSchema), result, (body) =>
@@ -51,10 +51,11 @@ export class Banks {
    */
   async resolve(params: ResolveAccountRequest, options?: RequestOptions): Promise<ResolvedAccount> {
     const body = this.#core.validate(ResolveAccountRequestSchema, params, 'banks.resolve');
-    const result = await this.#core.send(
-      { method: 'POST', path: '/banks/resolve', body, retry: { kind: 'safe' } },
+    return this.#core.call(
+      { method: 'POST', path: '/banks/resolve', body, retry: SAFE },
+      ResolvedAccountSchema,
+      recordOf,
       options,
     );
-    return this.#core.record(ResolvedAccountSchema, result, recordOf);
   }
 }

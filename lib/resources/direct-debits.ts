@@ -1,6 +1,6 @@
 // Direct debit: mandates, debits, disbursement (spec: Endpoints > Direct debit).
 import * as v from 'valibot';
-import { type ClientCore, findOrUndefined, type RequestOptions } from '../internal/core.ts';
+import { type ClientCore, findOrUndefined, type RequestOptions, SAFE } from '../internal/core.ts';
 import { path } from '../internal/path.ts';
 import { pollUntilFinal, type WaitOptions } from '../polling.ts';
 import {
@@ -57,11 +57,12 @@ export class DirectDebits {
       params,
       'directDebits.createMandate',
     );
-    const result = await this.#core.send(
+    return this.#core.call(
       { method: 'POST', path: '/direct-debits/mandates', body, retry: { kind: 'never' } },
+      MandateSchema,
+      recordOf,
       options,
     );
-    return this.#core.record(MandateSchema, result, recordOf);
   }
 
   /**
@@ -124,7 +125,7 @@ export class DirectDebits {
       {
         method: 'GET',
         path: path`/direct-debits/mandates/${mandateReference}`,
-        retry: { kind: 'safe' },
+        retry: SAFE,
       },
       options,
     );
@@ -194,7 +195,7 @@ export class DirectDebits {
       {
         method: 'GET',
         path: path`/direct-debits/status/${paymentReference}`,
-        retry: { kind: 'safe' },
+        retry: SAFE,
       },
       options,
     );
@@ -225,10 +226,11 @@ export class DirectDebits {
    */
   async disburse(params: DisburseRequest, options?: RequestOptions): Promise<Transfer> {
     const body = this.#core.validate(OpenDisburseRequestSchema, params, 'directDebits.disburse');
-    const result = await this.#core.send(
+    return this.#core.call(
       { method: 'POST', path: '/direct-debits/disburse', body, retry: { kind: 'never' } },
+      TransferSchema,
+      recordOf,
       options,
     );
-    return this.#core.record(TransferSchema, result, recordOf);
   }
 }

@@ -79,11 +79,7 @@ export class Payments {
    * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async verify(reference: string, options?: RequestOptions): Promise<Payment> {
-    const result = await this.#core.send(
-      { method: 'GET', path: path`/payments/verify/${reference}`, retry: { kind: 'safe' } },
-      options,
-    );
-    return this.#core.record(PaymentSchema, result, recordOf);
+    return this.#core.read(path`/payments/verify/${reference}`, PaymentSchema, recordOf, options);
   }
 
   /**

@@ -6,6 +6,7 @@ import {
   findOrUndefined,
   type ListParams,
   type RequestOptions,
+  SAFE,
 } from '../internal/core.ts';
 import { path } from '../internal/path.ts';
 import type { PagedList } from '../pagination.ts';
@@ -74,11 +75,12 @@ export class Refunds {
    * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async retrieve(refundReference: string, options?: RequestOptions): Promise<Refund> {
-    const result = await this.#core.send(
-      { method: 'GET', path: path`/refunds/${refundReference}`, retry: { kind: 'safe' } },
+    return this.#core.call(
+      { method: 'GET', path: path`/refunds/${refundReference}`, retry: SAFE },
+      RefundSchema,
+      refundOf,
       options,
     );
-    return this.#core.record(RefundSchema, result, refundOf);
   }
 
   /**
@@ -91,7 +93,7 @@ export class Refunds {
       {
         method: 'GET',
         path: path`/refunds/transactions/${paymentReference}`,
-        retry: { kind: 'safe' },
+        retry: SAFE,
       },
       options,
     );
@@ -126,7 +128,7 @@ export class Refunds {
    */
   async countByStatus(options?: RequestOptions): Promise<RefundCounts> {
     const result = await this.#core.send(
-      { method: 'GET', path: '/refunds/count-by-status', retry: { kind: 'safe' } },
+      { method: 'GET', path: '/refunds/count-by-status', retry: SAFE },
       options,
     );
     return this.#core.record(RefundCountsSchema, result, (body) => {

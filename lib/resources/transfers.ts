@@ -70,11 +70,12 @@ export class Transfers {
    * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async verify(reference: string, options?: RequestOptions): Promise<Transfer> {
-    const result = await this.#core.send(
-      { method: 'GET', path: path`/disbursements/verify/${reference}`, retry: { kind: 'safe' } },
+    return this.#core.read(
+      path`/disbursements/verify/${reference}`,
+      TransferSchema,
+      transferOf,
       options,
     );
-    return this.#core.record(TransferSchema, result, transferOf);
   }
 
   /**

@@ -4,6 +4,7 @@ import {
   findOrUndefined,
   type ListParams,
   type RequestOptions,
+  SAFE,
 } from '../internal/core.ts';
 import { path } from '../internal/path.ts';
 import type { PagedList } from '../pagination.ts';
@@ -75,11 +76,12 @@ export class VirtualAccounts {
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async retrieve(accountReference: string, options?: RequestOptions): Promise<VirtualAccount> {
-    const result = await this.#core.send(
-      { method: 'GET', path: path`/virtual-accounts/${accountReference}`, retry: { kind: 'safe' } },
+    return this.#core.call(
+      { method: 'GET', path: path`/virtual-accounts/${accountReference}`, retry: SAFE },
+      VirtualAccountSchema,
+      recordOf,
       options,
     );
-    return this.#core.record(VirtualAccountSchema, result, recordOf);
   }
 
   /**
@@ -94,11 +96,12 @@ export class VirtualAccounts {
       { email },
       'virtualAccounts.retrieveByEmail',
     );
-    const result = await this.#core.send(
-      { method: 'POST', path: '/virtual-accounts/email', body, retry: { kind: 'safe' } },
+    return this.#core.call(
+      { method: 'POST', path: '/virtual-accounts/email', body, retry: SAFE },
+      VirtualAccountSchema,
+      recordOf,
       options,
     );
-    return this.#core.record(VirtualAccountSchema, result, recordOf);
   }
 
   /**

@@ -79,7 +79,10 @@ export function faultsControl(ctx: RequestContext): Response {
   return json({ status: 'success', message: 'Faults set', data: faultView(ctx.core.state.faults) });
 }
 
-/** `POST /__sandbox/reset`: empties all state (balance, clock offset, faults, webhook log). */
+/**
+ * `POST /__sandbox/reset`: empties all state (balance, clock offset, faults, webhook
+ * log, request log).
+ */
 export function resetControl(ctx: RequestContext): Response {
   ctx.core.reset();
   return json({ status: 'success', message: 'Sandbox reset' });

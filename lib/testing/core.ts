@@ -20,7 +20,7 @@ export interface SandboxCore {
   emit(event: WebhookEvent): void;
   /** Resolves when every queued webhook delivery has finished. */
   flush(): Promise<void>;
-  /** Empties all state, the clock offset, faults and the webhook log. */
+  /** Empties all state, the clock offset, faults, the webhook log and the request log. */
   reset(): void;
 }
 

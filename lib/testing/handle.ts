@@ -1,8 +1,9 @@
-// The request pipeline: settle, route, faults, authenticate, handle, render errors.
+// The request pipeline: settle, read, route, faults, authenticate, handle, render errors, log.
 import { authenticate } from './auth.ts';
 import type { SandboxCore } from './core.ts';
 import { applyFaults } from './faults.ts';
 import { notFound, SandboxHttpError } from './http-error.ts';
+import { isLoggedPath, logRequest } from './request-log.ts';
 import { errorResponse, REQUEST_ID_HEADER, readRequestId } from './respond.ts';
 import { matchRoute } from './router.ts';
 import { ROUTES } from './routes.ts';
@@ -20,7 +21,9 @@ export class ConnectionDroppedError extends TypeError {
 /**
  * Answers one request. Due items settle first (lazily, so in-process use needs no
  * ticks). API endpoints see injected faults: latency, then a 503 before anything is
- * processed, or a drop after it was. Every response carries `X-Request-Id`.
+ * processed, or a drop after it was. Every response carries `X-Request-Id`. Every
+ * request outside `/__sandbox/*` and `/checkout/*` is added to the request log once
+ * answered (or dropped), whatever its status.
  *
  * @param core - the sandbox.
  * @param request - the incoming request.
@@ -29,11 +32,15 @@ export class ConnectionDroppedError extends TypeError {
  */
 export async function handleRequest(core: SandboxCore, request: Request): Promise<Response> {
   const requestId = readRequestId(request.headers);
+  const receivedAt = core.now();
+  const url = new URL(request.url);
+  let rawBody = new Uint8Array();
   let drop = false;
   let response: Response;
   try {
     settleDue(core);
-    const url = new URL(request.url);
+    // Read before routing so the request log shows the body of a 404, 405 or 503 too.
+    rawBody = new Uint8Array(await request.arrayBuffer());
     const match = matchRoute(ROUTES, request.method, url.pathname);
     if (match.kind === 'not_found') throw notFound(`No route for ${url.pathname}`);
     if (match.kind === 'method_not_allowed') {
@@ -48,7 +55,6 @@ export async function handleRequest(core: SandboxCore, request: Request): Promis
     if (route.access === 'signed' || route.access === 'public') {
       drop = await applyFaults(core.state.faults, core.options.random);
     }
-    const rawBody = new Uint8Array(await request.arrayBuffer());
     if (route.access === 'signed') await authenticate(core.options, request.headers, rawBody);
     // Time passed while awaiting; settle again so the handler sees the current state.
     settleDue(core);
@@ -57,6 +63,10 @@ export async function handleRequest(core: SandboxCore, request: Request): Promis
     response = errorResponse(error, requestId);
   }
   response.headers.set(REQUEST_ID_HEADER, requestId);
+  if (isLoggedPath(url.pathname)) {
+    const status = drop ? null : response.status;
+    logRequest(core, { request, url, rawBody, requestId, receivedAt, status });
+  }
   if (drop) throw new ConnectionDroppedError('Injected fault: connection dropped after processing');
   return response;
 }

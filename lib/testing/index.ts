@@ -4,6 +4,7 @@ import { ConnectionDroppedError, handleRequest } from './handle.ts';
 import { resolveOptions, type SandboxOptions } from './options.ts';
 import { settleDue } from './settlement.ts';
 
+export type { RequestLogEntry } from './state.ts';
 export type { SandboxOptions };
 export { ConnectionDroppedError };
 
@@ -12,7 +13,9 @@ export interface Sandbox {
   /**
    * Answers one request like the payments API (every endpoint of the spec), the hosted
    * checkout page (`/checkout/{reference}`) and the test controls (`/__sandbox/*`).
-   * Never rejects, except with {@link ConnectionDroppedError} under fault injection.
+   * Every request outside those two is recorded in the request log
+   * (`GET /__sandbox/requests`). Never rejects, except with
+   * {@link ConnectionDroppedError} under fault injection.
    */
   fetch(request: Request): Promise<Response>;
   /**
@@ -28,6 +31,10 @@ export interface Sandbox {
  * with Web APIs (Node, Deno, Bun, workerd, browsers). It verifies request signatures,
  * implements every endpoint and state machine of the spec with exact money, emits
  * signed webhooks, serves a checkout page and offers `/__sandbox/` controls (DESIGN 5).
+ * `GET /__sandbox/requests[?request_id=]` shows exactly what reached the API: the last
+ * 500 requests, oldest first, with method, path, query, headers (credentials such as
+ * `Authorization` redacted), the first 2 KiB of the body, request id, arrival time
+ * (sandbox clock) and the status answered; see {@link RequestLogEntry}.
  *
  * @param options - credentials, opening balance (major units), clock (ms), fetch for
  *   webhooks, random source, settlement delay (seconds); see {@link SandboxOptions}.

@@ -26,6 +26,7 @@ import {
   listRefunds,
   retrieveRefund,
 } from './refunds.ts';
+import { requestsControl } from './request-log.ts';
 import { type Route, route } from './router.ts';
 import { initializeTransfer, listDisbursements, verifyTransfer } from './transfers.ts';
 import {
@@ -89,4 +90,5 @@ export const ROUTES: Route[] = [
   route('POST', '/__sandbox/reset', 'control', resetControl),
   route('GET', '/__sandbox/state', 'control', stateControl),
   route('GET', '/__sandbox/webhooks', 'control', webhooksControl),
+  route('GET', '/__sandbox/requests', 'control', requestsControl),
 ];

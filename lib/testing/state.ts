@@ -186,6 +186,25 @@ export interface WebhookRecord {
   error?: string;
 }
 
+/** One request that reached an API endpoint, as served by `GET /__sandbox/requests`. */
+export interface RequestLogEntry {
+  method: string;
+  /** The URL path as received (still percent-encoded). */
+  path: string;
+  /** The query string as received, without its `?` (`''` when there is none). */
+  query: string;
+  /** Header names lowercased; credentials (`authorization`, `proxy-authorization`, `cookie`) read `<redacted>`. */
+  headers: Record<string, string>;
+  /** The first 2 KiB of the body as UTF-8 text. */
+  body: string;
+  /** The request id the sandbox answered with (the incoming `X-Request-Id` or a generated one). */
+  request_id: string;
+  /** Sandbox time of arrival, ISO 8601. */
+  received_at: string;
+  /** The status answered; `null` when fault injection dropped the connection after processing. */
+  status: number | null;
+}
+
 /** Everything `POST /__sandbox/reset` empties. */
 export interface SandboxState {
   balanceMinor: number;
@@ -204,6 +223,8 @@ export interface SandboxState {
   /** Pending work, sorted by dueAt then seq. */
   jobs: Job[];
   webhooks: WebhookRecord[];
+  /** The request log, oldest first, at most 500 entries (request-log.ts). */
+  requests: RequestLogEntry[];
   faults: FaultConfig;
 }
 
@@ -232,6 +253,7 @@ export function createState(openingBalanceMinor: number): SandboxState {
     accountNumbers: new Set(),
     jobs: [],
     webhooks: [],
+    requests: [],
     faults: noFaults(),
   };
 }

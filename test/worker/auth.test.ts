@@ -6,19 +6,25 @@ import {
   type CapturedLogs,
   captureLogs,
   errorBody,
-  fetchThrough,
-  fetchWithEnv,
+  fetchGateway,
   GATEWAY_ORIGIN,
   gatewayRequest,
-  recordingUpstream,
+  onlySandboxRequest,
+  sandboxRequests,
+  uniqueRequestId,
 } from './helpers.ts';
 
-async function expectUnauthorized(res: Response): Promise<void> {
+/**
+ * Asserts a DESIGN 4.4 401; with `requestId`, also that the gateway kept the id the
+ * test sent, so an empty sandbox log for that id means no upstream call.
+ */
+async function expectUnauthorized(res: Response, requestId?: string): Promise<void> {
   expect(res.status).toBe(401);
   expect(res.headers.get('WWW-Authenticate')).toBe('Bearer');
   const body = await errorBody(res);
   expect(body).toMatchObject({ status: 'error', code: 'unauthorized' });
   expect(body.request_id).toBe(res.headers.get('X-Request-Id'));
+  if (requestId !== undefined) expect(body.request_id).toBe(requestId);
 }
 
 let logs: CapturedLogs;
@@ -33,18 +39,20 @@ afterEach(() => {
 
 describe('gateway', () => {
   describe('authentication', () => {
-    it('should answer 401 without an Authorization header', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/banks', { token: null }));
-      await expectUnauthorized(res);
-      expect(upstream.requests).toHaveLength(0);
+    it('should answer 401 without an Authorization header, without calling the upstream', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/banks', { token: null, requestId: id }));
+      await expectUnauthorized(res, id);
+      expect(await sandboxRequests(id)).toEqual([]);
     });
 
-    it('should answer 401 with a wrong token', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/banks', { token: 'wrong-token' }));
-      await expectUnauthorized(res);
-      expect(upstream.requests).toHaveLength(0);
+    it('should answer 401 with a wrong token, without calling the upstream', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
+        gatewayRequest('/banks', { token: 'wrong-token', requestId: id }),
+      );
+      await expectUnauthorized(res, id);
+      expect(await sandboxRequests(id)).toEqual([]);
     });
 
     it.each([
@@ -56,13 +64,16 @@ describe('gateway', () => {
       ['two tokens', `Bearer ${CALLER_TOKEN} ${CALLER_TOKEN}`],
       ['an empty header', ''],
     ])('should answer 401 to %s', async (_, authorization) => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(
-        upstream,
-        gatewayRequest('/banks', { token: null, headers: { Authorization: authorization } }),
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
+        gatewayRequest('/banks', {
+          token: null,
+          requestId: id,
+          headers: { Authorization: authorization },
+        }),
       );
-      await expectUnauthorized(res);
-      expect(upstream.requests).toHaveLength(0);
+      await expectUnauthorized(res, id);
+      expect(await sandboxRequests(id)).toEqual([]);
     });
 
     it('should answer 401 before routing, so unknown paths are not revealed', async () => {
@@ -70,32 +81,34 @@ describe('gateway', () => {
       await expectUnauthorized(res);
     });
 
-    it('should let the configured token through', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'));
+    it('should let the configured token through to the upstream, without the token', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }));
       expect(res.status).toBe(200);
-      expect(upstream.requests).toHaveLength(1);
+      const reached = await onlySandboxRequest(id);
+      expect(reached).toMatchObject({ method: 'GET', path: '/banks', status: 200 });
+      expect(reached.headers).not.toHaveProperty('authorization');
     });
 
     it('should accept the scheme in any case', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(
-        upstream,
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
         gatewayRequest('/banks', {
           token: null,
+          requestId: id,
           headers: { Authorization: `bEaReR ${CALLER_TOKEN}` },
         }),
       );
       expect(res.status).toBe(200);
+      expect(await sandboxRequests(id)).toHaveLength(1);
     });
 
     it('should pick the caller whose token matches among several', async () => {
-      const upstream = recordingUpstream();
       const callers = [
         { name: 'alpha', token: 'alpha-token' },
         { name: 'beta', token: 'beta-token' },
       ];
-      const res = await fetchThrough(upstream, gatewayRequest('/banks', { token: 'beta-token' }), {
+      const res = await fetchGateway(gatewayRequest('/banks', { token: 'beta-token' }), {
         GATEWAY_CALLERS: JSON.stringify(callers),
       });
       expect(res.status).toBe(200);
@@ -103,7 +116,7 @@ describe('gateway', () => {
     });
 
     it('should record the caller name in the access log, never the token', async () => {
-      const res = await fetchThrough(recordingUpstream(), gatewayRequest('/banks'));
+      const res = await fetchGateway(gatewayRequest('/banks'));
       expect(res.status).toBe(200);
       expect(logs.text()).not.toContain(CALLER_TOKEN);
       expect(logs.lines()).toEqual([
@@ -133,7 +146,7 @@ describe('gateway', () => {
       ],
       ['an empty value', ''],
     ])('should answer 500 internal_error when it is %s', async (_, value) => {
-      const res = await fetchWithEnv(gatewayRequest('/banks'), { GATEWAY_CALLERS: value });
+      const res = await fetchGateway(gatewayRequest('/banks'), { GATEWAY_CALLERS: value });
       expect(res.status).toBe(500);
       const body = await errorBody(res);
       expect(body).toEqual({
@@ -147,7 +160,7 @@ describe('gateway', () => {
     it('should log the problem once per value, without the value', async () => {
       const value = `[{"name":"x","token":"${CALLER_TOKEN}-secret"`;
       for (let i = 0; i < 3; i++) {
-        const res = await fetchWithEnv(gatewayRequest('/banks'), { GATEWAY_CALLERS: value });
+        const res = await fetchGateway(gatewayRequest('/banks'), { GATEWAY_CALLERS: value });
         expect(res.status).toBe(500);
       }
       const problems = logs.lines().filter((line) => line.event === 'config_invalid');
@@ -164,7 +177,7 @@ describe('gateway', () => {
     });
 
     it('should keep /healthz open', async () => {
-      const res = await fetchWithEnv(new Request(`${GATEWAY_ORIGIN}/healthz`), {
+      const res = await fetchGateway(new Request(`${GATEWAY_ORIGIN}/healthz`), {
         GATEWAY_CALLERS: 'nope',
       });
       expect(res.status).toBe(200);

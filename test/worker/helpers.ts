@@ -1,13 +1,13 @@
 /**
  * Helpers of the gateway tests (workerd): requests with the test caller's token,
- * DESIGN 4.4 error bodies, and a recording `fetch` standing in for the upstream.
+ * DESIGN 4.4 error bodies, the real Worker with overridden bindings, and the sandbox's
+ * request log, which shows what reached the upstream (the sandbox over real HTTP).
  */
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { vi } from 'vitest';
+import { expect, inject, vi } from 'vitest';
+import type { RequestLogEntry } from '../../lib/testing/index.ts';
 import worker from '../../worker/index.ts';
-import { createRouter } from '../../worker/router.ts';
-import type { FetchLike } from '../../worker/upstream/client.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,6 +32,8 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-
 export interface GatewayRequestInit extends RequestInit {
   /** Bearer token to send; `null` sends no Authorization header. @default CALLER_TOKEN */
   token?: string | null;
+  /** Sent as `X-Request-Id` (see {@link uniqueRequestId}). @default none */
+  requestId?: string;
 }
 
 /**
@@ -39,11 +41,12 @@ export interface GatewayRequestInit extends RequestInit {
  * test caller unless `token` says otherwise.
  */
 export function gatewayRequest(path: string, init: GatewayRequestInit = {}): Request {
-  const { token = CALLER_TOKEN, ...rest } = init;
+  const { token = CALLER_TOKEN, requestId, ...rest } = init;
   const headers = new Headers(rest.headers);
   if (token !== null && !headers.has('Authorization')) {
     headers.set('Authorization', `Bearer ${token}`);
   }
+  if (requestId !== undefined) headers.set('X-Request-Id', requestId);
   return new Request(`${GATEWAY_ORIGIN}${path}`, { ...rest, headers });
 }
 
@@ -69,10 +72,14 @@ export async function errorBody(response: Response): Promise<ErrorBody> {
 }
 
 /**
- * Calls the gateway's default export with the test bindings, some of them overridden
- * (e.g. `UPSTREAM_BASE_URL`, `UPSTREAM_TIMEOUT_MS`), and waits for `waitUntil` work.
+ * Calls the gateway's default export (the real Worker, reaching the upstream with the
+ * global `fetch`) with the test bindings, some of them overridden (e.g.
+ * `UPSTREAM_BASE_URL`, `UPSTREAM_TIMEOUT_MS`), and waits for `waitUntil` work.
  */
-export async function fetchWithEnv(request: Request, overrides: Partial<Env>): Promise<Response> {
+export async function fetchGateway(
+  request: Request,
+  overrides: Partial<Env> = {},
+): Promise<Response> {
   const ctx = createExecutionContext();
   // The handler's type wants Cloudflare's incoming `cf` properties; a test request has none.
   const incoming = request as Request<unknown, IncomingRequestCfProperties>;
@@ -81,59 +88,57 @@ export async function fetchWithEnv(request: Request, overrides: Partial<Env>): P
   return response;
 }
 
-/** One request the upstream received, with its body bytes. */
-export interface RecordedRequest {
-  request: Request;
-  url: URL;
-  body: Uint8Array;
-}
-
-/** A stand-in upstream answering with `answer` and recording every request. */
-export interface RecordingUpstream {
-  fetch: FetchLike;
-  requests: RecordedRequest[];
-  /** The only recorded request; fails when there is not exactly one. */
-  only(): RecordedRequest;
-}
-
-/** Creates a {@link RecordingUpstream}; by default it answers 200 `{ status: 'success' }`. */
-export function recordingUpstream(
-  answer: (request: Request) => Response | Promise<Response> = () =>
-    Response.json({ status: 'success' }),
-): RecordingUpstream {
-  const requests: RecordedRequest[] = [];
-  return {
-    requests,
-    fetch: async (input, init) => {
-      const request = new Request(input, init);
-      const body = new Uint8Array(await request.clone().arrayBuffer());
-      requests.push({ request, url: new URL(request.url), body });
-      return answer(request);
-    },
-    only() {
-      const [first, ...rest] = requests;
-      if (first === undefined || rest.length > 0) {
-        throw new Error(`expected one upstream request, got ${requests.length}`);
-      }
-      return first;
-    },
-  };
+/**
+ * A request id no other test uses: send it as `X-Request-Id` and find what reached the
+ * shared sandbox with {@link sandboxRequests}.
+ */
+export function uniqueRequestId(): string {
+  return `gw-${crypto.randomUUID()}`;
 }
 
 /**
- * Sends `request` through a gateway whose upstream is `upstream` (a recording stand-in),
- * with the test bindings plus `overrides`.
+ * What reached the sandbox with `X-Request-Id: requestId`, oldest first, read from its
+ * request log (`GET /__sandbox/requests?request_id=`).
+ *
+ * @param requestId - the id the test sent (or the gateway generated).
+ * @param sandboxUrl - which sandbox. @default inject('sandboxUrl')
  */
-export async function fetchThrough(
-  upstream: RecordingUpstream,
-  request: Request,
-  overrides: Partial<Env> = {},
-): Promise<Response> {
-  const router = createRouter({ fetch: upstream.fetch });
-  const ctx = createExecutionContext();
-  const response: Response = await router.fetch(request, { ...env, ...overrides }, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
+export async function sandboxRequests(
+  requestId: string,
+  sandboxUrl: string = inject('sandboxUrl'),
+): Promise<RequestLogEntry[]> {
+  const res = await fetch(
+    `${sandboxUrl}/__sandbox/requests?request_id=${encodeURIComponent(requestId)}`,
+  );
+  const json = (await res.json()) as { status: string; data: RequestLogEntry[] };
+  expect(res.status, JSON.stringify(json)).toBe(200);
+  return json.data;
+}
+
+/** The only request that reached the sandbox under `requestId`; fails when there is not exactly one. */
+export async function onlySandboxRequest(
+  requestId: string,
+  sandboxUrl: string = inject('sandboxUrl'),
+): Promise<RequestLogEntry> {
+  const entries = await sandboxRequests(requestId, sandboxUrl);
+  expect(entries, `requests logged under ${requestId}`).toHaveLength(1);
+  const [entry] = entries;
+  if (entry === undefined) throw new Error(`no request logged under ${requestId}`);
+  return entry;
+}
+
+/**
+ * Sets the fault injection of the fault sandbox (`inject('faultSandboxUrl')`);
+ * `{}` clears it. Only one test file (upstream.test.ts) drives it, so files running in
+ * parallel never see each other's faults.
+ */
+export async function setFaults(faults: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${inject('faultSandboxUrl')}/__sandbox/faults`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(faults),
+  });
+  expect(res.status, await res.text()).toBe(200);
 }
 
 /** Log lines captured from `console.log` and `console.error`, parsed as JSON. */

@@ -1,12 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
 import {
   type CapturedLogs,
   captureLogs,
   errorBody,
-  fetchThrough,
+  fetchGateway,
   gatewayRequest,
-  recordingUpstream,
+  onlySandboxRequest,
+  sandboxRequests,
+  uniqueRequestId,
 } from './helpers.ts';
 
 // The spec's endpoints (spec: Endpoints), written out independently of the route table.
@@ -52,11 +54,12 @@ function concretePath(pattern: string): string {
   return pattern.replace(/:(\w+)/g, (_, name: string) => `${name}-1`);
 }
 
-function requestFor(method: string, path: string): Request {
+function requestFor(method: string, path: string, requestId: string): Request {
   return method === 'GET'
-    ? gatewayRequest(path)
+    ? gatewayRequest(path, { requestId })
     : gatewayRequest(path, {
         method,
+        requestId,
         headers: { 'Content-Type': 'application/json' },
         body: '{}',
       });
@@ -104,69 +107,82 @@ describe('gateway', () => {
     it.each(UPSTREAM_ROUTES.map((route) => ({ ...route, path: concretePath(route.pattern) })))(
       'should forward $method $path to the same method and path',
       async ({ method, path, name }) => {
-        const upstream = recordingUpstream();
-        const res = await fetchThrough(upstream, requestFor(method, path));
-        expect(res.status, name).toBe(200);
-        expect(await res.json()).toEqual({ status: 'success' });
-        const { request, url } = upstream.only();
-        expect(request.method).toBe(method);
-        expect(url.pathname).toBe(path);
+        const id = uniqueRequestId();
+        const res = await fetchGateway(requestFor(method, path, id));
+        const reached = await onlySandboxRequest(id);
+        expect({ method: reached.method, path: reached.path }, name).toEqual({ method, path });
+        // The sandbox matched one of its routes and accepted the signature (or, for
+        // GET /banks, needed none); whatever it answered came back unchanged.
+        expect(reached.status, name).not.toBe(401);
+        expect(reached.status, name).not.toBe(405);
+        expect(res.status, name).toBe(reached.status);
+        const body = (await res.json()) as { message?: string };
+        expect(body.message ?? '', name).not.toMatch(/^No route for/);
       },
     );
 
     it('should route /refunds/count-by-status to the count, not to a refund lookup', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/refunds/count-by-status'));
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/refunds/count-by-status', { requestId: id }));
       expect(res.status).toBe(200);
       expect(logs.lines().at(-1)).toMatchObject({ route: 'refunds.countByStatus' });
-      expect(upstream.only().url.pathname).toBe('/refunds/count-by-status');
+      expect((await onlySandboxRequest(id)).path).toBe('/refunds/count-by-status');
     });
 
     it('should keep the query string unchanged', async () => {
-      const upstream = recordingUpstream();
-      const search = '?status=success&page=2&page_size=5&customer_email=a%2Bb%40x.com&x=a%20b&x=c';
-      await fetchThrough(upstream, gatewayRequest(`/merchants/transactions${search}`));
-      expect(upstream.only().url.search).toBe(search);
+      const id = uniqueRequestId();
+      const query = 'status=success&page=2&page_size=5&customer_email=a%2Bb%40x.com&x=a%20b&x=c';
+      await fetchGateway(gatewayRequest(`/merchants/transactions?${query}`, { requestId: id }));
+      expect((await onlySandboxRequest(id)).query).toBe(query);
     });
 
     it('should forward percent-encoded path segments as received', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(upstream, gatewayRequest('/payments/verify/ref%2Fa%20b%3F'));
-      expect(upstream.only().url.pathname).toBe('/payments/verify/ref%2Fa%20b%3F');
+      const id = uniqueRequestId();
+      await fetchGateway(gatewayRequest('/payments/verify/ref%2Fa%20b%3F', { requestId: id }));
+      expect((await onlySandboxRequest(id)).path).toBe('/payments/verify/ref%2Fa%20b%3F');
     });
 
     it('should drop a trailing slash', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/banks/'));
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/banks/', { requestId: id }));
       expect(res.status).toBe(200);
-      expect(upstream.only().url.pathname).toBe('/banks');
+      expect((await onlySandboxRequest(id)).path).toBe('/banks');
     });
 
     it('should join a base URL with a path prefix without double slashes', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(upstream, gatewayRequest('/payments/verify/r1?x=1'), {
-        UPSTREAM_BASE_URL: 'https://upstream.test/api/v1/',
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/payments/verify/r1?x=1', { requestId: id }), {
+        UPSTREAM_BASE_URL: `${inject('sandboxUrl')}/api/v1/`,
       });
-      expect(upstream.only().url.href).toBe('https://upstream.test/api/v1/payments/verify/r1?x=1');
+      // The sandbox has no /api/v1 prefix: its 404 passes through, and its log shows the URL.
+      expect(res.status).toBe(404);
+      expect(await onlySandboxRequest(id)).toMatchObject({
+        method: 'GET',
+        path: '/api/v1/payments/verify/r1',
+        query: 'x=1',
+      });
     });
   });
 
   describe('unknown routes', () => {
     it('should answer 404 not_found to an unknown path', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/payments/unknown/deeper/path'));
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
+        gatewayRequest('/payments/unknown/deeper/path', { requestId: id }),
+      );
       expect(res.status).toBe(404);
       const body = await errorBody(res);
-      expect(body).toMatchObject({ status: 'error', code: 'not_found' });
+      expect(body).toMatchObject({ status: 'error', code: 'not_found', request_id: id });
       expect(body.request_id).toBe(res.headers.get('X-Request-Id'));
-      expect(upstream.requests).toHaveLength(0);
+      expect(await sandboxRequests(id)).toEqual([]);
     });
 
     it('should answer 404 to a path the URL parser collapses (dot segments)', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/payments/verify/%2e%2e'));
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/payments/verify/%2e%2e', { requestId: id }));
       expect(res.status).toBe(404);
-      expect(upstream.requests).toHaveLength(0);
+      expect(res.headers.get('X-Request-Id')).toBe(id);
+      expect(await sandboxRequests(id)).toEqual([]);
     });
 
     it.each([
@@ -177,13 +193,13 @@ describe('gateway', () => {
       ['GET', '/virtual-accounts', 'POST'],
       ['PATCH', '/virtual-accounts/email', 'POST, GET'],
     ])('should answer 405 to %s %s with Allow: %s', async (method, path, allow) => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest(path, { method }));
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest(path, { method, requestId: id }));
       expect(res.status).toBe(405);
       expect(res.headers.get('Allow')).toBe(allow);
       const body = await errorBody(res);
-      expect(body).toMatchObject({ status: 'error', code: 'method_not_allowed' });
-      expect(upstream.requests).toHaveLength(0);
+      expect(body).toMatchObject({ status: 'error', code: 'method_not_allowed', request_id: id });
+      expect(await sandboxRequests(id)).toEqual([]);
     });
   });
 });

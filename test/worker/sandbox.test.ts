@@ -1,13 +1,14 @@
 /**
  * The gateway against the real sandbox emulator served over HTTP (test/global-setup.ts):
  * proves that the signature, the body bytes and the request id reach a verifying upstream.
+ * Fault injection (timeouts, injected 503s, dropped connections) is in upstream.test.ts.
  */
 import { exports } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import {
   captureLogs,
   errorBody,
-  fetchWithEnv,
+  fetchGateway,
   GATEWAY_ORIGIN,
   gatewayRequest,
   postJson,
@@ -27,15 +28,6 @@ function paymentBody(): Record<string, unknown> {
     currency: 'NGN',
     reference: uniqueRef('pay'),
   };
-}
-
-async function setFaults(faults: Record<string, unknown>): Promise<void> {
-  const res = await fetch(`${inject('faultSandboxUrl')}/__sandbox/faults`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify(faults),
-  });
-  expect(res.status, await res.text()).toBe(200);
 }
 
 beforeEach(() => {
@@ -75,7 +67,7 @@ describe('gateway', () => {
     });
 
     it('should be rejected by the sandbox when signed with a wrong secret', async () => {
-      const res = await fetchWithEnv(postJson('/payments/initialize', paymentBody()), {
+      const res = await fetchGateway(postJson('/payments/initialize', paymentBody()), {
         UPSTREAM_SECRET: 'not-the-sandbox-secret',
       });
       expect(res.status).toBe(401);
@@ -119,27 +111,9 @@ describe('gateway', () => {
     });
   });
 
-  describe('upstream failures over HTTP', () => {
-    afterEach(async () => {
-      await setFaults({});
-    });
-
-    it('should answer 504 upstream_timeout when the upstream is slower than UPSTREAM_TIMEOUT_MS', async () => {
-      await setFaults({ latency_ms: 2000 });
-      const started = Date.now();
-      const res = await fetchWithEnv(gatewayRequest('/refunds/count-by-status'), {
-        UPSTREAM_BASE_URL: inject('faultSandboxUrl'),
-        UPSTREAM_TIMEOUT_MS: '200',
-      });
-      expect(res.status).toBe(504);
-      expect(await errorBody(res)).toMatchObject({ status: 'error', code: 'upstream_timeout' });
-      expect(Date.now() - started).toBeLessThan(1500);
-    });
-  });
-
   describe('unreachable upstream', () => {
     it('should answer 502 upstream_unreachable when nothing listens', async () => {
-      const res = await fetchWithEnv(gatewayRequest('/refunds/count-by-status'), {
+      const res = await fetchGateway(gatewayRequest('/refunds/count-by-status'), {
         UPSTREAM_BASE_URL: 'http://127.0.0.1:9',
       });
       expect(res.status).toBe(502);

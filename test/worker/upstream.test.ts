@@ -1,13 +1,25 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+/**
+ * The gateway's upstream exchange against the real sandbox emulator over HTTP: what it
+ * sends (read back from the sandbox's request log), what it passes back to the caller,
+ * and how it fails (the fault sandbox). This is the only file that sets faults on the
+ * fault sandbox, so parallel files never see them.
+ */
+import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { verifyRequestSignature } from '../../lib/signing.ts';
+import type { RequestLogEntry } from '../../lib/testing/index.ts';
+import { callerResponse } from '../../worker/proxy/forward.ts';
+import { sendUpstream } from '../../worker/upstream/client.ts';
 import {
   type CapturedLogs,
   captureLogs,
   errorBody,
-  fetchThrough,
+  fetchGateway,
   gatewayRequest,
+  onlySandboxRequest,
   postJson,
-  recordingUpstream,
+  sandboxRequests,
+  setFaults,
+  uniqueRequestId,
 } from './helpers.ts';
 
 const SECRET = 'sandbox-secret';
@@ -21,102 +33,170 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+function uniqueRef(prefix: string): string {
+  return `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`;
+}
+
+function paymentBody(): Record<string, unknown> {
+  return {
+    email: 'ada@example.com',
+    amount: '5000.00',
+    currency: 'NGN',
+    reference: uniqueRef('p'),
+  };
+}
+
+/** Verifies a logged request's signature over its logged body, as the service would. */
+function verifyLogged(entry: RequestLogEntry): Promise<void> {
+  return verifyRequestSignature({
+    secret: SECRET,
+    body: entry.body,
+    headers: new Headers(entry.headers),
+  });
+}
+
+/** Sends a logged request to the sandbox again, directly, with the headers that matter. */
+async function replayDirectly(entry: RequestLogEntry): Promise<Response> {
+  const headers = new Headers();
+  for (const name of ['content-type', 'x-request-id', 'x-key-id', 'x-timestamp', 'x-signature']) {
+    const value = entry.headers[name];
+    if (value !== undefined) headers.set(name, value);
+  }
+  const query = entry.query === '' ? '' : `?${entry.query}`;
+  return fetch(`${inject('sandboxUrl')}${entry.path}${query}`, {
+    method: entry.method,
+    headers,
+    ...(entry.body === '' ? {} : { body: entry.body }),
+  });
+}
+
+/** A payment made successful through the gateway and the sandbox's complete control. */
+async function successfulPayment(): Promise<string> {
+  const body = paymentBody();
+  const created = await fetchGateway(postJson('/payments/initialize', body));
+  expect(created.status, await created.clone().text()).toBe(200);
+  const reference = String(body.reference);
+  const completed = await fetch(
+    `${inject('sandboxUrl')}/__sandbox/payments/${reference}/complete`,
+    {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ outcome: 'success' }),
+    },
+  );
+  expect(completed.status, await completed.text()).toBe(200);
+  return reference;
+}
+
 describe('gateway', () => {
   describe('upstream request', () => {
     it('should forward the exact body bytes, signed with the merchant secret', async () => {
-      const upstream = recordingUpstream();
-      const raw = '{ "email" : "adé@example.com",\n  "amount": "5000.00" ,"currency":"NGN"}  ';
-      await fetchThrough(
-        upstream,
+      const id = uniqueRequestId();
+      const raw = `{ "email" : "ada@example.com",\n  "amount": "5000.00" ,"currency":"NGN", "reference": "${uniqueRef('p')}", "metadata": {"note": "adé ✓"}}  `;
+      const res = await fetchGateway(
         gatewayRequest('/payments/initialize', {
           method: 'POST',
+          requestId: id,
           headers: { 'Content-Type': 'application/json' },
           body: raw,
         }),
       );
-      const { request, body } = upstream.only();
-      expect(body).toEqual(new TextEncoder().encode(raw));
-      expect(request.headers.get('X-Key-Id')).toBe('sandbox-key');
-      expect(request.headers.get('X-Timestamp')).toMatch(/^\d{10}$/);
-      expect(request.headers.get('X-Signature')).toMatch(/^[0-9a-f]{64}$/);
-      await expect(
-        verifyRequestSignature({ secret: SECRET, body, headers: request.headers }),
-      ).resolves.toBeUndefined();
+      expect(res.status, await res.clone().text()).toBe(200);
+      const reached = await onlySandboxRequest(id);
+      expect(reached.body).toBe(raw);
+      expect(reached.headers['x-key-id']).toBe('sandbox-key');
+      expect(reached.headers['x-timestamp']).toMatch(/^\d{10}$/);
+      expect(reached.headers['x-signature']).toMatch(/^[0-9a-f]{64}$/);
+      await expect(verifyLogged(reached)).resolves.toBeUndefined();
+      expect(reached.status).toBe(200);
     });
 
     it('should sign with the current time', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(upstream, gatewayRequest('/refunds/count-by-status'));
-      const timestamp = Number(upstream.only().request.headers.get('X-Timestamp'));
+      const id = uniqueRequestId();
+      await fetchGateway(gatewayRequest('/refunds/count-by-status', { requestId: id }));
+      const reached = await onlySandboxRequest(id);
+      expect(reached.status).toBe(200);
+      const timestamp = Number(reached.headers['x-timestamp']);
       expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(5);
     });
 
     it('should sign a body-less request over the empty body', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(upstream, gatewayRequest('/payments/verify/ref-1'));
-      const { request, body } = upstream.only();
-      expect(body).toHaveLength(0);
-      await expect(
-        verifyRequestSignature({ secret: SECRET, body: '', headers: request.headers }),
-      ).resolves.toBeUndefined();
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
+        gatewayRequest(`/payments/verify/${uniqueRef('missing')}`, { requestId: id }),
+      );
+      const reached = await onlySandboxRequest(id);
+      expect(reached.body).toBe('');
+      await expect(verifyLogged(reached)).resolves.toBeUndefined();
+      // The sandbox accepted the signature and looked the payment up.
+      expect(reached.status).toBe(404);
+      expect((await errorBody(res)).code).toBe('not_found');
     });
 
     it('should sign every request afresh', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(upstream, postJson('/banks/resolve', { bank: '058', account: '1' }));
-      await fetchThrough(upstream, postJson('/banks/resolve', { bank: '058', account: '2' }));
-      const [first, second] = upstream.requests;
-      expect(first?.request.headers.get('X-Signature')).not.toBe(
-        second?.request.headers.get('X-Signature'),
-      );
-      for (const { request, body } of upstream.requests) {
-        await expect(
-          verifyRequestSignature({ secret: SECRET, body, headers: request.headers }),
-        ).resolves.toBeUndefined();
+      const ids = [uniqueRequestId(), uniqueRequestId()];
+      const reached: RequestLogEntry[] = [];
+      for (const [index, id] of ids.entries()) {
+        const body = { bank_code: '058', account_number: `012345678${index}` };
+        await fetchGateway(postJson('/banks/resolve', body, { requestId: id }));
+        reached.push(await onlySandboxRequest(id));
+      }
+      const [first, second] = reached;
+      expect(first?.headers['x-signature']).toMatch(/^[0-9a-f]{64}$/);
+      expect(first?.headers['x-signature']).not.toBe(second?.headers['x-signature']);
+      for (const entry of reached) {
+        await expect(verifyLogged(entry)).resolves.toBeUndefined();
+        expect(entry.status).not.toBe(401);
       }
     });
 
     it('should send GET /banks unsigned', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(upstream, gatewayRequest('/banks?country_code=NG'));
-      const { request, url } = upstream.only();
-      expect(url.search).toBe('?country_code=NG');
-      expect(request.headers.get('X-Key-Id')).toBeNull();
-      expect(request.headers.get('X-Timestamp')).toBeNull();
-      expect(request.headers.get('X-Signature')).toBeNull();
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/banks?country_code=NG', { requestId: id }));
+      expect(res.status).toBe(200);
+      const reached = await onlySandboxRequest(id);
+      expect(reached.query).toBe('country_code=NG');
+      expect(reached.status).toBe(200);
+      expect(reached.headers).not.toHaveProperty('x-key-id');
+      expect(reached.headers).not.toHaveProperty('x-timestamp');
+      expect(reached.headers).not.toHaveProperty('x-signature');
     });
 
     it('should never forward the Authorization header or other caller headers', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(
-        upstream,
+      const id = uniqueRequestId();
+      await fetchGateway(
         postJson(
           '/payments/initialize',
           { amount: '1.00' },
           {
+            requestId: id,
             headers: {
               Cookie: 'session=1',
               'Idempotency-Key': 'key-1',
               'X-Forwarded-For': '10.0.0.1',
               'X-Key-Id': 'caller-chosen',
+              'X-Signature': 'f'.repeat(64),
             },
           },
         ),
       );
-      const { request } = upstream.only();
-      expect(request.headers.get('Authorization')).toBeNull();
-      expect(request.headers.get('Cookie')).toBeNull();
-      expect(request.headers.get('Idempotency-Key')).toBeNull();
-      expect(request.headers.get('X-Forwarded-For')).toBeNull();
-      expect(request.headers.get('X-Key-Id')).toBe('sandbox-key');
+      const reached = await onlySandboxRequest(id);
+      expect(reached.headers).not.toHaveProperty('authorization');
+      expect(reached.headers).not.toHaveProperty('cookie');
+      expect(reached.headers).not.toHaveProperty('idempotency-key');
+      expect(reached.headers).not.toHaveProperty('x-forwarded-for');
+      expect(reached.headers['x-key-id']).toBe('sandbox-key');
+      expect(reached.headers['x-signature']).not.toBe('f'.repeat(64));
+      // The sandbox verified the gateway's signature and validated the body.
+      expect(reached.status).toBe(400);
     });
 
     it('should keep Content-Type and Accept', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(
-        upstream,
+      const id = uniqueRequestId();
+      await fetchGateway(
         gatewayRequest('/virtual-accounts/email', {
           method: 'POST',
+          requestId: id,
           headers: {
             'Content-Type': 'application/json; charset=utf-8',
             Accept: 'application/json',
@@ -124,165 +204,254 @@ describe('gateway', () => {
           body: '{"email":"a@b.c"}',
         }),
       );
-      const { request } = upstream.only();
-      expect(request.headers.get('Content-Type')).toBe('application/json; charset=utf-8');
-      expect(request.headers.get('Accept')).toBe('application/json');
+      const reached = await onlySandboxRequest(id);
+      expect(reached.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(reached.headers.accept).toBe('application/json');
     });
 
     it('should forward a body-less POST without a body, signed over the empty body', async () => {
-      const upstream = recordingUpstream();
-      await fetchThrough(
-        upstream,
-        gatewayRequest('/direct-debits/mandates/m-1/initiate-activation', { method: 'POST' }),
+      const id = uniqueRequestId();
+      await fetchGateway(
+        gatewayRequest(`/direct-debits/mandates/${uniqueRef('m')}/initiate-activation`, {
+          method: 'POST',
+          requestId: id,
+        }),
       );
-      const { request, body } = upstream.only();
-      expect(request.method).toBe('POST');
-      expect(body).toHaveLength(0);
-      await expect(
-        verifyRequestSignature({ secret: SECRET, body: '', headers: request.headers }),
-      ).resolves.toBeUndefined();
-    });
-
-    it('should not follow upstream redirects', async () => {
-      const upstream = recordingUpstream(
-        () => new Response(null, { status: 302, headers: { Location: 'https://elsewhere.test/' } }),
-      );
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'));
-      expect(upstream.only().request.redirect).toBe('manual');
-      expect(res.status).toBe(302);
-      expect(upstream.requests).toHaveLength(1);
+      const reached = await onlySandboxRequest(id);
+      expect(reached.method).toBe('POST');
+      expect(reached.body).toBe('');
+      expect(reached.headers).not.toHaveProperty('content-type');
+      await expect(verifyLogged(reached)).resolves.toBeUndefined();
+      // Signature accepted; the mandate does not exist.
+      expect(reached.status).toBe(404);
     });
   });
 
   describe('upstream response', () => {
     it('should pass a success body through unchanged', async () => {
-      const raw = '{"status":"success","data":[{"bank_name":"GTBank","bank_code":"058"}]}';
-      const upstream = recordingUpstream(
-        () => new Response(raw, { headers: { 'Content-Type': 'application/json' } }),
-      );
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'));
+      const res = await fetchGateway(gatewayRequest('/banks'));
+      const direct = await fetch(`${inject('sandboxUrl')}/banks`);
       expect(res.status).toBe(200);
-      expect(res.headers.get('Content-Type')).toBe('application/json');
-      expect(await res.text()).toBe(raw);
+      expect(res.headers.get('Content-Type')).toBe(direct.headers.get('Content-Type'));
+      const text = await res.text();
+      expect(text).toBe(await direct.text());
+      expect(JSON.parse(text)).toMatchObject({ status: 'success' });
     });
 
     it.each([
-      [400, 'validation_failed'],
-      [401, 'invalid_signature'],
-      [404, 'not_found'],
-      [409, 'insufficient_funds'],
-      [422, 'refund_exceeds_payment'],
-    ])('should keep an upstream %i and its body', async (status, code) => {
-      const raw = JSON.stringify({ status: 'error', message: 'm', code, request_id: 'r-up' });
-      const upstream = recordingUpstream(
-        () => new Response(raw, { status, headers: { 'Content-Type': 'application/json' } }),
-      );
-      const res = await fetchThrough(
-        upstream,
-        gatewayRequest('/payments/verify/x', { headers: { 'X-Request-Id': 'r-gw' } }),
-      );
-      expect(res.status).toBe(status);
-      expect(await res.text()).toBe(raw);
-      expect(res.headers.get('X-Request-Id')).toBe('r-gw');
+      [
+        400,
+        'validation_failed',
+        async (id: string) =>
+          fetchGateway(
+            postJson('/payments/initialize', { email: 'ada@example.com' }, { requestId: id }),
+          ),
+      ],
+      [
+        401,
+        'invalid_signature',
+        async (id: string) =>
+          fetchGateway(gatewayRequest('/refunds/count-by-status', { requestId: id }), {
+            UPSTREAM_SECRET: 'not-the-sandbox-secret',
+          }),
+      ],
+      [
+        404,
+        'not_found',
+        async (id: string) =>
+          fetchGateway(gatewayRequest(`/payments/verify/${uniqueRef('x')}`, { requestId: id })),
+      ],
+      [
+        409,
+        'insufficient_funds',
+        async (id: string) =>
+          fetchGateway(
+            postJson(
+              '/disbursements/initialize',
+              {
+                customer_name: 'Ada Obi',
+                customer_email: 'ada@example.com',
+                reference: uniqueRef('tr'),
+                amount: 999_999_999,
+                currency: 'NGN',
+                destination_bank_code: '058',
+                destination_bank_account: '0123456789',
+                destination_bank_name: 'GTBank',
+                narration: 'Payout',
+              },
+              { requestId: id },
+            ),
+          ),
+      ],
+      [
+        422,
+        'refund_exceeds_payment',
+        async (id: string) => {
+          const reference = await successfulPayment();
+          const body = {
+            payment_reference: reference,
+            refund_reference: uniqueRef('rf'),
+            currency: 'NGN',
+            amount: 5000.01,
+          };
+          return fetchGateway(postJson('/refunds/initialize', body, { requestId: id }));
+        },
+      ],
+    ])('should keep an upstream %i and its body', async (status, code, send) => {
+      const id = uniqueRequestId();
+      const res = await send(id);
+      const text = await res.text();
+      expect(res.status, text).toBe(status);
+      expect(JSON.parse(text)).toMatchObject({ status: 'error', code, request_id: id });
+      expect(res.headers.get('X-Request-Id')).toBe(id);
       expect(logs.lines().at(-1)).toMatchObject({
         status,
         upstream_status: status,
         error_code: null,
       });
+      // Byte for byte what the sandbox answers to the very request the gateway sent.
+      const reached = await onlySandboxRequest(id);
+      expect(reached.status).toBe(status);
+      const direct = await replayDirectly(reached);
+      expect(direct.status).toBe(status);
+      expect(text).toBe(await direct.text());
     });
 
-    it('should keep an upstream 503 with its Retry-After', async () => {
-      const upstream = recordingUpstream(
-        () =>
-          new Response('{"status":"error","message":"down","code":"x"}', {
-            status: 503,
-            headers: {
+    it('should pass back only the allowed upstream headers and its own X-Request-Id', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }));
+      const direct = await replayDirectly(await onlySandboxRequest(id));
+      const names = (headers: Headers) => [...headers.keys()].sort();
+      // The sandbox answers more than Content-Type (its Date, Keep-Alive, Content-Length...).
+      expect(names(direct.headers)).toEqual(
+        expect.arrayContaining(['content-type', 'date', 'x-request-id']),
+      );
+      expect(names(res.headers)).toEqual(['content-type', 'x-request-id']);
+      expect(res.headers.get('X-Request-Id')).toBe(id);
+    });
+
+    // The sandbox never answers a redirect, a Set-Cookie, a Retry-After or another
+    // request id, so the filtering of such answers is tested on `callerResponse` alone.
+    describe('callerResponse', () => {
+      function upstream(status: number, headers: Record<string, string>, body = '') {
+        return { status, headers: new Headers(headers), body: new TextEncoder().encode(body) };
+      }
+
+      it('should keep Retry-After and Content-Type, and drop every other header', async () => {
+        const res = callerResponse(
+          upstream(
+            503,
+            {
               'Content-Type': 'application/json',
               'Retry-After': '7',
               'Set-Cookie': 'a=1',
+              'X-Request-Id': 'upstream-own-id',
             },
-          }),
-      );
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'));
-      expect(res.status).toBe(503);
-      expect(res.headers.get('Retry-After')).toBe('7');
-      expect(res.headers.get('Set-Cookie')).toBeNull();
+            '{"status":"error"}',
+          ),
+        );
+        expect(res.status).toBe(503);
+        expect([...res.headers.keys()].sort()).toEqual(['content-type', 'retry-after']);
+        expect(res.headers.get('Retry-After')).toBe('7');
+        expect(await res.text()).toBe('{"status":"error"}');
+      });
+
+      it('should pass a redirect through without its Location', () => {
+        const res = callerResponse(upstream(302, { Location: 'https://elsewhere.test/' }));
+        expect(res.status).toBe(302);
+        expect(res.headers.get('Location')).toBeNull();
+      });
+
+      it('should answer no body for a null-body status', () => {
+        expect(callerResponse(upstream(204, {}, 'ignored')).body).toBeNull();
+      });
     });
   });
 
   describe('upstream failures', () => {
-    it('should answer 504 upstream_timeout when the upstream does not answer in time', async () => {
-      const upstream = recordingUpstream(() => new Promise<Response>(() => {}));
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'), {
-        UPSTREAM_TIMEOUT_MS: '50',
-      });
-      expect(res.status).toBe(504);
-      expect(await errorBody(res)).toMatchObject({ status: 'error', code: 'upstream_timeout' });
+    afterEach(async () => {
+      await setFaults({});
     });
 
-    it('should answer 504 upstream_timeout when the body stalls after the headers', async () => {
-      const upstream = recordingUpstream(
-        () =>
-          new Response(
-            new ReadableStream({
-              start(controller) {
-                controller.enqueue(new TextEncoder().encode('{"status":'));
-              },
-            }),
-            { headers: { 'Content-Type': 'application/json' } },
-          ),
-      );
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'), {
-        UPSTREAM_TIMEOUT_MS: '50',
+    it('should keep an injected upstream 503 and its body', async () => {
+      await setFaults({ error_rate: 1 });
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }), {
+        UPSTREAM_BASE_URL: inject('faultSandboxUrl'),
+      });
+      expect(res.status).toBe(503);
+      expect(await errorBody(res)).toMatchObject({
+        status: 'error',
+        code: 'internal_error',
+        message: 'Injected fault: service unavailable',
+        request_id: id,
+      });
+      expect(logs.lines().at(-1)).toMatchObject({ upstream_status: 503, error_code: null });
+      expect((await onlySandboxRequest(id, inject('faultSandboxUrl'))).status).toBe(503);
+    });
+
+    it('should answer 504 upstream_timeout when the upstream is slower than UPSTREAM_TIMEOUT_MS', async () => {
+      await setFaults({ latency_ms: 2000 });
+      const started = Date.now();
+      const res = await fetchGateway(gatewayRequest('/refunds/count-by-status'), {
+        UPSTREAM_BASE_URL: inject('faultSandboxUrl'),
+        UPSTREAM_TIMEOUT_MS: '200',
       });
       expect(res.status).toBe(504);
       const body = await errorBody(res);
-      expect(body.code).toBe('upstream_timeout');
+      expect(body).toMatchObject({ status: 'error', code: 'upstream_timeout' });
       expect(body.request_id).toBe(res.headers.get('X-Request-Id'));
+      expect(Date.now() - started).toBeLessThan(1500);
     });
 
-    it('should answer 502 upstream_unreachable when the connection fails', async () => {
-      const upstream = recordingUpstream(() => {
-        throw new TypeError('Network connection lost.');
+    it('should answer 502 upstream_unreachable when the connection drops', async () => {
+      await setFaults({ drop_rate: 1 });
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }), {
+        UPSTREAM_BASE_URL: inject('faultSandboxUrl'),
       });
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'));
       expect(res.status).toBe(502);
-      expect(await errorBody(res)).toMatchObject({
+      const text = await res.text();
+      expect(JSON.parse(text)).toMatchObject({
         status: 'error',
         code: 'upstream_unreachable',
         message: 'The payment service could not be reached',
       });
+      expect(text).not.toMatch(/dropped|connection lost/i);
       expect(logs.lines().at(-1)).toMatchObject({
         status: 502,
         error_code: 'upstream_unreachable',
       });
+      // The sandbox processed the request and then dropped the connection.
+      expect(await onlySandboxRequest(id, inject('faultSandboxUrl'))).toMatchObject({
+        path: '/banks',
+        status: null,
+      });
     });
 
     it('should answer 500 internal_error when UPSTREAM_BASE_URL is not a URL', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'), {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }), {
         UPSTREAM_BASE_URL: 'not a url',
       });
       expect(res.status).toBe(500);
       expect((await errorBody(res)).code).toBe('internal_error');
-      expect(upstream.requests).toHaveLength(0);
+      expect(await sandboxRequests(id)).toEqual([]);
     });
 
     it('should answer 500 internal_error when the signing secret is missing', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/refunds/count-by-status'), {
-        UPSTREAM_SECRET: '',
-      });
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
+        gatewayRequest('/refunds/count-by-status', { requestId: id }),
+        { UPSTREAM_SECRET: '' },
+      );
       expect(res.status).toBe(500);
       expect((await errorBody(res)).code).toBe('internal_error');
-      expect(upstream.requests).toHaveLength(0);
+      expect(await sandboxRequests(id)).toEqual([]);
     });
 
     it('should use the default timeout when UPSTREAM_TIMEOUT_MS is invalid', async () => {
-      const upstream = recordingUpstream();
-      const res = await fetchThrough(upstream, gatewayRequest('/banks'), {
-        UPSTREAM_TIMEOUT_MS: 'soon',
-      });
+      const res = await fetchGateway(gatewayRequest('/banks'), { UPSTREAM_TIMEOUT_MS: 'soon' });
       expect(res.status).toBe(200);
       expect(logs.lines()).toContainEqual(
         expect.objectContaining({ event: 'config_invalid', setting: 'UPSTREAM_TIMEOUT_MS' }),
@@ -299,7 +468,7 @@ describe('gateway', () => {
           },
         }),
       });
-      const res = await fetchThrough(recordingUpstream(), request);
+      const res = await fetchGateway(request);
       expect(res.status).toBe(500);
       const text = await res.text();
       expect(JSON.parse(text)).toEqual({
@@ -317,6 +486,43 @@ describe('gateway', () => {
           error_message: 'body exploded at /srv/secret/path',
         }),
       );
+    });
+  });
+
+  // Answers the sandbox cannot give (a redirect, a body stalling after the headers) are
+  // tested on the upstream client alone, with a `fetch` that gives them.
+  describe('sendUpstream', () => {
+    const options = { keyId: 'sandbox-key', secret: SECRET, timeoutMs: 50 } as const;
+    const request = {
+      method: 'GET',
+      url: new URL('http://upstream.test/banks'),
+      headers: new Headers(),
+      body: undefined,
+      auth: 'none',
+    } as const;
+
+    it('should not follow upstream redirects', async () => {
+      const seen: (RequestInit | undefined)[] = [];
+      const answer = await sendUpstream(request, {
+        ...options,
+        fetch: async (_input, init) => {
+          seen.push(init);
+          return new Response(null, { status: 302, headers: { Location: 'https://x.test/' } });
+        },
+      });
+      expect(answer.status).toBe(302);
+      expect(seen.map((init) => init?.redirect)).toEqual(['manual']);
+    });
+
+    it('should time out when the body stalls after the headers', async () => {
+      const stalled = new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"status":'));
+        },
+      });
+      await expect(
+        sendUpstream(request, { ...options, fetch: async () => new Response(stalled) }),
+      ).rejects.toMatchObject({ name: 'UpstreamTimeoutError', status: 504 });
     });
   });
 });

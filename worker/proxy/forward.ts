@@ -1,5 +1,5 @@
 import { REQUEST_ID_HEADER } from '../http/request-id.ts';
-import { type FetchLike, sendUpstream } from '../upstream/client.ts';
+import { sendUpstream, type UpstreamResponse } from '../upstream/client.ts';
 import { upstreamConfig } from '../upstream/config.ts';
 import { joinUpstreamUrl } from '../upstream/url.ts';
 import type { ProxyExchange, ProxyTerminal } from './pipeline.ts';
@@ -16,39 +16,42 @@ export const FORWARDED_RESPONSE_HEADERS: readonly string[] = ['content-type', 'r
  * with the request id; answers with the upstream's status and body unchanged
  * (4xx/5xx included) and records the upstream status for the access log.
  *
- * @param fetch - the `fetch` to reach the upstream with.
- * @returns the terminal.
  * @throws {UpstreamTimeoutError} 504 / {UpstreamUnreachableError} 502 from `sendUpstream`.
  */
-export function forwardUpstream(fetch: FetchLike): ProxyTerminal {
-  return async (exchange) => {
-    const { env, context } = exchange;
-    const config = upstreamConfig(env);
-    const upstream = await sendUpstream(
-      {
-        method: exchange.route.method,
-        url: joinUpstreamUrl(config.baseUrl, exchange.path, exchange.search),
-        headers: upstreamHeaders(exchange),
-        body: exchange.body,
-        auth: exchange.route.upstreamAuth,
-      },
-      {
-        keyId: env.UPSTREAM_KEY_ID,
-        secret: env.UPSTREAM_SECRET,
-        timeoutMs: config.timeoutMs,
-        fetch,
-      },
-    );
-    context.upstreamStatus = upstream.status;
-    const headers = new Headers();
-    for (const name of FORWARDED_RESPONSE_HEADERS) {
-      const value = upstream.headers.get(name);
-      if (value !== null) headers.set(name, value);
-    }
-    const body =
-      upstream.body.byteLength === 0 || isNullBodyStatus(upstream.status) ? null : upstream.body;
-    return new Response(body, { status: upstream.status, headers });
-  };
+export const forwardUpstream: ProxyTerminal = async (exchange) => {
+  const { env, context } = exchange;
+  const config = upstreamConfig(env);
+  const upstream = await sendUpstream(
+    {
+      method: exchange.route.method,
+      url: joinUpstreamUrl(config.baseUrl, exchange.path, exchange.search),
+      headers: upstreamHeaders(exchange),
+      body: exchange.body,
+      auth: exchange.route.upstreamAuth,
+    },
+    { keyId: env.UPSTREAM_KEY_ID, secret: env.UPSTREAM_SECRET, timeoutMs: config.timeoutMs },
+  );
+  context.upstreamStatus = upstream.status;
+  return callerResponse(upstream);
+};
+
+/**
+ * The response the caller gets for an upstream answer: the same status and body bytes,
+ * with only {@link FORWARDED_RESPONSE_HEADERS} kept (the `finally` stage adds the
+ * gateway's own `X-Request-Id`, whatever id the upstream answered with).
+ *
+ * @param upstream - the upstream's answer, body read.
+ * @returns a new response; no body for an empty body or a null-body status (204, 304...).
+ */
+export function callerResponse(upstream: UpstreamResponse): Response {
+  const headers = new Headers();
+  for (const name of FORWARDED_RESPONSE_HEADERS) {
+    const value = upstream.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  const body =
+    upstream.body.byteLength === 0 || isNullBodyStatus(upstream.status) ? null : upstream.body;
+  return new Response(body, { status: upstream.status, headers });
 }
 
 function upstreamHeaders(exchange: ProxyExchange): Headers {

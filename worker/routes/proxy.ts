@@ -3,15 +3,8 @@ import { contextOf } from '../http/context.ts';
 import { RouteNotFoundError } from '../http/errors.ts';
 import { forwardUpstream } from '../proxy/forward.ts';
 import { composeStages, type ProxyStage } from '../proxy/pipeline.ts';
-import type { FetchLike } from '../upstream/client.ts';
 import type { UpstreamRoute } from '../upstream/routes.ts';
 import { fillPattern } from '../upstream/url.ts';
-
-/** What the proxy handlers need from outside. */
-export interface ProxyDeps {
-  /** How to reach the upstream. */
-  readonly fetch: FetchLike;
-}
 
 /**
  * The stages run before forwarding, outermost first, chosen from the route's data.
@@ -32,15 +25,13 @@ export function stagesFor(_route: UpstreamRoute): readonly ProxyStage[] {
  * upstream call.
  *
  * @param route - the endpoint.
- * @param deps - the `fetch` to use.
  * @returns an itty-router handler.
  * @throws {RouteNotFoundError} 404 when a path segment is a dot segment.
  */
 export function proxyRoute(
   route: UpstreamRoute,
-  deps: ProxyDeps,
 ): (request: IRequest, env: Env) => Promise<Response> {
-  const run = composeStages(stagesFor(route), forwardUpstream(deps.fetch));
+  const run = composeStages(stagesFor(route), forwardUpstream);
   return async (request, env) => {
     const context = contextOf(request);
     context.routeName = route.name;

@@ -1,7 +1,7 @@
 import { signRequest } from '../../lib/signing.ts';
 import { InternalError, UpstreamTimeoutError, UpstreamUnreachableError } from '../http/errors.ts';
 
-/** A `fetch` implementation; injectable for tests. */
+/** A `fetch` implementation. */
 export type FetchLike = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
 /** A request to the payment service, prepared by the proxy. */
@@ -31,7 +31,12 @@ export interface SendUpstreamOptions {
   readonly secret: string;
   /** Limit for the whole exchange including the body read, in milliseconds. */
   readonly timeoutMs: number;
-  readonly fetch: FetchLike;
+  /**
+   * How to reach the upstream. The gateway always uses the default; unit tests pass
+   * one only for answers no real upstream in the test setup gives (a redirect, a body
+   * stalling after the headers). @default the global fetch
+   */
+  readonly fetch?: FetchLike;
 }
 
 /**
@@ -40,7 +45,7 @@ export interface SendUpstreamOptions {
  * another host), and reads the whole body within the timeout.
  *
  * @param request - method, URL, headers, body bytes and whether to sign.
- * @param options - credentials, timeout (ms) and `fetch`.
+ * @param options - credentials, timeout (ms) and optionally `fetch`.
  * @returns status, headers and body bytes, whatever the status (4xx/5xx included).
  * @throws {UpstreamTimeoutError} 504 when the answer (body included) takes longer than `timeoutMs`.
  * @throws {UpstreamUnreachableError} 502 when the connection fails.
@@ -62,11 +67,12 @@ export async function sendUpstream(
     });
     for (const [name, value] of Object.entries(signature)) headers.set(name, value);
   }
+  const send = options.fetch ?? ((input, init) => fetch(input, init));
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.timeoutMs);
   try {
     const response = await untilAborted(
-      options.fetch(request.url, {
+      send(request.url, {
         method: request.method,
         headers,
         redirect: 'manual',
