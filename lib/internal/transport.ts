@@ -68,7 +68,7 @@ export type RetryPolicy =
 /** One logical call. */
 export interface CallSpec {
   method: 'GET' | 'POST' | 'PATCH';
-  /** Path with every dynamic segment already encoded (see `path`). */
+  /** Path from the base, starting with `/`, every dynamic segment already encoded (see `path`). */
   path: string;
   query?: Record<string, string | number | undefined> | undefined;
   body?: unknown;
@@ -102,9 +102,11 @@ const TIMED_OUT = Symbol('edgepay.timeout');
 /** Sends calls with signing, timeouts, retries and verify-before-resend (DESIGN 2: reliability). */
 export class Transport {
   readonly #settings: TransportSettings;
+  readonly #base: string;
 
   constructor(settings: TransportSettings) {
     this.#settings = settings;
+    this.#base = settings.baseUrl.replace(/\/+$/, '');
   }
 
   /**
@@ -207,6 +209,7 @@ export class Transport {
     settings.logger?.debug('edgepay request', event);
     const attemptStarted = settings.now();
     const report = (status: number | undefined, error?: PaymentsError) => {
+      if (settings.onResponse === undefined && settings.logger === undefined) return;
       const done: ResponseEvent = { ...event, status, elapsedMs: settings.now() - attemptStarted };
       if (error !== undefined) done.error = error;
       settings.onResponse?.(done);

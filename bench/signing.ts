@@ -1,0 +1,54 @@
+// Signing throughput (issue: SDK, "Measured"): our signer (encode + HMAC + hex) against a
+// bare crypto.subtle.sign with the same cached key, node:crypto createHmac for context.
+// Sequential ops/s, 3 rounds with the order rotated, medians. Run: node bench/signing.ts
+import { createHmac } from 'node:crypto';
+import { signRequest } from '../lib/signing.ts';
+
+const OPS = Number(process.env.OPS ?? 20_000);
+const secret = 'sandbox-secret';
+const body = JSON.stringify({
+  reference: 'tr_0001',
+  amount: 5000,
+  currency: 'NGN',
+  narration: 'Invoice 42',
+});
+const encoder = new TextEncoder();
+const key = await crypto.subtle.importKey(
+  'raw',
+  encoder.encode(secret),
+  { name: 'HMAC', hash: 'SHA-256' },
+  false,
+  ['sign'],
+);
+const payload = encoder.encode(`1700000000:${body}`);
+
+const cases: Record<string, () => Promise<unknown> | unknown> = {
+  'edgepay signRequest': () => signRequest({ keyId: 'k', secret, body, timestamp: 1_700_000_000 }),
+  'bare crypto.subtle.sign': () => crypto.subtle.sign('HMAC', key, payload),
+  'node:crypto createHmac': () =>
+    createHmac('sha256', secret).update(`1700000000:${body}`).digest('hex'),
+};
+
+async function opsPerSecond(run: () => Promise<unknown> | unknown): Promise<number> {
+  for (let i = 0; i < 1_000; i++) await run();
+  const started = performance.now();
+  for (let i = 0; i < OPS; i++) await run();
+  return OPS / ((performance.now() - started) / 1000);
+}
+
+const names = Object.keys(cases);
+const results: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+for (let round = 0; round < 3; round++) {
+  const order = names.slice(round).concat(names.slice(0, round));
+  for (const name of order) results[name]?.push(await opsPerSecond(cases[name] as () => unknown));
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[1] ?? 0;
+const ours = median(results['edgepay signRequest'] ?? []);
+const bare = median(results['bare crypto.subtle.sign'] ?? []);
+console.log(`| signer | ops/s (median of 3) |`);
+console.log(`|---|---|`);
+for (const name of names)
+  console.log(`| ${name} | ${Math.round(median(results[name] ?? [])).toLocaleString('en')} |`);
+console.log(
+  `\nours / bare subtle.sign = ${(ours / bare).toFixed(3)} (target >= 0.9), ${OPS} sequential ops per round`,
+);
