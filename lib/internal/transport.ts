@@ -219,7 +219,7 @@ export class Transport {
     const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
     const onAbort = () => controller.abort(spec.signal?.reason);
     spec.signal?.addEventListener('abort', onAbort, { once: true });
-    let response: Response;
+    let response: Response | undefined;
     let text: string;
     try {
       if (spec.signal?.aborted) throw spec.signal.reason;
@@ -231,8 +231,12 @@ export class Transport {
         // Never follow: a redirect would carry signed headers elsewhere. workerd has no 'error'.
         redirect: 'manual',
       });
-      text = await response.text();
+      // Race the body read against the signal too: not every fetch (or injected Response)
+      // ties its body stream to the signal, and the timeout must cover the whole read.
+      text = await Promise.race([response.text(), rejectOnAbort(controller.signal)]);
     } catch (cause) {
+      // Free the connection of a body we will not read.
+      response?.body?.cancel().catch(() => {});
       const where = `${event.method} ${event.url}`;
       const context = { method: event.method, url: event.url, requestId: event.requestId, cause };
       const error =
@@ -290,6 +294,13 @@ function sleep(ms: number, signal: AbortSignal | undefined, event: RequestEvent)
     }, ms);
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function rejectOnAbort(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
   });
 }
 

@@ -214,6 +214,48 @@ describe('PaymentsClient', () => {
       expect(before - (await sandbox.state()).balance).toBe(110);
     });
 
+    it('should create a transfer exactly once when the sandbox drops the connection after committing', async () => {
+      await sandbox.control('faults', { drop_rate: 1 });
+      const reference = uniqueRef('dropped');
+      const before = (await sandbox.state()).balance;
+      const sdk = client({
+        // The answer is lost on the wire; clear the fault so the lookup gets through.
+        onResponse: (event) => {
+          if (event.status === undefined) void sandbox.control('faults', {});
+        },
+      });
+      const transfer = await sdk.transfers.initialize(transferParams(reference, 100));
+      expect(transfer).toMatchObject({ reference, status: 'processing', fee: 10 });
+      expect(requests.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual([
+        'POST /disbursements/initialize',
+        `GET /disbursements/verify/${reference}`,
+      ]);
+      const listed = await sdk.transfers
+        .list({ customer_email: 'grace@example.com', page_size: 100 })
+        .toArray({ limit: 1000 });
+      expect(listed.filter((t) => t.reference === reference)).toHaveLength(1);
+      expect(before - (await sandbox.state()).balance).toBe(110);
+    });
+
+    it('should time out a body that stalls after the headers', async () => {
+      // The real sandbox answer, whose body then never finishes arriving.
+      const stalling: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        const first = new Uint8Array(await response.arrayBuffer()).slice(0, 5);
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(first);
+          },
+        });
+        return new Response(body, { status: response.status, headers: response.headers });
+      };
+      const error = await client({ fetch: stalling, timeoutMs: 100, maxRetries: 0 })
+        .banks.list()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect((error as TimeoutError).timeoutMs).toBe(100);
+    });
+
     it('should resend after a lost answer when the first attempt never landed', async () => {
       await sandbox.control('faults', { error_rate: 1 });
       const reference = uniqueRef('retry');
