@@ -37,6 +37,8 @@ export const EmailSchema = v.pipe(
 export const ReferenceSchema = v.pipe(
   v.string('Expected a reference string'),
   v.regex(/^[\x21-\x7e]{1,100}$/, 'Expected 1 to 100 printable characters without spaces'),
+  // A path segment of "." or ".." is resolved away by every URL parser: unreachable by verify.
+  v.check((text) => text !== '.' && text !== '..', 'Expected a reference other than "." and ".."'),
 );
 
 /**
