@@ -119,13 +119,17 @@ export class Transport {
   async call(spec: CallSpec): Promise<CallResult> {
     const settings = this.#settings;
     const started = settings.now();
-    const url = new URL(spec.path.replace(/^\//, ''), `${settings.baseUrl.replace(/\/+$/, '')}/`);
-    for (const [name, value] of Object.entries(spec.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(name, String(value));
+    let url = this.#base + spec.path;
+    if (spec.query !== undefined) {
+      const query = new URLSearchParams();
+      for (const [name, value] of Object.entries(spec.query)) {
+        if (value !== undefined) query.set(name, String(value));
+      }
+      url += `?${query}`;
     }
     const event = {
       method: spec.method,
-      url: url.toString(),
+      url,
       attempt: 0,
       requestId: crypto.randomUUID(),
     };

@@ -1,0 +1,45 @@
+// Bundle size budgets (issue: SDK, "Measured"): esbuild --bundle --minify --format=esm
+// --conditions=workerd,worker, then gzip -9. Run: node bench/bundle-size.ts
+// Exits 1 when a budget is exceeded.
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+/** What is measured: an entry's source, and its budget in gzipped bytes. */
+export const BUDGETS = [
+  { name: 'whole client (PaymentsClient)', source: "export { PaymentsClient } from './lib/index.ts';", limit: 10 * 1024 },
+  {
+    name: 'verifyRequestSignature alone',
+    source: "export { verifyRequestSignature } from './lib/index.ts';",
+    limit: 1024,
+  },
+] as const;
+
+/** Bundles `source` as the issue prescribes and returns minified and gzip -9 sizes in bytes. */
+export async function measure(source: string): Promise<{ minified: number; gzipped: number }> {
+  const result = await build({
+    stdin: { contents: source, resolveDir: new URL('..', import.meta.url).pathname, loader: 'ts' },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    conditions: ['workerd', 'worker'],
+    write: false,
+    logLevel: 'silent',
+  });
+  const code = result.outputFiles[0]?.contents ?? new Uint8Array();
+  return { minified: code.length, gzipped: gzipSync(code, { level: 9 }).length };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  let over = false;
+  console.log('| entry | minified B | gzip -9 B | budget B |');
+  console.log('|---|---|---|---|');
+  for (const budget of BUDGETS) {
+    const size = await measure(budget.source);
+    over ||= size.gzipped > budget.limit;
+    console.log(`| ${budget.name} | ${size.minified} | ${size.gzipped} | ${budget.limit} |`);
+  }
+  if (over) {
+    console.error('\nover budget');
+    process.exit(1);
+  }
+}
