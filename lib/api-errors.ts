@@ -160,27 +160,30 @@ interface ErrorBody {
   requestId?: string;
 }
 
+// The body of DESIGN 4.4 when it is one; anything else (HTML from a proxy...) reads as {}.
 function parseErrorBody(rawBody: string): ErrorBody {
-  let parsed: unknown;
+  let body: Record<string, unknown>;
   try {
-    parsed = JSON.parse(rawBody);
+    body = Object(JSON.parse(rawBody));
   } catch {
     return {};
   }
-  if (typeof parsed !== 'object' || parsed === null) return {};
-  const record = parsed as Record<string, unknown>;
-  const body: ErrorBody = {};
-  if (typeof record.message === 'string') body.message = record.message;
-  if (typeof record.code === 'string') body.code = record.code;
-  if (typeof record.request_id === 'string') body.requestId = record.request_id;
-  if (Array.isArray(record.issues)) {
-    body.issues = record.issues.flatMap((issue: unknown) => {
-      if (typeof issue !== 'object' || issue === null) return [];
-      const { path, message } = issue as Record<string, unknown>;
-      return typeof message === 'string'
-        ? [{ path: typeof path === 'string' ? path : '', message }]
-        : [];
-    });
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const parsed: ErrorBody = {};
+  const assign = (name: keyof ErrorBody, value: unknown) => {
+    if (value !== undefined) Object.assign(parsed, { [name]: value });
+  };
+  assign('message', text(body.message));
+  assign('code', text(body.code));
+  assign('requestId', text(body.request_id));
+  if (Array.isArray(body.issues)) {
+    assign(
+      'issues',
+      body.issues
+        .map((issue) => Object(issue))
+        .filter((issue) => typeof issue.message === 'string')
+        .map((issue) => ({ path: text(issue.path) ?? '', message: issue.message })),
+    );
   }
-  return body;
+  return parsed;
 }

@@ -29,7 +29,19 @@ import {
  * Body of `POST /direct-debits/disburse`, which the spec does not show: the fields the
  * sandbox takes, each optional, and any others passed through (docs/assumptions.md).
  */
-export const OpenDisburseRequestSchema = v.looseObject(v.partial(DisburseRequestSchema).entries);
+export const OpenDisburseRequestSchema = v.looseObject(
+  Object.fromEntries(
+    Object.entries(DisburseRequestSchema.entries).map(([name, schema]) => [
+      name,
+      v.optional(schema),
+    ]),
+  ) as {
+    [K in keyof typeof DisburseRequestSchema.entries]: v.OptionalSchema<
+      (typeof DisburseRequestSchema.entries)[K],
+      undefined
+    >;
+  },
+);
 
 /** Input of {@link OpenDisburseRequestSchema}. */
 export type DisburseRequest = v.InferInput<typeof OpenDisburseRequestSchema>;

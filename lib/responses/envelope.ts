@@ -84,7 +84,7 @@ export function conform<T extends v.GenericSchema>(
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
-const PageMeta = v.object({
+const PageMeta = v.looseObject({
   total: Count,
   page: v.pipe(Count, v.minValue(1)),
   pageSize: v.pipe(Count, v.minValue(1)),

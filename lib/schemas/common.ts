@@ -10,7 +10,10 @@ import { isCalendarDate, parseInstant } from './dates.ts';
  * `toMinorUnits` from `lib/money.ts` (spec: Resources > amount conventions).
  */
 export const AmountSchema = v.pipe(
-  v.union([v.string(), v.number()], 'Expected an amount (number or decimal string)'),
+  v.custom<string | number>(
+    (value) => typeof value === 'string' || typeof value === 'number',
+    'Expected an amount (number or decimal string)',
+  ),
   v.check(
     (value: string | number) => isPositiveAmount(value),
     'Expected a positive amount with at most 2 decimal places',
