@@ -6,7 +6,11 @@ import { build } from 'esbuild';
 
 /** What is measured: an entry's source, and its budget in gzipped bytes. */
 export const BUDGETS = [
-  { name: 'whole client (PaymentsClient)', source: "export { PaymentsClient } from './lib/index.ts';", limit: 10 * 1024 },
+  {
+    name: 'whole client (PaymentsClient)',
+    source: "export { PaymentsClient } from './lib/index.ts';",
+    limit: 10 * 1024,
+  },
   {
     name: 'verifyRequestSignature alone',
     source: "export { verifyRequestSignature } from './lib/index.ts';",

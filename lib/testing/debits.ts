@@ -9,7 +9,7 @@ import { findMandate } from './mandates.ts';
 import { param, type RequestContext, readJsonBody } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { DebitRecord, MandateRecord } from './state.ts';
-import { createTransfer } from './transfers.ts';
+import { createTransfer, newTransfer, queuedTransferView } from './transfers.ts';
 
 /** Debits whose amount ends in `.13` are rejected by the bank (DESIGN 5, magic values). */
 export const FAILING_DEBIT_CENTS = 13;
@@ -64,13 +64,7 @@ export function createDebit(ctx: RequestContext): Response {
   return json({
     status: 'success',
     message: 'Debit queued for processing',
-    data: {
-      payment_reference: debit.paymentReference,
-      mandate_reference: debit.mandateReference,
-      debit_amount: toMajorUnits(debit.amountMinor),
-      narration: debit.narration,
-      status: debit.status,
-    },
+    data: debitView(debit, false),
   });
 }
 
@@ -82,18 +76,7 @@ export function createDebit(ctx: RequestContext): Response {
 export function debitStatus(ctx: RequestContext): Response {
   const debit = ctx.core.state.debits.get(param(ctx, 'payment_reference'));
   if (debit === undefined) throw notFound('Debit not found');
-  return json({
-    status: 'success',
-    data: {
-      payment_reference: debit.paymentReference,
-      mandate_reference: debit.mandateReference,
-      debit_amount: toMajorUnits(debit.amountMinor),
-      narration: debit.narration,
-      status: debit.status,
-      created_at: iso(debit.createdAt),
-      updated_at: iso(debit.updatedAt),
-    },
-  });
+  return json({ status: 'success', data: debitView(debit, true) });
 }
 
 /**
@@ -106,34 +89,19 @@ export function debitStatus(ctx: RequestContext): Response {
  */
 export function disburse(ctx: RequestContext): Response {
   const body = readJsonBody(ctx, DisburseRequestSchema);
-  const transfer = createTransfer(ctx.core, {
-    reference: body.reference,
-    amountMinor: toMinorUnits(body.amount),
-    currency: body.currency,
-    bankCode: body.destination_bank_code,
-    bankAccount: body.destination_bank_account,
-    bankName: body.destination_bank_name ?? null,
-    customerName: null,
-    customerEmail: null,
-    narration: body.narration ?? null,
-    metadata: {},
-    webhookUrl: undefined,
-  });
+  const transfer = createTransfer(
+    ctx.core,
+    newTransfer(body, {
+      customerName: null,
+      customerEmail: null,
+      metadata: {},
+      webhookUrl: undefined,
+    }),
+  );
   return json({
     status: 'success',
     message: 'Disbursement queued for processing',
-    data: {
-      reference: transfer.reference,
-      amount: toMajorUnits(transfer.amountMinor),
-      fee: toMajorUnits(transfer.feeMinor),
-      currency: transfer.currency,
-      destination_bank_code: transfer.bankCode,
-      destination_bank_account: transfer.bankAccount,
-      destination_bank_name: transfer.bankName,
-      narration: transfer.narration,
-      status: transfer.status,
-      created_at: iso(transfer.createdAt),
-    },
+    data: queuedTransferView(transfer, true),
   });
 }
 
@@ -191,4 +159,16 @@ function assertWithinMonthlyLimits(
       `Debit exceeds the mandate's monthly debit count for ${month}`,
     );
   }
+}
+
+/** The spec's Direct debit transaction, major units; `created_at` and `updated_at` only when `full`. */
+function debitView(debit: DebitRecord, full: boolean): Record<string, unknown> {
+  return {
+    payment_reference: debit.paymentReference,
+    mandate_reference: debit.mandateReference,
+    debit_amount: toMajorUnits(debit.amountMinor),
+    narration: debit.narration,
+    status: debit.status,
+    ...(full ? { created_at: iso(debit.createdAt), updated_at: iso(debit.updatedAt) } : {}),
+  };
 }

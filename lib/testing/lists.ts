@@ -30,6 +30,41 @@ export function paginate<T>(items: T[], page: number, pageSize: number): Page<T>
   return { total: items.length, page, pageSize, items: items.slice(start, start + pageSize) };
 }
 
+/** The query fields every list endpoint shares: inclusive dates and paging (spec: Limits). */
+export interface ListQuery {
+  start_date?: string | undefined;
+  end_date?: string | undefined;
+  page: number;
+  page_size: number;
+}
+
+/**
+ * One page of a list endpoint: `records` newest first, kept when created within the
+ * query's `start_date`..`end_date` and accepted by `matches`, cut to the query's page.
+ *
+ * @param records - every record of the kind, in insertion order.
+ * @param query - the parsed list query.
+ * @param matches - the endpoint's own filters (status, email, ...).
+ */
+export function listPage<T extends { createdAt: number }>(
+  records: Iterable<T>,
+  query: ListQuery,
+  matches: (record: T) => boolean,
+): Page<T> {
+  const within = createdWithin(query.start_date, query.end_date);
+  const kept = newestFirst(records).filter((record) => matches(record) && within(record.createdAt));
+  return paginate(kept, query.page, query.page_size);
+}
+
+/**
+ * The paging fields of a list answer, in the order the spec shows them.
+ *
+ * @returns `{ total, page, pageSize }`.
+ */
+export function pageFields(page: Page<unknown>): Omit<Page<unknown>, 'items'> {
+  return { total: page.total, page: page.page, pageSize: page.pageSize };
+}
+
 /**
  * A predicate on created time (epoch ms) from inclusive `start_date`/`end_date` bounds,
  * written as `YYYY-MM-DD` (whole days, UTC) or ISO date-times (see `parseInstant`).

@@ -10,7 +10,7 @@ import { creditBalance, requireAccountCurrency } from './balance.ts';
 import type { SandboxCore } from './core.ts';
 import { paymentFeeMinor } from './fees.ts';
 import { duplicateReference, notFound, SandboxHttpError } from './http-error.ts';
-import { createdWithin, newestFirst, paginate, sameEmail } from './lists.ts';
+import { listPage, pageFields, sameEmail } from './lists.ts';
 import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { PaymentRecord } from './state.ts';
@@ -79,20 +79,17 @@ export function verifyPayment(ctx: RequestContext): Response {
 /** `GET /merchants/transactions`: `{ status, total, page, pageSize, data: Payment[] }` with fee. */
 export function listTransactions(ctx: RequestContext): Response {
   const query = readQuery(ctx, ListTransactionsQuerySchema);
-  const within = createdWithin(query.start_date, query.end_date);
-  const matches = newestFirst(ctx.core.state.payments.values()).filter(
+  const page = listPage(
+    ctx.core.state.payments.values(),
+    query,
     (p) =>
       (query.status === undefined || p.status === query.status) &&
       (query.payment_method === undefined || p.paymentMethod === query.payment_method) &&
-      (query.customer_email === undefined || sameEmail(p.customerEmail, query.customer_email)) &&
-      within(p.createdAt),
+      (query.customer_email === undefined || sameEmail(p.customerEmail, query.customer_email)),
   );
-  const page = paginate(matches, query.page, query.page_size);
   return json({
     status: 'success',
-    total: page.total,
-    page: page.page,
-    pageSize: page.pageSize,
+    ...pageFields(page),
     data: page.items.map((p) => paymentView(p, true)),
   });
 }

@@ -4,7 +4,7 @@ import { InitializeRefundRequestSchema, ListRefundsQuerySchema } from '../schema
 import { creditBalance, debitBalance } from './balance.ts';
 import type { SandboxCore } from './core.ts';
 import { invalidField, notFound, SandboxHttpError } from './http-error.ts';
-import { createdWithin, newestFirst, paginate } from './lists.ts';
+import { listPage, newestFirst, pageFields } from './lists.ts';
 import { findPayment } from './payments.ts';
 import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { iso, json } from './respond.ts';
@@ -108,22 +108,16 @@ export function listPaymentRefunds(ctx: RequestContext): Response {
 /** `GET /merchants/refunds`: `{ status, data: { total, page, pageSize, records } }`. */
 export function listRefunds(ctx: RequestContext): Response {
   const query = readQuery(ctx, ListRefundsQuerySchema);
-  const within = createdWithin(query.start_date, query.end_date);
-  const matches = newestFirst(ctx.core.state.refunds.values()).filter(
+  const page = listPage(
+    ctx.core.state.refunds.values(),
+    query,
     (r) =>
       (query.status === undefined || r.status === query.status) &&
-      (query.payment_reference === undefined || r.paymentReference === query.payment_reference) &&
-      within(r.createdAt),
+      (query.payment_reference === undefined || r.paymentReference === query.payment_reference),
   );
-  const page = paginate(matches, query.page, query.page_size);
   return json({
     status: 'success',
-    data: {
-      total: page.total,
-      page: page.page,
-      pageSize: page.pageSize,
-      records: page.items.map((r) => refundView(r, true)),
-    },
+    data: { ...pageFields(page), records: page.items.map((r) => refundView(r, true)) },
   });
 }
 

@@ -1,5 +1,6 @@
 // Transfers (spec: Endpoints > Transfers; States > Transfer).
 import { toMajorUnits, toMinorUnits } from '../money.ts';
+import type { DisburseParams } from '../schemas/direct-debits.ts';
 import {
   InitializeTransferRequestSchema,
   ListDisbursementsQuerySchema,
@@ -8,7 +9,7 @@ import { creditBalance, debitBalance, requireAccountCurrency } from './balance.t
 import type { SandboxCore } from './core.ts';
 import { transferFeeMinor } from './fees.ts';
 import { duplicateReference, notFound } from './http-error.ts';
-import { createdWithin, newestFirst, paginate, sameEmail } from './lists.ts';
+import { listPage, pageFields, sameEmail } from './lists.ts';
 import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { Metadata, TransferRecord } from './state.ts';
@@ -33,6 +34,32 @@ export interface NewTransfer {
   narration: string | null;
   metadata: Metadata;
   webhookUrl: string | undefined;
+}
+
+/**
+ * A {@link NewTransfer} from the transfer fields a request body names: the Transfers
+ * body and the Direct debit disburse body share them.
+ *
+ * @param body - the parsed body; amount in major units.
+ * @param recipient - what only some bodies carry (customer, metadata, webhook_url).
+ */
+export function newTransfer(
+  body: DisburseParams,
+  recipient: Pick<NewTransfer, 'customerName' | 'customerEmail' | 'metadata' | 'webhookUrl'>,
+): NewTransfer {
+  return {
+    reference: body.reference,
+    amountMinor: toMinorUnits(body.amount),
+    currency: body.currency,
+    bankCode: body.destination_bank_code,
+    bankAccount: body.destination_bank_account,
+    bankName: body.destination_bank_name ?? null,
+    customerName: recipient.customerName,
+    customerEmail: recipient.customerEmail,
+    narration: body.narration ?? null,
+    metadata: recipient.metadata,
+    webhookUrl: recipient.webhookUrl,
+  };
 }
 
 /**
@@ -69,38 +96,20 @@ export function createTransfer(core: SandboxCore, input: NewTransfer): TransferR
  */
 export function initializeTransfer(ctx: RequestContext): Response {
   const body = readJsonBody(ctx, InitializeTransferRequestSchema);
-  const transfer = createTransfer(ctx.core, {
-    reference: body.reference,
-    amountMinor: toMinorUnits(body.amount),
-    currency: body.currency,
-    bankCode: body.destination_bank_code,
-    bankAccount: body.destination_bank_account,
-    bankName: body.destination_bank_name,
-    customerName: body.customer_name,
-    customerEmail: body.customer_email,
-    narration: body.narration ?? null,
-    metadata: body.metadata ?? {},
-    webhookUrl: body.webhook_url,
-  });
+  const transfer = createTransfer(
+    ctx.core,
+    newTransfer(body, {
+      customerName: body.customer_name,
+      customerEmail: body.customer_email,
+      metadata: body.metadata ?? {},
+      webhookUrl: body.webhook_url,
+    }),
+  );
   const message = 'Transfer queued for processing';
   if (ctx.core.state.faults.variant === 'flat') {
     return json({ status: 'processing', message, reference: transfer.reference });
   }
-  return json({
-    status: 'success',
-    message,
-    data: {
-      reference: transfer.reference,
-      amount: toMajorUnits(transfer.amountMinor),
-      currency: transfer.currency,
-      destination_bank_code: transfer.bankCode,
-      destination_bank_account: transfer.bankAccount,
-      destination_bank_name: transfer.bankName,
-      narration: transfer.narration,
-      status: transfer.status,
-      created_at: iso(transfer.createdAt),
-    },
-  });
+  return json({ status: 'success', message, data: queuedTransferView(transfer, false) });
 }
 
 /**
@@ -131,23 +140,17 @@ export function verifyTransfer(ctx: RequestContext): Response {
 /** `GET /merchants/disbursements`: `{ status, data: { total, page, pageSize, data } }`. */
 export function listDisbursements(ctx: RequestContext): Response {
   const query = readQuery(ctx, ListDisbursementsQuerySchema);
-  const within = createdWithin(query.start_date, query.end_date);
-  const matches = newestFirst(ctx.core.state.transfers.values()).filter(
+  const page = listPage(
+    ctx.core.state.transfers.values(),
+    query,
     (t) =>
       (query.status === undefined || t.status === query.status) &&
       (query.customer_email === undefined ||
-        (t.customerEmail !== null && sameEmail(t.customerEmail, query.customer_email))) &&
-      within(t.createdAt),
+        (t.customerEmail !== null && sameEmail(t.customerEmail, query.customer_email))),
   );
-  const page = paginate(matches, query.page, query.page_size);
   return json({
     status: 'success',
-    data: {
-      total: page.total,
-      page: page.page,
-      pageSize: page.pageSize,
-      data: page.items.map(transferView),
-    },
+    data: { ...pageFields(page), data: page.items.map(transferView) },
   });
 }
 
@@ -203,6 +206,28 @@ function finish(
       metadata: transfer.metadata,
     },
   });
+}
+
+/**
+ * A just-queued transfer as the creation answers echo it, major units; `fee` only when
+ * `withFee` (`POST /direct-debits/disburse` shows it, `POST /disbursements/initialize` does not).
+ */
+export function queuedTransferView(
+  transfer: TransferRecord,
+  withFee: boolean,
+): Record<string, unknown> {
+  return {
+    reference: transfer.reference,
+    amount: toMajorUnits(transfer.amountMinor),
+    ...(withFee ? { fee: toMajorUnits(transfer.feeMinor) } : {}),
+    currency: transfer.currency,
+    destination_bank_code: transfer.bankCode,
+    destination_bank_account: transfer.bankAccount,
+    destination_bank_name: transfer.bankName,
+    narration: transfer.narration,
+    status: transfer.status,
+    created_at: iso(transfer.createdAt),
+  };
 }
 
 /** The spec's Transfer object (spec: Transfers > GET /disbursements/verify), major units. */

@@ -11,7 +11,7 @@ import { creditBalance, requireAccountCurrency } from './balance.ts';
 import type { SandboxCore } from './core.ts';
 import { virtualAccountNumber } from './hash.ts';
 import { duplicateReference, notFound } from './http-error.ts';
-import { createdWithin, newestFirst, paginate, sameEmail } from './lists.ts';
+import { listPage, newestFirst, pageFields, sameEmail } from './lists.ts';
 import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { VirtualAccountRecord, VirtualAccountTransactionRecord } from './state.ts';
@@ -92,21 +92,14 @@ export function virtualAccountByEmail(ctx: RequestContext): Response {
 /** `GET /merchants/virtual-accounts/transactions`: `{ status, total, page, pageSize, data }`. */
 export function listVirtualAccountTransactions(ctx: RequestContext): Response {
   const query = readQuery(ctx, ListVirtualAccountTransactionsQuerySchema);
-  const within = createdWithin(query.start_date, query.end_date);
-  const matches = newestFirst(ctx.core.state.virtualAccountTransactions).filter(
+  const page = listPage(
+    ctx.core.state.virtualAccountTransactions,
+    query,
     (t) =>
       (query.account_reference === undefined || t.accountReference === query.account_reference) &&
-      (query.status === undefined || t.status === query.status) &&
-      within(t.createdAt),
+      (query.status === undefined || t.status === query.status),
   );
-  const page = paginate(matches, query.page, query.page_size);
-  return json({
-    status: 'success',
-    total: page.total,
-    page: page.page,
-    pageSize: page.pageSize,
-    data: page.items.map(transactionView),
-  });
+  return json({ status: 'success', ...pageFields(page), data: page.items.map(transactionView) });
 }
 
 /** Body of `POST /__sandbox/virtual-accounts/{account_reference}/credit` (DESIGN 5). */

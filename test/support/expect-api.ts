@@ -1,9 +1,12 @@
 /**
  * Assertions shared by the sandbox contract tests: the error body of DESIGN 4.4 with
- * the stable codes of DESIGN 4.5, and validation issues by path.
+ * the stable codes of DESIGN 4.5, validation issues by path, list pages and webhook
+ * signatures.
  */
 import { expect } from 'vitest';
-import type { ApiResponse, Json } from './sandbox-client.ts';
+import { verifyRequestSignature } from '../../lib/signing.ts';
+import { type ApiResponse, type Json, SANDBOX_SECRET } from './sandbox-client.ts';
+import type { ReceivedWebhook } from './webhook-receiver.ts';
 
 /**
  * Asserts an error response: HTTP `status`, body `{ status: 'error', message, code,
@@ -55,4 +58,40 @@ export function expectIsoTimestamp(value: unknown): void {
     /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/,
   );
   expect(Number.isNaN(Date.parse(value as string))).toBe(false);
+}
+
+/** Asserts that a spec record's `created_at` and `updated_at` are ISO 8601 timestamps. */
+export function expectTimestamps(record: Json): void {
+  expectIsoTimestamp(record.created_at);
+  expectIsoTimestamp(record.updated_at);
+}
+
+/**
+ * Asserts pages 1 and 2 of a list answered `pageSize` records per page out of `total`.
+ *
+ * @param first - the page object of page 1 (`res.body`, or `res.body.data` where nested).
+ * @param second - the page object of page 2.
+ */
+export function expectTwoPages(first: Json, second: Json, total: number, pageSize: number): void {
+  expect(first).toMatchObject({ total, page: 1, pageSize });
+  expect(second).toMatchObject({ total, page: 2, pageSize });
+}
+
+/** Asserts a webhook body's envelope (spec: Events): string `status`, `message`, `event_id` and an ISO `timestamp`. */
+export function expectWebhookEnvelope(body: Json): void {
+  expect(typeof body.status).toBe('string');
+  expect(typeof body.message).toBe('string');
+  expect(typeof body.event_id).toBe('string');
+  expectIsoTimestamp(body.timestamp);
+}
+
+/** Asserts that a received webhook carries a valid signature by the merchant secret over its exact body. */
+export async function expectSignedWebhook(hook: ReceivedWebhook): Promise<void> {
+  await expect(
+    verifyRequestSignature({
+      secret: SANDBOX_SECRET,
+      body: hook.raw,
+      headers: hook.headers as Record<string, string>,
+    }),
+  ).resolves.toBeUndefined();
 }

@@ -1,16 +1,15 @@
 /**
  * Black-box helpers for contract tests of the sandbox emulator (DESIGN 3, 5): start a
  * sandbox over real HTTP on a free loopback port, send signed requests with real
- * `fetch`, drive the `/__sandbox/*` controls, and receive webhooks on a tiny local
- * server. Nothing here reaches into the emulator's internals except `tick()`.
+ * `fetch` and drive the `/__sandbox/*` controls (webhooks arrive at
+ * `webhook-receiver.ts`). Nothing here reaches into the emulator's internals except `tick()`.
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { signRequest } from '../../lib/signing.ts';
 import { type SandboxServer, startSandboxServer } from '../../scripts/sandbox-server.ts';
 
-/** Sandbox merchant credentials (DESIGN 5, local defaults). */
+/** Sandbox merchant key id (DESIGN 5, local default). */
 export const SANDBOX_KEY_ID = 'sandbox-key';
+/** Sandbox merchant HMAC secret, which also signs its webhooks (DESIGN 5, local default). */
 export const SANDBOX_SECRET = 'sandbox-secret';
 /** Opening balance of a fresh sandbox, NGN major units (DESIGN 5). */
 export const OPENING_BALANCE = 1_000_000;
@@ -99,6 +98,8 @@ export interface SandboxClient {
   advance(seconds: number): Promise<void>;
   /** Advances past the settlement delay and runs a tick (settles and flushes webhooks). */
   settle(): Promise<void>;
+  /** Runs one sandbox tick now, without moving the clock: settles what is due, flushes webhooks. */
+  tick(): Promise<void>;
   /** Empties all state; throws unless the control answers 2xx. */
   reset(): Promise<void>;
   /** Reads `GET /__sandbox/webhooks`. */
@@ -201,6 +202,7 @@ export async function startSandboxClient(
       await advance(SETTLE_SECONDS);
       await server.sandbox.tick();
     },
+    tick: () => server.sandbox.tick(),
     reset: async () => {
       const res = await control('reset', {});
       expectOk('POST /__sandbox/reset', res);
@@ -237,81 +239,6 @@ export function toMinor(amount: number | string): number {
 /** A unique reference for one test, e.g. `tr-3f9c1a2b-...`. */
 export function uniqueRef(prefix: string): string {
   return `${prefix}-${crypto.randomUUID()}`;
-}
-
-/** One webhook POST received by {@link startWebhookReceiver}. */
-export interface ReceivedWebhook {
-  headers: IncomingHttpHeaders;
-  /** Exact bytes received, as UTF-8 text (what the signature covers). */
-  raw: string;
-  body: Json;
-}
-
-/** A local HTTP server that records webhook deliveries. */
-export interface WebhookReceiver {
-  url: string;
-  received: ReceivedWebhook[];
-  /** Status code answered to deliveries. @default 200 */
-  respondWith: number;
-  /**
-   * Resolves with the first delivery matching `predicate`, polling until `timeoutMs`;
-   * calls `tick` (e.g. `sandbox.tick()`) between polls so pending webhooks flush.
-   */
-  waitFor(
-    predicate: (hook: ReceivedWebhook) => boolean,
-    options?: { timeoutMs?: number; tick?: () => Promise<void> },
-  ): Promise<ReceivedWebhook>;
-  close(): Promise<void>;
-}
-
-/** Starts a webhook receiver on 127.0.0.1 with a free port. */
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
-  const received: ReceivedWebhook[] = [];
-  const receiver: Partial<WebhookReceiver> & { respondWith: number } = { respondWith: 200 };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      let body: Json;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        body = undefined;
-      }
-      received.push({ headers: req.headers, raw, body });
-      res.writeHead(receiver.respondWith, { 'content-type': 'text/plain' });
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return Object.assign(receiver, {
-    url: `http://127.0.0.1:${port}/hooks`,
-    received,
-    waitFor: async (
-      predicate: (hook: ReceivedWebhook) => boolean,
-      { timeoutMs = 3_000, tick }: { timeoutMs?: number; tick?: () => Promise<void> } = {},
-    ) => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const hit = received.find(predicate);
-        if (hit !== undefined) return hit;
-        if (Date.now() > deadline) {
-          throw new Error(
-            `no matching webhook within ${timeoutMs} ms; received: ${received.map((h) => h.raw).join('\n')}`,
-          );
-        }
-        if (tick !== undefined) await tick();
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  }) as WebhookReceiver;
 }
 
 /** `YYYY-MM-DD` of an ISO timestamp plus `days` (UTC). */

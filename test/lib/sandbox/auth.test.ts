@@ -4,29 +4,31 @@
  * signature headers, which failures answer `unauthorized` or `invalid_signature`,
  * the 300 s freshness window on the real clock, and repeated signatures.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../../lib/signing.ts';
+import { describe, expect, it } from 'vitest';
+import { type SignatureHeaders, signRequest } from '../../../lib/signing.ts';
 import { expectError, expectSuccess } from '../../support/expect-api.ts';
 import { paymentBody } from '../../support/payloads.ts';
 import {
+  type CallOptions,
   SANDBOX_KEY_ID,
   SANDBOX_SECRET,
-  type SandboxClient,
-  startSandboxClient,
   uniqueRef,
 } from '../../support/sandbox-client.ts';
+import { useSandboxClient } from '../../support/sandbox-fixture.ts';
 
-let api: SandboxClient;
-
-beforeAll(async () => {
-  api = await startSandboxClient();
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const api = useSandboxClient();
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** `GET /merchants/transactions`, a signed endpoint without a body, sent with `options`. */
+function listTransactions(options?: CallOptions) {
+  return api.call('GET', '/merchants/transactions', undefined, options);
+}
+
+/** Signature headers of the sandbox merchant over `body`, signed now. */
+function merchantSignature(body = ''): Promise<SignatureHeaders> {
+  return signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET, body });
+}
 
 /** Every endpoint of the spec that requires the signature headers (spec: Authentication 3). */
 const SIGNED_ENDPOINTS: Array<[method: string, path: string, body?: unknown]> = [
@@ -69,28 +71,21 @@ describe('sandbox authentication', () => {
     it.each(['X-Key-Id', 'X-Timestamp', 'X-Signature'])(
       'should answer 401 unauthorized when only %s is missing',
       async (header) => {
-        const signed = await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET });
+        const signed = await merchantSignature();
         const headers: Record<string, string> = { ...signed };
         delete headers[header];
-        const res = await api.call('GET', '/merchants/transactions', undefined, {
-          sign: false,
-          headers,
-        });
+        const res = await listTransactions({ sign: false, headers });
         expectError(res, 401, 'unauthorized');
       },
     );
 
     it('should answer 401 unauthorized to an unknown key id', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: { keyId: 'someone-else' },
-      });
+      const res = await listTransactions({ sign: { keyId: 'someone-else' } });
       expectError(res, 401, 'unauthorized');
     });
 
     it('should answer 401 invalid_signature to a signature made with another secret', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: { secret: 'not-the-secret' },
-      });
+      const res = await listTransactions({ sign: { secret: 'not-the-secret' } });
       expectError(res, 401, 'invalid_signature');
     });
 
@@ -115,84 +110,60 @@ describe('sandbox authentication', () => {
     });
 
     it('should answer 401 invalid_signature to a body-less request signed over a body', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        signedBody: '{}',
-      });
+      const res = await listTransactions({ signedBody: '{}' });
       expectError(res, 401, 'invalid_signature');
     });
 
     it('should answer 401 invalid_signature to a signature that is not hex', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        headers: { 'X-Signature': 'z'.repeat(64) },
-      });
+      const res = await listTransactions({ headers: { 'X-Signature': 'z'.repeat(64) } });
       expectError(res, 401, 'invalid_signature');
     });
 
     it('should answer 401 invalid_signature to a timestamp that is not unix seconds', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        headers: { 'X-Timestamp': 'yesterday' },
-      });
+      const res = await listTransactions({ headers: { 'X-Timestamp': 'yesterday' } });
       expectError(res, 401, 'invalid_signature');
     });
 
     it('should answer 401 invalid_signature to a timestamp more than 300 s in the past', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: { timestamp: nowSeconds() - 310 },
-      });
+      const res = await listTransactions({ sign: { timestamp: nowSeconds() - 310 } });
       expectError(res, 401, 'invalid_signature');
     });
 
     it('should answer 401 invalid_signature to a timestamp more than 300 s in the future', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: { timestamp: nowSeconds() + 310 },
-      });
+      const res = await listTransactions({ sign: { timestamp: nowSeconds() + 310 } });
       expectError(res, 401, 'invalid_signature');
     });
 
     it('should accept a timestamp 290 s in the past', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: { timestamp: nowSeconds() - 290 },
-      });
+      const res = await listTransactions({ sign: { timestamp: nowSeconds() - 290 } });
       expectSuccess(res);
     });
 
     it('should accept a timestamp 290 s in the future', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: { timestamp: nowSeconds() + 290 },
-      });
+      const res = await listTransactions({ sign: { timestamp: nowSeconds() + 290 } });
       expectSuccess(res);
     });
 
     it('should check freshness against the real clock, not the advanced sandbox clock', async () => {
       await api.advance(86_400);
-      const fresh = await api.call('GET', '/merchants/transactions');
+      const fresh = await listTransactions();
       expectSuccess(fresh);
       const sandboxNow = Math.floor(Date.parse((await api.state()).now) / 1000);
-      const stale = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: { timestamp: sandboxNow },
-      });
+      const stale = await listTransactions({ sign: { timestamp: sandboxNow } });
       expectError(stale, 401, 'invalid_signature');
     });
 
     it('should accept the same signature headers twice (no replay rejection)', async () => {
-      const headers = { ...(await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET })) };
-      const first = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: false,
-        headers,
-      });
-      const second = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: false,
-        headers,
-      });
+      const headers = { ...(await merchantSignature()) };
+      const first = await listTransactions({ sign: false, headers });
+      const second = await listTransactions({ sign: false, headers });
       expectSuccess(first);
       expectSuccess(second);
     });
 
     it('should let a resent signed POST reach the duplicate rule (409, not 401)', async () => {
       const raw = JSON.stringify(paymentBody());
-      const headers = {
-        ...(await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET, body: raw })),
-      };
+      const headers = { ...(await merchantSignature(raw)) };
       const first = await api.call('POST', '/payments/initialize', undefined, {
         rawBody: raw,
         sign: false,
@@ -216,8 +187,8 @@ describe('sandbox authentication', () => {
     });
 
     it('should accept an upper-case hex signature', async () => {
-      const signed = await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET });
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
+      const signed = await merchantSignature();
+      const res = await listTransactions({
         sign: false,
         headers: { ...signed, 'X-Signature': signed['X-Signature'].toUpperCase() },
       });
@@ -225,8 +196,8 @@ describe('sandbox authentication', () => {
     });
 
     it('should answer 401 invalid_signature to a truncated signature', async () => {
-      const signed = await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET });
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
+      const signed = await merchantSignature();
+      const res = await listTransactions({
         sign: false,
         headers: { ...signed, 'X-Signature': signed['X-Signature'].slice(0, 62) },
       });
@@ -234,15 +205,13 @@ describe('sandbox authentication', () => {
     });
 
     it('should answer 401 unauthorized to an empty key id', async () => {
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
-        sign: { keyId: '' },
-      });
+      const res = await listTransactions({ sign: { keyId: '' } });
       expectError(res, 401, 'unauthorized');
     });
 
     it('should accept header names in any case', async () => {
-      const signed = await signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET });
-      const res = await api.call('GET', '/merchants/transactions', undefined, {
+      const signed = await merchantSignature();
+      const res = await listTransactions({
         sign: false,
         headers: {
           'x-key-id': signed['X-Key-Id'],

@@ -2,30 +2,36 @@
  * Contract tests of the sandbox emulator's banks over real HTTP (spec: Banks; DESIGN 5
  * magic values): the open bank list and account-name resolution.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectSuccess, expectValidation } from '../../support/expect-api.ts';
-import { type Json, type SandboxClient, startSandboxClient } from '../../support/sandbox-client.ts';
+import type { Json } from '../../support/sandbox-client.ts';
+import { useSandboxClient } from '../../support/sandbox-fixture.ts';
 
-let api: SandboxClient;
+const api = useSandboxClient();
 let banks: Json[];
 
 beforeAll(async () => {
-  api = await startSandboxClient();
-  banks = (await api.call('GET', '/banks', undefined, { sign: false })).body?.data ?? [];
+  banks = (await listBanks()).body?.data ?? [];
 });
 
-afterAll(async () => {
-  await api.close();
-});
+/** `GET /banks` with `query` (e.g. `?country_code=GH`), unsigned: the list is open. */
+function listBanks(query = '') {
+  return api.call('GET', `/banks${query}`, undefined, { sign: false });
+}
 
 function resolve(body: Record<string, unknown>, sign = true) {
   return api.call('POST', '/banks/resolve', body, { sign });
 }
 
+/** A resolve body for `account` at the first listed bank in NGN; `overrides` vary it. */
+function resolveBody(account: string, overrides: Record<string, unknown> = {}) {
+  return { bank: banks[0].bank_code, account, currency: 'NGN', ...overrides };
+}
+
 describe('sandbox banks', () => {
   describe('GET /banks', () => {
     it('should list banks with a string bank_name and bank_code without signature', async () => {
-      const res = await api.call('GET', '/banks', undefined, { sign: false });
+      const res = await listBanks();
       expectSuccess(res);
       expect(res.body.data.length).toBeGreaterThan(0);
       for (const bank of res.body.data as Json[]) {
@@ -37,7 +43,7 @@ describe('sandbox banks', () => {
     });
 
     it('should default country_code to NG', async () => {
-      const res = await api.call('GET', '/banks?country_code=NG', undefined, { sign: false });
+      const res = await listBanks('?country_code=NG');
       expectSuccess(res);
       expect(res.body.data).toEqual(banks);
     });
@@ -49,25 +55,25 @@ describe('sandbox banks', () => {
     });
 
     it('should list other banks for another supported country', async () => {
-      const res = await api.call('GET', '/banks?country_code=GH', undefined, { sign: false });
+      const res = await listBanks('?country_code=GH');
       expectSuccess(res);
       expect(res.body.data.length).toBeGreaterThan(0);
       expect(res.body.data).not.toEqual(banks);
     });
 
     it('should answer an empty list for a country without banks', async () => {
-      const res = await api.call('GET', '/banks?country_code=ZZ', undefined, { sign: false });
+      const res = await listBanks('?country_code=ZZ');
       expectSuccess(res);
       expect(res.body.data).toEqual([]);
     });
 
     it('should reject a lowercase country_code with 400 naming country_code', async () => {
-      const res = await api.call('GET', '/banks?country_code=ng', undefined, { sign: false });
+      const res = await listBanks('?country_code=ng');
       expectValidation(res, ['country_code']);
     });
 
     it('should reject a country_code that is not two letters with 400', async () => {
-      const res = await api.call('GET', '/banks?country_code=NGA', undefined, { sign: false });
+      const res = await listBanks('?country_code=NGA');
       expectValidation(res, ['country_code']);
     });
   });
@@ -75,7 +81,7 @@ describe('sandbox banks', () => {
   describe('POST /banks/resolve', () => {
     it('should resolve an account to a holder name, echoing bank code and account', async () => {
       const bank = banks[0];
-      const res = await resolve({ bank: bank.bank_code, account: '0123456789', currency: 'NGN' });
+      const res = await resolve(resolveBody('0123456789'));
       expectSuccess(res);
       expect(res.body.data).toMatchObject({
         bank_code: bank.bank_code,
@@ -89,18 +95,14 @@ describe('sandbox banks', () => {
     });
 
     it('should resolve the same account to the same name every time', async () => {
-      const body = { bank: banks[0].bank_code, account: '2222222222', currency: 'NGN' };
+      const body = resolveBody('2222222222');
       const first = await resolve(body);
       const second = await resolve(body);
       expect(second.body.data.account_name).toBe(first.body.data.account_name);
     });
 
     it('should answer 404 not_found for account 0000000000', async () => {
-      const res = await resolve({
-        bank: banks[0].bank_code,
-        account: '0000000000',
-        currency: 'NGN',
-      });
+      const res = await resolve(resolveBody('0000000000'));
       expectError(res, 404, 'not_found');
     });
 
@@ -108,16 +110,12 @@ describe('sandbox banks', () => {
       const listed = new Set(banks.map((b) => b.bank_code));
       let code = 100;
       while (listed.has(String(code))) code += 1;
-      const res = await resolve({ bank: String(code), account: '0123456789', currency: 'NGN' });
+      const res = await resolve(resolveBody('0123456789', { bank: String(code) }));
       expectValidation(res, ['bank']);
     });
 
     it('should reject a currency without a bank list with an issue at currency', async () => {
-      const res = await resolve({
-        bank: banks[0].bank_code,
-        account: '0123456789',
-        currency: 'USD',
-      });
+      const res = await resolve(resolveBody('0123456789', { currency: 'USD' }));
       expectValidation(res, ['currency']);
     });
 
@@ -126,19 +124,12 @@ describe('sandbox banks', () => {
     });
 
     it('should reject an account number with letters with an issue at account', async () => {
-      const res = await resolve({
-        bank: banks[0].bank_code,
-        account: '01234abcde',
-        currency: 'NGN',
-      });
+      const res = await resolve(resolveBody('01234abcde'));
       expectValidation(res, ['account']);
     });
 
     it('should require signature headers', async () => {
-      const res = await resolve(
-        { bank: banks[0].bank_code, account: '0123456789', currency: 'NGN' },
-        false,
-      );
+      const res = await resolve(resolveBody('0123456789'), false);
       expectError(res, 401, 'unauthorized');
     });
   });

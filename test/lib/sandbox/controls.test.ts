@@ -2,7 +2,8 @@
  * Contract tests of the sandbox emulator's test controls over real HTTP (DESIGN 5:
  * `/__sandbox/` state, clock, reset, faults and response variants).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { creationRequests } from '../../support/endpoints.ts';
 import {
   expectError,
   expectIsoTimestamp,
@@ -10,27 +11,24 @@ import {
   expectValidation,
 } from '../../support/expect-api.ts';
 import { paymentBody, refundBody, transferBody } from '../../support/payloads.ts';
-import {
-  OPENING_BALANCE,
-  type SandboxClient,
-  startSandboxClient,
-  toMinor,
-  uniqueRef,
-} from '../../support/sandbox-client.ts';
+import { OPENING_BALANCE, toMinor, uniqueRef } from '../../support/sandbox-client.ts';
+import { useSandboxClient } from '../../support/sandbox-fixture.ts';
 
-let api: SandboxClient;
-
-beforeAll(async () => {
-  api = await startSandboxClient();
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const api = useSandboxClient();
 
 async function faults(body: Record<string, unknown>): Promise<void> {
   const res = await api.control('faults', body);
   expect(res.status, res.text).toBe(200);
+}
+
+const initializePayment = creationRequests(api, '/payments/initialize', paymentBody).send;
+const initializeTransfer = creationRequests(api, '/disbursements/initialize', transferBody).send;
+
+/** A payment completed as success through the control; returns its reference. */
+async function paidPayment(): Promise<string> {
+  const { reference } = (await initializePayment()).body;
+  await api.complete(reference, 'success');
+  return reference;
 }
 
 async function verifyTransfer(reference: string) {
@@ -59,7 +57,7 @@ describe('sandbox controls', () => {
     });
 
     it('should count created payments', async () => {
-      await api.call('POST', '/payments/initialize', paymentBody());
+      await initializePayment();
       const { counts } = await api.state();
       expect(counts.payments).toBe(1);
       expect(counts.transfers).toBe(0);
@@ -78,8 +76,8 @@ describe('sandbox controls', () => {
 
     it('should answer the new sandbox time and how many items settled', async () => {
       await api.reset();
-      await api.call('POST', '/disbursements/initialize', transferBody());
-      await api.call('POST', '/disbursements/initialize', transferBody());
+      await initializeTransfer();
+      await initializeTransfer();
       const res = await api.control('clock/advance', { seconds: 6 });
       expectSuccess(res);
       expect(res.body.data.settled).toBe(2);
@@ -91,7 +89,7 @@ describe('sandbox controls', () => {
 
     it('should stamp new items with the advanced sandbox time', async () => {
       await api.advance(10 * 86_400);
-      const { reference } = (await api.call('POST', '/payments/initialize', paymentBody())).body;
+      const { reference } = (await initializePayment()).body;
       const created = (await api.call('GET', `/payments/verify/${reference}`)).body.data.created_at;
       expect(Date.parse(created) - Date.now()).toBeGreaterThan(9 * 86_400_000);
     });
@@ -99,7 +97,7 @@ describe('sandbox controls', () => {
     it('should settle due items as soon as the clock is advanced', async () => {
       await api.reset();
       const reference = uniqueRef('tr');
-      await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      await initializeTransfer({ reference });
       await api.control('clock/advance', { seconds: 6 });
       const records = await api.webhooks();
       expect(records.map((r) => r.body.data.reference)).toContain(reference);
@@ -117,8 +115,8 @@ describe('sandbox controls', () => {
 
   describe('POST /__sandbox/reset', () => {
     it('should forget payments, restore the opening balance and empty counts', async () => {
-      const { reference } = (await api.call('POST', '/payments/initialize', paymentBody())).body;
-      await api.call('POST', '/disbursements/initialize', transferBody({ amount: 1000 }));
+      const { reference } = (await initializePayment()).body;
+      await initializeTransfer({ amount: 1000 });
       const res = await api.control('reset', {});
       expect(res.status).toBe(200);
       expectError(await api.call('GET', `/payments/verify/${reference}`), 404, 'not_found');
@@ -142,15 +140,13 @@ describe('sandbox controls', () => {
 
     it('should free references for reuse', async () => {
       const reference = uniqueRef('tr');
-      await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      await initializeTransfer({ reference });
       await api.reset();
-      expectSuccess(
-        await api.call('POST', '/disbursements/initialize', transferBody({ reference })),
-      );
+      expectSuccess(await initializeTransfer({ reference }));
     });
 
     it('should empty the webhook log', async () => {
-      await api.call('POST', '/disbursements/initialize', transferBody());
+      await initializeTransfer();
       await api.settle();
       expect((await api.webhooks()).length).toBeGreaterThan(0);
       await api.reset();
@@ -162,7 +158,7 @@ describe('sandbox controls', () => {
     it('should list emitted events with their delivery state', async () => {
       await api.reset();
       const reference = uniqueRef('tr');
-      await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      await initializeTransfer({ reference });
       await api.settle();
       const res = await api.control('webhooks');
       expectSuccess(res);
@@ -208,7 +204,7 @@ describe('sandbox controls', () => {
       await api.reset();
       await faults({ error_rate: 1 });
       const reference = uniqueRef('tr');
-      const res = await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      const res = await initializeTransfer({ reference });
       expect(res.status).toBe(503);
       await faults({});
       expectError(await verifyTransfer(reference), 404, 'not_found');
@@ -229,16 +225,14 @@ describe('sandbox controls', () => {
 
     it('should make fetch reject at drop_rate 1', async () => {
       await faults({ drop_rate: 1 });
-      await expect(api.call('POST', '/disbursements/initialize', transferBody())).rejects.toThrow();
+      await expect(initializeTransfer()).rejects.toThrow();
     });
 
     it('should commit the request whose connection it dropped', async () => {
       await api.reset();
       await faults({ drop_rate: 1 });
       const reference = uniqueRef('tr');
-      await api
-        .call('POST', '/disbursements/initialize', transferBody({ reference, amount: 10 }))
-        .catch(() => undefined);
+      await initializeTransfer({ reference, amount: 10 }).catch(() => undefined);
       await faults({});
       const res = await verifyTransfer(reference);
       expectSuccess(res);
@@ -268,7 +262,7 @@ describe('sandbox controls', () => {
     });
 
     it('should answer payment verify flat with status, message, reference, transaction_id', async () => {
-      const { reference } = (await api.call('POST', '/payments/initialize', paymentBody())).body;
+      const { reference } = (await initializePayment()).body;
       await faults({ variant: 'flat' });
       const res = await api.call('GET', `/payments/verify/${reference}`);
       expect(res.status).toBe(200);
@@ -282,7 +276,7 @@ describe('sandbox controls', () => {
     it('should answer transfer initialize flat with status processing, message, reference', async () => {
       await faults({ variant: 'flat' });
       const reference = uniqueRef('tr');
-      const res = await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      const res = await initializeTransfer({ reference });
       expect(res.status).toBe(200);
       expect(res.body.data).toBeUndefined();
       expect(res.body).toMatchObject({ status: 'processing', reference });
@@ -291,7 +285,7 @@ describe('sandbox controls', () => {
 
     it('should answer transfer verify flat with the transfer state in status', async () => {
       const reference = uniqueRef('tr');
-      await api.call('POST', '/disbursements/initialize', transferBody({ reference, amount: 75 }));
+      await initializeTransfer({ reference, amount: 75 });
       await api.settle();
       await faults({ variant: 'flat' });
       const res = await verifyTransfer(reference);
@@ -310,8 +304,7 @@ describe('sandbox controls', () => {
     });
 
     it('should answer refund retrieve flat with the refund state in status', async () => {
-      const pay = (await api.call('POST', '/payments/initialize', paymentBody())).body.reference;
-      await api.complete(pay, 'success');
+      const pay = await paidPayment();
       const refundReference = uniqueRef('rf');
       await api.call(
         'POST',
@@ -331,8 +324,7 @@ describe('sandbox controls', () => {
     });
 
     it('should answer refund initialize flat with status processing', async () => {
-      const pay = (await api.call('POST', '/payments/initialize', paymentBody())).body.reference;
-      await api.complete(pay, 'success');
+      const pay = await paidPayment();
       await faults({ variant: 'flat' });
       const res = await api.call('POST', '/refunds/initialize', refundBody(pay));
       expect(res.status).toBe(200);
@@ -351,7 +343,7 @@ describe('sandbox controls', () => {
 
     it('should go back to the enveloped variant with variant enveloped', async () => {
       const reference = uniqueRef('tr');
-      await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      await initializeTransfer({ reference });
       await faults({ variant: 'flat' });
       await faults({ variant: 'enveloped' });
       const res = await verifyTransfer(reference);

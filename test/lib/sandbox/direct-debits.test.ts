@@ -3,12 +3,13 @@
  * debit, States and transitions > Mandate and Direct debit transaction, Limits;
  * DESIGN 5: magic values, two clocks, calendar months in UTC).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { verifyRequestSignature } from '../../../lib/signing.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   expectError,
   expectIsoTimestamp,
+  expectSignedWebhook,
   expectSuccess,
+  expectTimestamps,
   expectValidation,
 } from '../../support/expect-api.ts';
 import { mandateBody } from '../../support/payloads.ts';
@@ -16,49 +17,39 @@ import {
   type ApiResponse,
   isoDate,
   type Json,
-  SANDBOX_SECRET,
-  type SandboxClient,
-  startSandboxClient,
-  startWebhookReceiver,
   toMinor,
   uniqueRef,
-  type WebhookReceiver,
 } from '../../support/sandbox-client.ts';
+import { useSandboxClient, useWebhookReceiver } from '../../support/sandbox-fixture.ts';
+import { webhookWith } from '../../support/webhook-receiver.ts';
 
 const DAY = 86_400;
 const NOT_ACTIVE = 'Mandate is not active or authorized';
 const NOT_INITIATED = 'Mandate activation needs to be initiated first';
 
-let api: SandboxClient;
-let hooks: WebhookReceiver;
+const hooks = useWebhookReceiver();
+const api = useSandboxClient(() => ({ webhookUrl: hooks.url }));
 /** Sandbox date (UTC) at the start of each test. */
 let today: string;
-
-beforeAll(async () => {
-  hooks = await startWebhookReceiver();
-  api = await startSandboxClient({ webhookUrl: hooks.url });
-});
-
-afterAll(async () => {
-  await api.close();
-  await hooks.close();
-});
 
 beforeEach(async () => {
   await api.reset();
   today = isoDate((await api.state()).now);
 });
 
-const tick = () => api.server.sandbox.tick();
+/** `POST /direct-debits/mandates` for a mandate from `startDate` to `endDate` (YYYY-MM-DD). */
+function createMandateBetween(
+  startDate: string,
+  endDate: string,
+  overrides: Record<string, unknown> = {},
+): Promise<ApiResponse> {
+  return api.call('POST', '/direct-debits/mandates', mandateBody(startDate, endDate, overrides));
+}
 
 /** Creates a mandate running from tomorrow to 365 days from now (sandbox dates). */
 async function createMandate(overrides: Record<string, unknown> = {}): Promise<ApiResponse> {
   const current = isoDate((await api.state()).now);
-  return api.call(
-    'POST',
-    '/direct-debits/mandates',
-    mandateBody(isoDate(current, 1), isoDate(current, 365), overrides),
-  );
+  return createMandateBetween(isoDate(current, 1), isoDate(current, 365), overrides);
 }
 
 async function pendingMandate(overrides: Record<string, unknown> = {}): Promise<string> {
@@ -81,22 +72,28 @@ function answer(param: string, wrong: 'otp' | 'pin' | null = null): string {
   throw new Error(`unexpected activation parameter ${param}`);
 }
 
+/** `POST .../validate-activation` of mandate `reference` with exactly `body`. */
+function sendActivation(reference: string, body: Record<string, unknown>): Promise<ApiResponse> {
+  return api.call(
+    'POST',
+    `/direct-debits/mandates/${encodeURIComponent(reference)}/validate-activation`,
+    body,
+  );
+}
+
+/** Answers `challenge` for mandate `reference`, with a wrong OTP or PIN when asked. */
 async function validateActivation(
   reference: string,
   challenge: Json,
   wrong: 'otp' | 'pin' | null = null,
 ): Promise<ApiResponse> {
-  return api.call(
-    'POST',
-    `/direct-debits/mandates/${encodeURIComponent(reference)}/validate-activation`,
-    {
-      mandate_reference: reference,
-      param1: challenge.param1,
-      value1: answer(challenge.param1, wrong),
-      param2: challenge.param2,
-      value2: answer(challenge.param2, wrong),
-    },
-  );
+  return sendActivation(reference, {
+    mandate_reference: reference,
+    param1: challenge.param1,
+    value1: answer(challenge.param1, wrong),
+    param2: challenge.param2,
+    value2: answer(challenge.param2, wrong),
+  });
 }
 
 async function activeMandate(overrides: Record<string, unknown> = {}): Promise<string> {
@@ -105,6 +102,13 @@ async function activeMandate(overrides: Record<string, unknown> = {}): Promise<s
   expectSuccess(challenge);
   expectSuccess(await validateActivation(reference, challenge.body.data));
   return reference;
+}
+
+/** An active mandate with the sandbox clock moved to its start_date (tomorrow), so it can be debited. */
+async function debitableMandate(overrides: Record<string, unknown> = {}): Promise<string> {
+  const mandate = await activeMandate(overrides);
+  await advanceDays(1);
+  return mandate;
 }
 
 async function getMandate(reference: string): Promise<ApiResponse> {
@@ -156,7 +160,7 @@ describe('sandbox direct debits', () => {
     it('should create a pending mandate echoing every field', async () => {
       const start = isoDate(today, 1);
       const end = isoDate(today, 31);
-      const res = await api.call('POST', '/direct-debits/mandates', mandateBody(start, end));
+      const res = await createMandateBetween(start, end);
       expectSuccess(res);
       expect(typeof res.body.message).toBe('string');
       expect(res.body.data).toMatchObject({
@@ -185,50 +189,30 @@ describe('sandbox direct debits', () => {
     });
 
     it('should reject a start_date of today (sandbox date) with an issue at start_date', async () => {
-      const res = await api.call(
-        'POST',
-        '/direct-debits/mandates',
-        mandateBody(today, isoDate(today, 60)),
-      );
+      const res = await createMandateBetween(today, isoDate(today, 60));
       expectValidation(res, ['start_date']);
     });
 
     it('should reject a start_date in the past with an issue at start_date', async () => {
-      const res = await api.call(
-        'POST',
-        '/direct-debits/mandates',
-        mandateBody(isoDate(today, -3), isoDate(today, 60)),
-      );
+      const res = await createMandateBetween(isoDate(today, -3), isoDate(today, 60));
       expectValidation(res, ['start_date']);
     });
 
     it('should judge "future" by the sandbox clock, not the real one', async () => {
       await advanceDays(10);
-      const res = await api.call(
-        'POST',
-        '/direct-debits/mandates',
-        mandateBody(isoDate(today, 5), isoDate(today, 60)),
-      );
+      const res = await createMandateBetween(isoDate(today, 5), isoDate(today, 60));
       expectValidation(res, ['start_date']);
     });
 
     it('should reject an end_date 29 days after start_date with an issue at end_date', async () => {
       const start = isoDate(today, 1);
-      const res = await api.call(
-        'POST',
-        '/direct-debits/mandates',
-        mandateBody(start, isoDate(start, 29)),
-      );
+      const res = await createMandateBetween(start, isoDate(start, 29));
       expectValidation(res, ['end_date']);
     });
 
     it('should accept an end_date exactly 30 days after start_date', async () => {
       const start = isoDate(today, 1);
-      const res = await api.call(
-        'POST',
-        '/direct-debits/mandates',
-        mandateBody(start, isoDate(start, 30)),
-      );
+      const res = await createMandateBetween(start, isoDate(start, 30));
       expectSuccess(res);
     });
 
@@ -268,8 +252,7 @@ describe('sandbox direct debits', () => {
         status: 'pending',
         monthly_amount: 2500.5,
       });
-      expectIsoTimestamp(res.body.data.created_at);
-      expectIsoTimestamp(res.body.data.updated_at);
+      expectTimestamps(res.body.data);
     });
 
     it('should answer 404 not_found for an unknown mandate', async () => {
@@ -350,17 +333,13 @@ describe('sandbox direct debits', () => {
     it('should reject a body mandate_reference that differs from the path', async () => {
       const reference = await pendingMandate();
       const challenge = (await initiate(reference)).body.data;
-      const res = await api.call(
-        'POST',
-        `/direct-debits/mandates/${reference}/validate-activation`,
-        {
-          mandate_reference: 'another',
-          param1: challenge.param1,
-          value1: answer(challenge.param1),
-          param2: challenge.param2,
-          value2: answer(challenge.param2),
-        },
-      );
+      const res = await sendActivation(reference, {
+        mandate_reference: 'another',
+        param1: challenge.param1,
+        value1: answer(challenge.param1),
+        param2: challenge.param2,
+        value2: answer(challenge.param2),
+      });
       expectValidation(res, ['mandate_reference']);
     });
 
@@ -372,34 +351,26 @@ describe('sandbox direct debits', () => {
     it('should accept the answers with otp and pin in either order', async () => {
       const reference = await pendingMandate();
       await initiate(reference);
-      const res = await api.call(
-        'POST',
-        `/direct-debits/mandates/${reference}/validate-activation`,
-        {
-          mandate_reference: reference,
-          param1: 'pin',
-          value1: '1234',
-          param2: 'otp',
-          value2: '123456',
-        },
-      );
+      const res = await sendActivation(reference, {
+        mandate_reference: reference,
+        param1: 'pin',
+        value1: '1234',
+        param2: 'otp',
+        value2: '123456',
+      });
       expectSuccess(res);
     });
 
     it('should reject parameter names other than the challenge names with 400', async () => {
       const reference = await pendingMandate();
       await initiate(reference);
-      const res = await api.call(
-        'POST',
-        `/direct-debits/mandates/${reference}/validate-activation`,
-        {
-          mandate_reference: reference,
-          param1: 'foo',
-          value1: '123456',
-          param2: 'pin',
-          value2: '1234',
-        },
-      );
+      const res = await sendActivation(reference, {
+        mandate_reference: reference,
+        param1: 'foo',
+        value1: '123456',
+        param2: 'pin',
+        value2: '1234',
+      });
       expectValidation(res, ['param1']);
       expect((await getMandate(reference)).body.data.status).toBe('pending');
     });
@@ -415,11 +386,7 @@ describe('sandbox direct debits', () => {
     it('should list every missing validation field as an issue', async () => {
       const reference = await pendingMandate();
       await initiate(reference);
-      const res = await api.call(
-        'POST',
-        `/direct-debits/mandates/${reference}/validate-activation`,
-        {},
-      );
+      const res = await sendActivation(reference, {});
       expectValidation(res, ['mandate_reference', 'param1', 'value1', 'param2', 'value2']);
     });
 
@@ -429,23 +396,17 @@ describe('sandbox direct debits', () => {
         (h) =>
           h.body?.event_type === 'mandate_activated' &&
           JSON.stringify(h.body.data).includes(reference),
-        { tick },
+        { tick: api.tick },
       );
       expect(typeof hook.body.event_id).toBe('string');
       expectIsoTimestamp(hook.body.timestamp);
-      await expect(
-        verifyRequestSignature({
-          secret: SANDBOX_SECRET,
-          body: hook.raw,
-          headers: hook.headers as Record<string, string>,
-        }),
-      ).resolves.toBeUndefined();
+      await expectSignedWebhook(hook);
     });
 
     it('should not send mandate_activated for a wrong answer', async () => {
       const reference = await pendingMandate();
       await validateActivation(reference, (await initiate(reference)).body.data, 'pin');
-      await tick();
+      await api.tick();
       expect(
         (await api.webhooks()).filter(
           (w) => w.event_type === 'mandate_activated' && JSON.stringify(w.body).includes(reference),
@@ -500,8 +461,7 @@ describe('sandbox direct debits', () => {
 
   describe('POST /direct-debits/debit', () => {
     it('should accept a debit on an active mandate within its window as processing', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       const res = await debit(mandate, {
         payment_reference: paymentReference,
@@ -544,8 +504,7 @@ describe('sandbox direct debits', () => {
     });
 
     it('should reject a customer_email that differs from the mandate with an issue at customer_email', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       const res = await debit(mandate, {
         customer_email: 'mallory@example.com',
@@ -556,8 +515,7 @@ describe('sandbox direct debits', () => {
     });
 
     it('should match customer_email case-insensitively', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       expectSuccess(await debit(mandate, { customer_email: 'ADA@Example.com' }));
     });
 
@@ -567,8 +525,7 @@ describe('sandbox direct debits', () => {
     });
 
     it('should accept a debit on start_date itself', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       expectSuccess(await debit(mandate));
     });
 
@@ -585,8 +542,7 @@ describe('sandbox direct debits', () => {
     });
 
     it('should reject a reused payment_reference with 409 duplicate_reference', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       expectSuccess(await debit(mandate, { payment_reference: paymentReference }));
       expectError(
@@ -607,16 +563,14 @@ describe('sandbox direct debits', () => {
     });
 
     it('should accept debit_amount as a decimal string', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const res = await debit(mandate, { debit_amount: '12.50' });
       expectSuccess(res);
       expect(res.body.data.debit_amount).toBe(12.5);
     });
 
     it('should reject a debit_amount with 3 decimals with an issue at debit_amount', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       expectValidation(await debit(mandate, { debit_amount: 1.001 }), ['debit_amount']);
     });
   });
@@ -624,8 +578,7 @@ describe('sandbox direct debits', () => {
   describe('monthly limits', () => {
     /** An active mandate, with the clock on its start_date and at least 2 days left in the month. */
     async function mandateMidMonth(overrides: Record<string, unknown>): Promise<string> {
-      const mandate = await activeMandate(overrides);
-      await advanceDays(1);
+      const mandate = await debitableMandate(overrides);
       if ((await daysLeftInMonth()) < 2) await advanceDays((await daysToNextMonth()) + 1);
       return mandate;
     }
@@ -711,8 +664,7 @@ describe('sandbox direct debits', () => {
 
   describe('settlement', () => {
     it('should settle a debit as success and credit the balance', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       const before = await api.balanceMinor();
       await debit(mandate, { payment_reference: paymentReference, debit_amount: 250.5 });
@@ -723,15 +675,13 @@ describe('sandbox direct debits', () => {
     });
 
     it('should send a signed direct_debit_success webhook with the spec data', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       await debit(mandate, { payment_reference: paymentReference, debit_amount: 42.42 });
       await api.settle();
-      const hook = await hooks.waitFor(
-        (h) => h.body?.data?.payment_reference === paymentReference,
-        { tick },
-      );
+      const hook = await hooks.waitFor(webhookWith('payment_reference', paymentReference), {
+        tick: api.tick,
+      });
       expect(hook.body).toMatchObject({
         event_type: 'direct_debit_success',
         data: {
@@ -741,18 +691,11 @@ describe('sandbox direct debits', () => {
           status: 'success',
         },
       });
-      await expect(
-        verifyRequestSignature({
-          secret: SANDBOX_SECRET,
-          body: hook.raw,
-          headers: hook.headers as Record<string, string>,
-        }),
-      ).resolves.toBeUndefined();
+      await expectSignedWebhook(hook);
     });
 
     it('should fail a debit whose amount ends in .13 and credit nothing', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       const before = await api.balanceMinor();
       expectSuccess(
@@ -764,22 +707,19 @@ describe('sandbox direct debits', () => {
     });
 
     it('should send direct_debit_failure for a debit ending in .13', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       await debit(mandate, { payment_reference: paymentReference, debit_amount: 7.13 });
       await api.settle();
-      const hook = await hooks.waitFor(
-        (h) => h.body?.data?.payment_reference === paymentReference,
-        { tick },
-      );
+      const hook = await hooks.waitFor(webhookWith('payment_reference', paymentReference), {
+        tick: api.tick,
+      });
       expect(hook.body.event_type).toBe('direct_debit_failure');
       expect(hook.body.data.mandate_reference).toBe(mandate);
     });
 
     it('should not fail a debit whose amount merely contains 13', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       await debit(mandate, { payment_reference: paymentReference, debit_amount: 13.1 });
       await api.settle();
@@ -787,12 +727,11 @@ describe('sandbox direct debits', () => {
     });
 
     it('should stay processing before 5 sandbox seconds', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       await debit(mandate, { payment_reference: paymentReference });
       await api.advance(2);
-      await tick();
+      await api.tick();
       expect((await debitStatus(paymentReference)).body.data.status).toBe('processing');
     });
   });
@@ -879,8 +818,7 @@ describe('sandbox direct debits', () => {
 
   describe('GET /direct-debits/status/{payment_reference}', () => {
     it('should return the debit with every spec field', async () => {
-      const mandate = await activeMandate();
-      await advanceDays(1);
+      const mandate = await debitableMandate();
       const paymentReference = uniqueRef('dd');
       await debit(mandate, {
         payment_reference: paymentReference,
@@ -896,8 +834,7 @@ describe('sandbox direct debits', () => {
         narration: 'Gym',
         status: 'processing',
       });
-      expectIsoTimestamp(res.body.data.created_at);
-      expectIsoTimestamp(res.body.data.updated_at);
+      expectTimestamps(res.body.data);
     });
 
     it('should answer 404 not_found for an unknown debit', async () => {

@@ -3,20 +3,13 @@
  * error body, 4.5 stable codes): unknown routes, wrong methods, media types,
  * malformed JSON, and the request id.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectError, expectSuccess, expectValidation } from '../../support/expect-api.ts';
 import { paymentBody } from '../../support/payloads.ts';
-import { type SandboxClient, startSandboxClient, uniqueRef } from '../../support/sandbox-client.ts';
+import { uniqueRef } from '../../support/sandbox-client.ts';
+import { useSandboxClient } from '../../support/sandbox-fixture.ts';
 
-let api: SandboxClient;
-
-beforeAll(async () => {
-  api = await startSandboxClient();
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const api = useSandboxClient();
 
 function allowed(header: string | null): string[] {
   return (header ?? '')

@@ -2,162 +2,38 @@
  * Contract tests of the sandbox emulator's payments over real HTTP
  * (spec: Payments; DESIGN 3, 5): initialize, verify, checkout, list, balance, webhooks.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { verifyRequestSignature } from '../../../lib/signing.ts';
+import { findChoice, openCheckout, submit } from '../../support/checkout-form.ts';
+import { creationRequests, listRequest } from '../../support/endpoints.ts';
 import {
   expectError,
-  expectIsoTimestamp,
+  expectSignedWebhook,
   expectSuccess,
+  expectTimestamps,
+  expectTwoPages,
   expectValidation,
+  expectWebhookEnvelope,
 } from '../../support/expect-api.ts';
+import { itRejectsBadListQuery } from '../../support/list-suites.ts';
 import { paymentBody } from '../../support/payloads.ts';
-import {
-  type ApiResponse,
-  type Json,
-  SANDBOX_SECRET,
-  type SandboxClient,
-  startSandboxClient,
-  startWebhookReceiver,
-  toMinor,
-  uniqueRef,
-  type WebhookReceiver,
-} from '../../support/sandbox-client.ts';
+import { type ApiResponse, type Json, toMinor, uniqueRef } from '../../support/sandbox-client.ts';
+import { useSandboxClient, useWebhookReceiver } from '../../support/sandbox-fixture.ts';
+import { startWebhookReceiver, webhookWith } from '../../support/webhook-receiver.ts';
 
-let api: SandboxClient;
-let defaultHooks: WebhookReceiver;
-let paymentHooks: WebhookReceiver;
+const defaultHooks = useWebhookReceiver();
+const paymentHooks = useWebhookReceiver();
+const api = useSandboxClient(() => ({ webhookUrl: defaultHooks.url }));
 
-beforeAll(async () => {
-  defaultHooks = await startWebhookReceiver();
-  paymentHooks = await startWebhookReceiver();
-  api = await startSandboxClient({ webhookUrl: defaultHooks.url });
-});
+const { send, create: initialize } = creationRequests(api, '/payments/initialize', paymentBody);
 
-afterAll(async () => {
-  await api.close();
-  await defaultHooks.close();
-  await paymentHooks.close();
-});
-
-async function initialize(overrides: Record<string, unknown> = {}): Promise<ApiResponse> {
-  const res = await api.call('POST', '/payments/initialize', paymentBody(overrides));
-  expectSuccess(res);
-  return res;
+/** Waits (ticking the sandbox) for the webhook about payment `reference` at `paymentHooks`. */
+function paymentHook(reference: string) {
+  return paymentHooks.waitFor(webhookWith('reference', reference), { tick: api.tick });
 }
 
 async function verify(reference: string): Promise<ApiResponse> {
   return api.call('GET', `/payments/verify/${encodeURIComponent(reference)}`);
-}
-
-interface CheckoutForm {
-  action: string;
-  method: string;
-  /** Named inputs and selects (a select's selected, else first, option). */
-  fields: Record<string, string>;
-  /** Named submit buttons: `{ name, value, label }`. */
-  buttons: Array<{ name: string; value: string; label: string }>;
-}
-
-function attr(source: string, name: string): string | undefined {
-  const value = new RegExp(`\\b${name}\\s*=\\s*["']([^"']*)["']`, 'i').exec(source)?.[1];
-  return value === undefined ? undefined : decodeEntities(value);
-}
-
-function decodeEntities(text: string): string {
-  return text
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-}
-
-/** Extracts the `<form>` elements of the checkout page. */
-function parseForms(html: string): CheckoutForm[] {
-  const forms: CheckoutForm[] = [];
-  for (const match of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)) {
-    const inner = match[2] ?? '';
-    const fields: Record<string, string> = {};
-    for (const input of inner.matchAll(/<input\b([^>]*)>/gi)) {
-      const name = attr(input[1] ?? '', 'name');
-      const type = (attr(input[1] ?? '', 'type') ?? 'text').toLowerCase();
-      if (name !== undefined && type !== 'submit')
-        fields[name] = attr(input[1] ?? '', 'value') ?? '';
-    }
-    for (const select of inner.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/gi)) {
-      const name = attr(select[1] ?? '', 'name');
-      const options = [...(select[2] ?? '').matchAll(/<option\b([^>]*)>/gi)].map((o) => o[1] ?? '');
-      const chosen = options.find((o) => /\bselected\b/i.test(o)) ?? options[0];
-      if (name !== undefined && chosen !== undefined) fields[name] = attr(chosen, 'value') ?? '';
-    }
-    const buttons: CheckoutForm['buttons'] = [];
-    for (const button of inner.matchAll(/<(button|input)\b([^>]*)>(?:([\s\S]*?)<\/button>)?/gi)) {
-      const attributes = button[2] ?? '';
-      const isSubmit =
-        button[1]?.toLowerCase() === 'button'
-          ? (attr(attributes, 'type') ?? 'submit').toLowerCase() === 'submit'
-          : (attr(attributes, 'type') ?? '').toLowerCase() === 'submit';
-      if (!isSubmit) continue;
-      buttons.push({
-        name: attr(attributes, 'name') ?? '',
-        value: attr(attributes, 'value') ?? '',
-        label: (button[3] ?? '').replace(/<[^>]*>/g, '').trim(),
-      });
-    }
-    forms.push({
-      action: attr(match[1] ?? '', 'action') ?? '',
-      method: (attr(match[1] ?? '', 'method') ?? 'get').toLowerCase(),
-      fields,
-      buttons,
-    });
-  }
-  return forms;
-}
-
-/** The choice a customer makes on the checkout page. */
-type Choice = 'pay' | 'cancel';
-
-function isChoice(button: CheckoutForm['buttons'][number], choice: Choice): boolean {
-  const text = `${button.value} ${button.label}`;
-  return choice === 'cancel' ? /cancel|abandon/i.test(text) : /\bpay\b/i.test(text);
-}
-
-/** Finds the form (and its submit button) that pays or cancels. */
-function findChoice(
-  html: string,
-  choice: Choice,
-): { form: CheckoutForm; button: CheckoutForm['buttons'][number] } {
-  for (const form of parseForms(html)) {
-    const button = form.buttons.find((b) => isChoice(b, choice));
-    if (button !== undefined) return { form, button };
-  }
-  throw new Error(`no ${choice} button in checkout page:\n${html}`);
-}
-
-/** Submits the pay or cancel choice as a browser would (urlencoded, redirects not followed). */
-async function submit(
-  pageUrl: string,
-  html: string,
-  choice: Choice,
-  fieldOverrides: Record<string, string> = {},
-): Promise<Response> {
-  const { form, button } = findChoice(html, choice);
-  const target = new URL(form.action === '' ? pageUrl : form.action, pageUrl);
-  const fields = { ...form.fields, ...fieldOverrides };
-  if (button.name !== '') fields[button.name] = button.value;
-  return fetch(target, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields).toString(),
-    redirect: 'manual',
-  });
-}
-
-/** Opens a checkout page and answers its HTML. */
-async function openCheckout(url: string): Promise<string> {
-  const res = await fetch(url);
-  expect(res.status).toBe(200);
-  return res.text();
 }
 
 describe('sandbox payments', () => {
@@ -213,14 +89,14 @@ describe('sandbox payments', () => {
     it('should reject a reused reference with 409 duplicate_reference', async () => {
       const reference = uniqueRef('pay');
       await initialize({ reference });
-      const res = await api.call('POST', '/payments/initialize', paymentBody({ reference }));
+      const res = await send({ reference });
       expectError(res, 409, 'duplicate_reference');
     });
 
     it('should leave the first payment unchanged when a duplicate is rejected', async () => {
       const reference = uniqueRef('pay');
       await initialize({ reference, amount: '10.00' });
-      await api.call('POST', '/payments/initialize', paymentBody({ reference, amount: '20.00' }));
+      await send({ reference, amount: '20.00' });
       expect((await verify(reference)).body.data.amount).toBe(10);
     });
 
@@ -251,50 +127,38 @@ describe('sandbox payments', () => {
       ['an exponent', '1e3'],
       ['more than 999,999,999,999.99', '1000000000000.00'],
     ])('should reject %s as amount with an issue at amount', async (_label, amount) => {
-      const res = await api.call('POST', '/payments/initialize', paymentBody({ amount }));
+      const res = await send({ amount });
       expectValidation(res, ['amount']);
     });
 
     it('should reject a currency other than the account currency with an issue at currency', async () => {
-      const res = await api.call('POST', '/payments/initialize', paymentBody({ currency: 'USD' }));
+      const res = await send({ currency: 'USD' });
       expectValidation(res, ['currency']);
     });
 
     it('should reject a lowercase currency code with an issue at currency', async () => {
-      const res = await api.call('POST', '/payments/initialize', paymentBody({ currency: 'ngn' }));
+      const res = await send({ currency: 'ngn' });
       expectValidation(res, ['currency']);
     });
 
     it('should reject a reference with spaces with an issue at reference', async () => {
-      const res = await api.call(
-        'POST',
-        '/payments/initialize',
-        paymentBody({ reference: 'has space' }),
-      );
+      const res = await send({ reference: 'has space' });
       expectValidation(res, ['reference']);
     });
 
     it('should reject a callback_url that is not http(s) with an issue at callback_url', async () => {
-      const res = await api.call(
-        'POST',
-        '/payments/initialize',
-        paymentBody({ callback_url: 'javascript:alert(1)' }),
-      );
+      const res = await send({ callback_url: 'javascript:alert(1)' });
       expectValidation(res, ['callback_url']);
     });
 
     it('should reject an invalid email address with an issue at email', async () => {
-      const res = await api.call(
-        'POST',
-        '/payments/initialize',
-        paymentBody({ email: 'not-an-email' }),
-      );
+      const res = await send({ email: 'not-an-email' });
       expectValidation(res, ['email']);
     });
 
     it('should not create the payment when validation fails', async () => {
       const reference = uniqueRef('pay');
-      await api.call('POST', '/payments/initialize', paymentBody({ reference, amount: 'ten' }));
+      await send({ reference, amount: 'ten' });
       expectError(await verify(reference), 404, 'not_found');
     });
   });
@@ -317,8 +181,7 @@ describe('sandbox payments', () => {
       });
       expect(typeof data.transaction_id).toBe('string');
       expect(data.transaction_id.length).toBeGreaterThan(0);
-      expectIsoTimestamp(data.created_at);
-      expectIsoTimestamp(data.updated_at);
+      expectTimestamps(data);
     });
 
     it('should report an unpaid checkout as processing', async () => {
@@ -590,14 +453,14 @@ describe('sandbox payments', () => {
     it('should expire a payment still processing 30 sandbox minutes after initialization', async () => {
       const { reference } = (await initialize()).body;
       await api.advance(30 * 60 + 1);
-      await api.server.sandbox.tick();
+      await api.tick();
       expect((await verify(reference)).body.data.status).toBe('expired');
     });
 
     it('should keep a payment processing just before 30 sandbox minutes', async () => {
       const { reference } = (await initialize()).body;
       await api.advance(29 * 60);
-      await api.server.sandbox.tick();
+      await api.tick();
       expect((await verify(reference)).body.data.status).toBe('processing');
     });
 
@@ -652,9 +515,7 @@ describe('sandbox payments', () => {
       }
     });
 
-    async function list(query: string): Promise<ApiResponse> {
-      return api.call('GET', `/merchants/transactions${query}`);
-    }
+    const list = listRequest(api, '/merchants/transactions');
 
     function references(res: ApiResponse): string[] {
       return (res.body.data as Json[]).map((payment) => payment.reference).sort();
@@ -763,8 +624,7 @@ describe('sandbox payments', () => {
     it('should paginate with a total that matches across pages', async () => {
       const first = await list('?page_size=3&page=1');
       const second = await list('?page_size=3&page=2');
-      expect(first.body).toMatchObject({ total: 4, page: 1, pageSize: 3 });
-      expect(second.body).toMatchObject({ total: 4, page: 2, pageSize: 3 });
+      expectTwoPages(first.body, second.body, 4, 3);
       expect(first.body.data).toHaveLength(3);
       expect(second.body.data).toHaveLength(1);
       expect([...references(first), ...references(second)].sort()).toEqual(
@@ -783,19 +643,16 @@ describe('sandbox payments', () => {
       expect((await list('?page_size=100')).body.pageSize).toBe(100);
     });
 
-    it.each([
-      ['page_size', '0'],
-      ['page_size', '101'],
-      ['page_size', 'ten'],
-      ['page', '0'],
-      ['page', '-1'],
-      ['page', '1.5'],
-    ])('should reject %s=%s with 400 naming the parameter', async (name, value) => {
-      expectValidation(await list(`?${name}=${value}`), [name]);
-    });
-
-    it('should reject an unknown status with 400 naming status', async () => {
-      expectValidation(await list('?status=pending'), ['status']);
+    itRejectsBadListQuery(list, {
+      paging: [
+        ['page_size', '0'],
+        ['page_size', '101'],
+        ['page_size', 'ten'],
+        ['page', '0'],
+        ['page', '-1'],
+        ['page', '1.5'],
+      ],
+      status: 'pending',
     });
 
     it('should reject an unknown payment_method with 400 naming payment_method', async () => {
@@ -881,33 +738,20 @@ describe('sandbox payments', () => {
         await initialize({ amount: '321.45', webhook_url: paymentHooks.url, metadata })
       ).body;
       await api.complete(reference, 'success');
-      const hook = await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
-        tick: () => api.server.sandbox.tick(),
-      });
+      const hook = await paymentHook(reference);
       expect(hook.body).toMatchObject({
         event_type: 'charge_success',
         data: { reference, amount: 321.45, currency: 'NGN', metadata },
       });
-      expect(typeof hook.body.status).toBe('string');
-      expect(typeof hook.body.message).toBe('string');
-      expect(typeof hook.body.event_id).toBe('string');
-      expectIsoTimestamp(hook.body.timestamp);
+      expectWebhookEnvelope(hook.body);
     });
 
     it('should sign the webhook with the merchant secret over the exact body', async () => {
       const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
       await api.complete(reference, 'success');
-      const hook = await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
-        tick: () => api.server.sandbox.tick(),
-      });
+      const hook = await paymentHook(reference);
       expect(hook.headers['x-key-id']).toBe('sandbox-key');
-      await expect(
-        verifyRequestSignature({
-          secret: SANDBOX_SECRET,
-          body: hook.raw,
-          headers: hook.headers as Record<string, string>,
-        }),
-      ).resolves.toBeUndefined();
+      await expectSignedWebhook(hook);
       await expect(
         verifyRequestSignature({
           secret: 'wrong-secret',
@@ -920,8 +764,8 @@ describe('sandbox payments', () => {
     it('should post to the sandbox default webhookUrl when the payment has none', async () => {
       const { reference } = (await initialize()).body;
       await api.complete(reference, 'success');
-      const hook = await defaultHooks.waitFor((h) => h.body?.data?.reference === reference, {
-        tick: () => api.server.sandbox.tick(),
+      const hook = await defaultHooks.waitFor(webhookWith('reference', reference), {
+        tick: api.tick,
       });
       expect(hook.body.event_type).toBe('charge_success');
     });
@@ -929,19 +773,15 @@ describe('sandbox payments', () => {
     it('should not also post to the default webhookUrl when the payment has its own', async () => {
       const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
       await api.complete(reference, 'success');
-      await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
-        tick: () => api.server.sandbox.tick(),
-      });
-      expect(defaultHooks.received.some((h) => h.body?.data?.reference === reference)).toBe(false);
+      await paymentHook(reference);
+      expect(defaultHooks.received.some(webhookWith('reference', reference))).toBe(false);
     });
 
     it('should record the delivery in /__sandbox/webhooks', async () => {
       const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
       await api.complete(reference, 'success');
-      await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
-        tick: () => api.server.sandbox.tick(),
-      });
-      const record = (await api.webhooks()).find((w) => w.body?.data?.reference === reference);
+      await paymentHook(reference);
+      const record = (await api.webhooks()).find(webhookWith('reference', reference));
       expect(record).toMatchObject({
         event_type: 'charge_success',
         url: paymentHooks.url,
@@ -955,9 +795,7 @@ describe('sandbox payments', () => {
       await api.advance(86_400);
       const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
       await api.complete(reference, 'success');
-      const hook = await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
-        tick: () => api.server.sandbox.tick(),
-      });
+      const hook = await paymentHook(reference);
       const sandboxNow = Date.parse((await api.state()).now);
       expect(Math.abs(Date.parse(hook.body.timestamp) - sandboxNow)).toBeLessThan(5_000);
       expect(Math.abs(Number(hook.headers['x-timestamp']) - Date.now() / 1000)).toBeLessThan(5);
@@ -968,9 +806,8 @@ describe('sandbox payments', () => {
       const b = (await initialize({ webhook_url: paymentHooks.url })).body.reference;
       await api.complete(a, 'success');
       await api.complete(b, 'success');
-      const tick = () => api.server.sandbox.tick();
-      const hookA = await paymentHooks.waitFor((h) => h.body?.data?.reference === a, { tick });
-      const hookB = await paymentHooks.waitFor((h) => h.body?.data?.reference === b, { tick });
+      const hookA = await paymentHook(a);
+      const hookB = await paymentHook(b);
       expect(hookA.body.event_id).not.toBe(hookB.body.event_id);
     });
 
@@ -980,8 +817,8 @@ describe('sandbox payments', () => {
       await closed.close();
       const { reference } = (await initialize({ webhook_url: url })).body;
       await api.complete(reference, 'success');
-      await api.server.sandbox.tick();
-      const record = (await api.webhooks()).find((w) => w.body?.data?.reference === reference);
+      await api.tick();
+      const record = (await api.webhooks()).find(webhookWith('reference', reference));
       expect(record?.delivery).toBe('failed');
       expect(typeof record?.error).toBe('string');
       expect(record?.response_status).toBeUndefined();
@@ -992,11 +829,9 @@ describe('sandbox payments', () => {
       try {
         const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
         await api.complete(reference, 'success');
-        await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
-          tick: () => api.server.sandbox.tick(),
-        });
-        await api.server.sandbox.tick();
-        const record = (await api.webhooks()).find((w) => w.body?.data?.reference === reference);
+        await paymentHook(reference);
+        await api.tick();
+        const record = (await api.webhooks()).find(webhookWith('reference', reference));
         expect(record).toMatchObject({ delivery: 'failed', response_status: 302 });
       } finally {
         paymentHooks.respondWith = 200;
@@ -1006,14 +841,14 @@ describe('sandbox payments', () => {
     it('should not send charge_success for a failed payment', async () => {
       const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
       await api.complete(reference, 'failed');
-      await api.server.sandbox.tick();
+      await api.tick();
       const records = await api.webhooks();
       expect(
         records.filter(
           (w) => w.event_type === 'charge_success' && w.body?.data?.reference === reference,
         ),
       ).toEqual([]);
-      expect(paymentHooks.received.some((h) => h.body?.data?.reference === reference)).toBe(false);
+      expect(paymentHooks.received.some(webhookWith('reference', reference))).toBe(false);
     });
 
     it('should send charge_success when paid through the checkout page', async () => {
@@ -1021,9 +856,7 @@ describe('sandbox payments', () => {
         await initialize({ webhook_url: paymentHooks.url })
       ).body;
       await submit(url, await openCheckout(url), 'pay');
-      const hook = await paymentHooks.waitFor((h) => h.body?.data?.reference === reference, {
-        tick: () => api.server.sandbox.tick(),
-      });
+      const hook = await paymentHook(reference);
       expect(hook.body.event_type).toBe('charge_success');
     });
   });

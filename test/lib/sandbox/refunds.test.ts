@@ -4,35 +4,26 @@
  * duplicates, settlement, retrieve, per-payment list, merchant list and counts.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { verifyRequestSignature } from '../../../lib/signing.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { creationRequests, listRequest } from '../../support/endpoints.ts';
 import {
   expectError,
   expectIsoTimestamp,
+  expectSignedWebhook,
   expectSuccess,
+  expectTimestamps,
+  expectTwoPages,
   expectValidation,
 } from '../../support/expect-api.ts';
+import { itRejectsBadListQuery } from '../../support/list-suites.ts';
 import { paymentBody, refundBody } from '../../support/payloads.ts';
-import {
-  type ApiResponse,
-  type Json,
-  SANDBOX_SECRET,
-  type SandboxClient,
-  startSandboxClient,
-  startWebhookReceiver,
-  toMinor,
-  uniqueRef,
-} from '../../support/sandbox-client.ts';
+import { type ApiResponse, type Json, toMinor, uniqueRef } from '../../support/sandbox-client.ts';
+import { useSandboxClient, useWebhookReceiver } from '../../support/sandbox-fixture.ts';
+import { webhookWith } from '../../support/webhook-receiver.ts';
 
-let api: SandboxClient;
+const api = useSandboxClient();
 
-beforeAll(async () => {
-  api = await startSandboxClient();
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const initializePayment = creationRequests(api, '/payments/initialize', paymentBody).create;
 
 /** Creates a payment and completes it with `outcome`; returns its reference. */
 async function payment(
@@ -40,8 +31,7 @@ async function payment(
   outcome: 'success' | 'failed' | 'abandoned' | null = 'success',
   overrides: Record<string, unknown> = {},
 ): Promise<string> {
-  const res = await api.call('POST', '/payments/initialize', paymentBody({ amount, ...overrides }));
-  expectSuccess(res);
+  const res = await initializePayment({ amount, ...overrides });
   const reference: string = res.body.reference;
   if (outcome !== null) await api.complete(reference, outcome);
   return reference;
@@ -318,60 +308,48 @@ describe('sandbox refunds', () => {
       const pay = await payment('100.00');
       const { refund_reference: ref } = (await refund(pay)).body;
       await api.advance(2);
-      await api.server.sandbox.tick();
+      await api.tick();
       expect((await retrieve(ref)).body.data.refund_status).toBe('processing');
     });
   });
 
   describe('refund webhooks', () => {
+    // Refund events go to the payment's webhook_url (the sandbox has no default one here).
+    const hooks = useWebhookReceiver();
+
+    /** Refunds a paid payment that names `hooks`, settles, and waits for the refund's webhook. */
+    async function settledRefundHook(overrides: Record<string, unknown>) {
+      const pay = await payment('100.00', 'success', { webhook_url: hooks.url });
+      const { refund_reference: ref } = (await refund(pay, overrides)).body;
+      await api.settle();
+      const hook = await hooks.waitFor(webhookWith('refund_reference', ref), { tick: api.tick });
+      return { pay, ref, hook };
+    }
+
     it('should send a signed refund_success to the payment webhook_url when settled', async () => {
-      const hooks = await startWebhookReceiver();
-      try {
-        const pay = await payment('100.00', 'success', { webhook_url: hooks.url });
-        const { refund_reference: ref } = (await refund(pay, { amount: 25 })).body;
-        await api.settle();
-        const hook = await hooks.waitFor((h) => h.body?.data?.refund_reference === ref, {
-          tick: () => api.server.sandbox.tick(),
-        });
-        expect(hook.body).toMatchObject({
-          event_type: 'refund_success',
-          status: 'success',
-          data: {
-            refund_reference: ref,
-            payment_reference: pay,
-            amount: 25,
-            currency: 'NGN',
-            refund_status: 'success',
-          },
-        });
-        await expect(
-          verifyRequestSignature({
-            secret: SANDBOX_SECRET,
-            body: hook.raw,
-            headers: hook.headers as Record<string, string>,
-          }),
-        ).resolves.toBeUndefined();
-      } finally {
-        await hooks.close();
-      }
+      const { pay, ref, hook } = await settledRefundHook({ amount: 25 });
+      expect(hook.body).toMatchObject({
+        event_type: 'refund_success',
+        status: 'success',
+        data: {
+          refund_reference: ref,
+          payment_reference: pay,
+          amount: 25,
+          currency: 'NGN',
+          refund_status: 'success',
+        },
+      });
+      await expectSignedWebhook(hook);
     });
 
     it('should send refund_failed for a refund to account 0000000000', async () => {
-      const hooks = await startWebhookReceiver();
-      try {
-        const pay = await payment('100.00', 'success', { webhook_url: hooks.url });
-        const { refund_reference: ref } = (
-          await refund(pay, { amount: 25, account_number: '0000000000', bank_code: '058' })
-        ).body;
-        await api.settle();
-        const hook = await hooks.waitFor((h) => h.body?.data?.refund_reference === ref, {
-          tick: () => api.server.sandbox.tick(),
-        });
-        expect(hook.body.event_type).toBe('refund_failed');
-        expect(hook.body.data.refund_status).toBe('failed');
-      } finally {
-        await hooks.close();
-      }
+      const { hook } = await settledRefundHook({
+        amount: 25,
+        account_number: '0000000000',
+        bank_code: '058',
+      });
+      expect(hook.body.event_type).toBe('refund_failed');
+      expect(hook.body.data.refund_status).toBe('failed');
     });
   });
 
@@ -390,8 +368,7 @@ describe('sandbox refunds', () => {
         reason: 'Damaged',
         refund_status: 'processing',
       });
-      expectIsoTimestamp(res.body.data.created_at);
-      expectIsoTimestamp(res.body.data.updated_at);
+      expectTimestamps(res.body.data);
     });
 
     it('should answer 404 not_found for an unknown refund', async () => {
@@ -455,9 +432,7 @@ describe('sandbox refunds', () => {
       await refund(pay2, { refund_reference: refs.day2b, amount: 30 });
     });
 
-    async function list(query: string): Promise<ApiResponse> {
-      return api.call('GET', `/merchants/refunds${query}`);
-    }
+    const list = listRequest(api, '/merchants/refunds');
 
     function references(res: ApiResponse): string[] {
       return (res.body.data.records as Json[]).map((r) => r.refund_reference).sort();
@@ -494,23 +469,19 @@ describe('sandbox refunds', () => {
     it('should paginate with a total that matches across pages', async () => {
       const first = await list('?page_size=2');
       const second = await list('?page_size=2&page=2');
-      expect(first.body.data).toMatchObject({ total: 3, page: 1, pageSize: 2 });
-      expect(second.body.data).toMatchObject({ total: 3, page: 2, pageSize: 2 });
+      expectTwoPages(first.body.data, second.body.data, 3, 2);
       expect([...references(first), ...references(second)].sort()).toEqual(
         Object.values(refs).sort(),
       );
     });
 
-    it.each([
-      ['page_size', '0'],
-      ['page_size', '101'],
-      ['page', '0'],
-    ])('should reject %s=%s with 400 naming the parameter', async (name, value) => {
-      expectValidation(await list(`?${name}=${value}`), [name]);
-    });
-
-    it('should reject an unknown status with 400 naming status', async () => {
-      expectValidation(await list('?status=reversed'), ['status']);
+    itRejectsBadListQuery(list, {
+      paging: [
+        ['page_size', '0'],
+        ['page_size', '101'],
+        ['page', '0'],
+      ],
+      status: 'reversed',
     });
   });
 

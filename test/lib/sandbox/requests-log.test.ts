@@ -3,26 +3,13 @@
  * (`GET /__sandbox/requests`): what reached the API, redacted credentials, the
  * `request_id` filter, the 500-entry ring and reset.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { expectIsoTimestamp } from '../../support/expect-api.ts';
 import { paymentBody } from '../../support/payloads.ts';
-import {
-  type ApiResponse,
-  type Json,
-  type SandboxClient,
-  startSandboxClient,
-  uniqueRef,
-} from '../../support/sandbox-client.ts';
+import { type ApiResponse, type Json, uniqueRef } from '../../support/sandbox-client.ts';
+import { useSandboxClient } from '../../support/sandbox-fixture.ts';
 
-let api: SandboxClient;
-
-beforeAll(async () => {
-  api = await startSandboxClient();
-});
-
-afterAll(async () => {
-  await api.close();
-});
+const api = useSandboxClient();
 
 /** `GET /__sandbox/requests`, optionally filtered; fails unless it answers 200. */
 async function logged(requestId?: string): Promise<Json[]> {
@@ -42,6 +29,11 @@ async function onlyEntry(requestId: string): Promise<Json> {
 
 function withId(requestId: string, headers: Record<string, string> = {}) {
   return { headers: { 'X-Request-Id': requestId, ...headers } };
+}
+
+/** Unsigned `GET /banks<query>` (an open endpoint) under `requestId`. */
+function getBanks(requestId: string, query = '') {
+  return api.call('GET', `/banks${query}`, undefined, { sign: false, ...withId(requestId) });
 }
 
 describe('sandbox request log', () => {
@@ -73,7 +65,7 @@ describe('sandbox request log', () => {
     it('should stamp received_at with the sandbox clock', async () => {
       await api.advance(86_400);
       const id = uniqueRef('log');
-      await api.call('GET', '/banks', undefined, { sign: false, ...withId(id) });
+      await getBanks(id);
       const entry = await onlyEntry(id);
       expectIsoTimestamp(entry.received_at);
       const { now } = await api.state();
@@ -115,9 +107,9 @@ describe('sandbox request log', () => {
 
     it('should keep only the entries with exactly the given request_id', async () => {
       const id = uniqueRef('log');
-      await api.call('GET', '/banks', undefined, { sign: false, ...withId(id) });
-      await api.call('GET', '/banks', undefined, { sign: false, ...withId(`${id}-other`) });
-      await api.call('GET', '/banks?page=2', undefined, { sign: false, ...withId(id) });
+      await getBanks(id);
+      await getBanks(`${id}-other`);
+      await getBanks(id, '?page=2');
       const entries = await logged(id);
       expect(entries.map((entry) => entry.query)).toEqual(['', 'page=2']);
       expect(await logged(id.slice(0, -1))).toEqual([]);
@@ -127,8 +119,8 @@ describe('sandbox request log', () => {
     it('should list every request when no filter is given, oldest first', async () => {
       const first = uniqueRef('log');
       const second = uniqueRef('log');
-      await api.call('GET', '/banks', undefined, { sign: false, ...withId(first) });
-      await api.call('GET', '/banks', undefined, { sign: false, ...withId(second) });
+      await getBanks(first);
+      await getBanks(second);
       const ids = (await logged()).map((entry) => entry.request_id);
       expect(ids.slice(-2)).toEqual([first, second]);
     });
@@ -214,7 +206,7 @@ describe('sandbox request log', () => {
     it('should record an injected 503 with its status', async () => {
       expect((await api.control('faults', { error_rate: 1 })).status).toBe(200);
       const id = uniqueRef('log');
-      const res = await api.call('GET', '/banks', undefined, { sign: false, ...withId(id) });
+      const res = await getBanks(id);
       expect(res.status).toBe(503);
       expect((await onlyEntry(id)).status).toBe(503);
     });
@@ -224,7 +216,7 @@ describe('sandbox request log', () => {
       const id = uniqueRef('log');
       let failure: unknown;
       try {
-        await api.call('GET', '/banks', undefined, { sign: false, ...withId(id) });
+        await getBanks(id);
       } catch (error) {
         failure = error;
       }
@@ -237,10 +229,7 @@ describe('sandbox request log', () => {
     it('should keep the last 500 requests', async () => {
       const prefix = uniqueRef('ring');
       for (let i = 0; i < 505; i++) {
-        const res: ApiResponse = await api.call('GET', `/banks?i=${i}`, undefined, {
-          sign: false,
-          ...withId(`${prefix}-${i}`),
-        });
+        const res: ApiResponse = await getBanks(`${prefix}-${i}`, `?i=${i}`);
         expect(res.status).toBe(200);
       }
       const entries = await logged();

@@ -4,54 +4,52 @@
  * balance, settlement, magic accounts, webhooks, verify and list.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { verifyRequestSignature } from '../../../lib/signing.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { creationRequests, listRequest } from '../../support/endpoints.ts';
 import {
   expectError,
   expectIsoTimestamp,
+  expectSignedWebhook,
   expectSuccess,
+  expectTimestamps,
+  expectTwoPages,
   expectValidation,
+  expectWebhookEnvelope,
 } from '../../support/expect-api.ts';
+import { itRejectsBadListQuery } from '../../support/list-suites.ts';
 import { transferBody } from '../../support/payloads.ts';
 import {
   type ApiResponse,
   type Json,
   OPENING_BALANCE,
-  SANDBOX_SECRET,
-  type SandboxClient,
   startSandboxClient,
-  startWebhookReceiver,
   toMinor,
   uniqueRef,
-  type WebhookReceiver,
 } from '../../support/sandbox-client.ts';
+import { useSandboxClient, useWebhookReceiver } from '../../support/sandbox-fixture.ts';
+import { webhookWith } from '../../support/webhook-receiver.ts';
 
 const FAILS = '0000000000';
 const EXPIRES = '0000000001';
 const REVERSES = '0000000002';
 
-let api: SandboxClient;
-let hooks: WebhookReceiver;
-const tick = () => api.server.sandbox.tick();
-
-beforeAll(async () => {
-  hooks = await startWebhookReceiver();
-  api = await startSandboxClient();
-});
-
-afterAll(async () => {
-  await api.close();
-  await hooks.close();
-});
+// Transfers name their own webhook_url: the sandbox has no default one here.
+const hooks = useWebhookReceiver();
+const api = useSandboxClient();
 
 beforeEach(async () => {
   await api.reset();
 });
 
-async function initialize(overrides: Record<string, unknown> = {}): Promise<ApiResponse> {
-  const res = await api.call('POST', '/disbursements/initialize', transferBody(overrides));
-  expectSuccess(res);
-  return res;
+const { send, create: initialize } = creationRequests(
+  api,
+  '/disbursements/initialize',
+  transferBody,
+);
+
+/** Waits (ticking the sandbox) for the first webhook about transfer `reference`. */
+function hookFor(reference: string) {
+  return hooks.waitFor(webhookWith('reference', reference), { tick: api.tick });
 }
 
 async function verify(reference: string): Promise<ApiResponse> {
@@ -114,31 +112,19 @@ describe('sandbox transfers', () => {
     });
 
     it('should reject a transfer above the balance with 409 Insufficient funds', async () => {
-      const res = await api.call(
-        'POST',
-        '/disbursements/initialize',
-        transferBody({ amount: OPENING_BALANCE + 0.01 }),
-      );
+      const res = await send({ amount: OPENING_BALANCE + 0.01 });
       expectError(res, 409, 'insufficient_funds', 'Insufficient funds');
     });
 
     it('should reject a transfer whose amount plus fee exceeds the balance by 0.01', async () => {
       // Documented fee above 50,000.00: 50.00, so 999,950.01 + 50.00 > 1,000,000.00.
-      const res = await api.call(
-        'POST',
-        '/disbursements/initialize',
-        transferBody({ amount: '999950.01' }),
-      );
+      const res = await send({ amount: '999950.01' });
       expectError(res, 409, 'insufficient_funds', 'Insufficient funds');
       expect(await api.balanceMinor()).toBe(toMinor(OPENING_BALANCE));
     });
 
     it('should accept a transfer whose amount plus fee is exactly the balance', async () => {
-      const res = await api.call(
-        'POST',
-        '/disbursements/initialize',
-        transferBody({ amount: '999950.00' }),
-      );
+      const res = await send({ amount: '999950.00' });
       expectSuccess(res);
       expect((await api.state()).balance).toBe(0);
     });
@@ -157,11 +143,7 @@ describe('sandbox transfers', () => {
     it('should leave the balance unchanged and create nothing when funds are insufficient', async () => {
       const reference = uniqueRef('tr');
       const before = await api.balanceMinor();
-      await api.call(
-        'POST',
-        '/disbursements/initialize',
-        transferBody({ reference, amount: OPENING_BALANCE * 2 }),
-      );
+      await send({ reference, amount: OPENING_BALANCE * 2 });
       expect(await api.balanceMinor()).toBe(before);
       expectError(await verify(reference), 404, 'not_found');
     });
@@ -169,7 +151,7 @@ describe('sandbox transfers', () => {
     it('should reject a reused reference with 409 duplicate_reference', async () => {
       const reference = uniqueRef('tr');
       await initialize({ reference });
-      const res = await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      const res = await send({ reference });
       expectError(res, 409, 'duplicate_reference');
     });
 
@@ -177,11 +159,7 @@ describe('sandbox transfers', () => {
       const reference = uniqueRef('tr');
       await initialize({ reference, amount: 1000 });
       const afterFirst = await api.balanceMinor();
-      await api.call(
-        'POST',
-        '/disbursements/initialize',
-        transferBody({ reference, amount: 1000 }),
-      );
+      await send({ reference, amount: 1000 });
       expect(await api.balanceMinor()).toBe(afterFirst);
     });
 
@@ -189,17 +167,13 @@ describe('sandbox transfers', () => {
       const reference = uniqueRef('tr');
       await initialize({ reference });
       await api.settle();
-      const res = await api.call('POST', '/disbursements/initialize', transferBody({ reference }));
+      const res = await send({ reference });
       expectError(res, 409, 'duplicate_reference');
     });
 
     it('should reject a currency other than the account currency with an issue at currency', async () => {
       const before = await api.balanceMinor();
-      const res = await api.call(
-        'POST',
-        '/disbursements/initialize',
-        transferBody({ currency: 'USD' }),
-      );
+      const res = await send({ currency: 'USD' });
       expectValidation(res, ['currency']);
       expect(await api.balanceMinor()).toBe(before);
     });
@@ -216,11 +190,7 @@ describe('sandbox transfers', () => {
 
     it('should never overdraw the balance under concurrent transfers', async () => {
       // 50,000.00 + 25.00 fee each: 19 fit in 1,000,000.00, the 20th does not.
-      const results = await Promise.all(
-        Array.from({ length: 25 }, () =>
-          api.call('POST', '/disbursements/initialize', transferBody({ amount: 50_000 })),
-        ),
-      );
+      const results = await Promise.all(Array.from({ length: 25 }, () => send({ amount: 50_000 })));
       expect(results.filter((r) => r.status === 200)).toHaveLength(19);
       for (const rejected of results.filter((r) => r.status !== 200)) {
         expectError(rejected, 409, 'insufficient_funds', 'Insufficient funds');
@@ -243,11 +213,7 @@ describe('sandbox transfers', () => {
     });
 
     it('should list mistyped optional fields as issues', async () => {
-      const res = await api.call(
-        'POST',
-        '/disbursements/initialize',
-        transferBody({ narration: 5, metadata: [1], webhook_url: 12 }),
-      );
+      const res = await send({ narration: 5, metadata: [1], webhook_url: 12 });
       expectValidation(res, ['narration', 'metadata', 'webhook_url']);
     });
 
@@ -259,7 +225,7 @@ describe('sandbox transfers', () => {
       ['a non-numeric string', 'lots'],
     ])('should reject %s as amount with an issue at amount', async (_label, amount) => {
       const before = await api.balanceMinor();
-      const res = await api.call('POST', '/disbursements/initialize', transferBody({ amount }));
+      const res = await send({ amount });
       expectValidation(res, ['amount']);
       expect(await api.balanceMinor()).toBe(before);
     });
@@ -269,7 +235,7 @@ describe('sandbox transfers', () => {
     it('should stay processing before 5 sandbox seconds have passed', async () => {
       const { reference } = (await initialize()).body.data;
       await api.advance(3);
-      await api.server.sandbox.tick();
+      await api.tick();
       expect(await statusOf(reference)).toBe('processing');
     });
 
@@ -390,7 +356,7 @@ describe('sandbox transfers', () => {
       const reference = uniqueRef('tr');
       await initialize({ reference, destination_bank_account: REVERSES, webhook_url: hooks.url });
       await settleFully();
-      const hook = await hooks.waitFor((h) => h.body?.data?.reference === reference, { tick });
+      const hook = await hookFor(reference);
       expect(hook.body.event_type).toBe('disbursement_success');
     });
 
@@ -416,36 +382,27 @@ describe('sandbox transfers', () => {
       const metadata = { batch: 'B-9' };
       await initialize({ reference, amount: 88.8, metadata, webhook_url: hooks.url });
       await api.settle();
-      const hook = await hooks.waitFor((h) => h.body?.data?.reference === reference, { tick });
+      const hook = await hookFor(reference);
       expect(hook.body).toMatchObject({
         event_type: 'disbursement_success',
         data: { reference, amount: 88.8, currency: 'NGN', metadata },
       });
-      expect(typeof hook.body.event_id).toBe('string');
-      expect(typeof hook.body.status).toBe('string');
-      expect(typeof hook.body.message).toBe('string');
-      expectIsoTimestamp(hook.body.timestamp);
+      expectWebhookEnvelope(hook.body);
     });
 
     it('should sign the webhook with the merchant secret', async () => {
       const reference = uniqueRef('tr');
       await initialize({ reference, webhook_url: hooks.url });
       await api.settle();
-      const hook = await hooks.waitFor((h) => h.body?.data?.reference === reference, { tick });
-      await expect(
-        verifyRequestSignature({
-          secret: SANDBOX_SECRET,
-          body: hook.raw,
-          headers: hook.headers as Record<string, string>,
-        }),
-      ).resolves.toBeUndefined();
+      const hook = await hookFor(reference);
+      await expectSignedWebhook(hook);
     });
 
     it('should not send the webhook while the transfer is processing', async () => {
       const reference = uniqueRef('tr');
       await initialize({ reference, webhook_url: hooks.url });
-      await api.server.sandbox.tick();
-      expect(hooks.received.some((h) => h.body?.data?.reference === reference)).toBe(false);
+      await api.tick();
+      expect(hooks.received.some(webhookWith('reference', reference))).toBe(false);
     });
 
     it.each([
@@ -457,7 +414,7 @@ describe('sandbox transfers', () => {
         const reference = uniqueRef('tr');
         await initialize({ reference, destination_bank_account: account, webhook_url: hooks.url });
         await settleFully();
-        const hook = await hooks.waitFor((h) => h.body?.data?.reference === reference, { tick });
+        const hook = await hookFor(reference);
         expect(hook.body.event_type).toBe(type);
         expect(hook.body.status).toBe(status);
       },
@@ -470,10 +427,10 @@ describe('sandbox transfers', () => {
       await hooks.waitFor(
         (h) =>
           h.body?.data?.reference === reference && h.body.event_type === 'disbursement_reversed',
-        { tick },
+        { tick: api.tick },
       );
       const types = hooks.received
-        .filter((h) => h.body?.data?.reference === reference)
+        .filter(webhookWith('reference', reference))
         .map((h) => h.body.event_type);
       expect(types).toEqual(['disbursement_success', 'disbursement_reversed']);
     });
@@ -492,7 +449,7 @@ describe('sandbox transfers', () => {
       const reference = uniqueRef('tr');
       await initialize({ reference });
       await api.settle();
-      const record = (await api.webhooks()).find((w) => w.body?.data?.reference === reference);
+      const record = (await api.webhooks()).find(webhookWith('reference', reference));
       expect(record?.event_type).toBe('disbursement_success');
       expect(record?.delivery).toBe('no_target');
     });
@@ -503,11 +460,9 @@ describe('sandbox transfers', () => {
       try {
         await initialize({ reference, webhook_url: hooks.url });
         await api.settle();
-        await hooks.waitFor((h) => h.body?.data?.reference === reference, {
-          tick: () => api.server.sandbox.tick(),
-        });
-        await api.server.sandbox.tick();
-        const record = (await api.webhooks()).find((w) => w.body?.data?.reference === reference);
+        await hookFor(reference);
+        await api.tick();
+        const record = (await api.webhooks()).find(webhookWith('reference', reference));
         expect(record).toMatchObject({ delivery: 'failed', response_status: 500 });
       } finally {
         hooks.respondWith = 200;
@@ -543,8 +498,7 @@ describe('sandbox transfers', () => {
         metadata,
       });
       expect(typeof data.fee).toBe('number');
-      expectIsoTimestamp(data.created_at);
-      expectIsoTimestamp(data.updated_at);
+      expectTimestamps(data);
     });
 
     it('should answer 404 not_found for an unknown reference', async () => {
@@ -589,9 +543,7 @@ describe('sandbox transfers', () => {
       await initialize({ reference: refs.day3, customer_email: 'y@example.com' });
     });
 
-    async function list(query: string): Promise<ApiResponse> {
-      return api.call('GET', `/merchants/disbursements${query}`);
-    }
+    const list = listRequest(api, '/merchants/disbursements');
 
     function references(res: ApiResponse): string[] {
       return (res.body.data.data as Json[]).map((t) => t.reference).sort();
@@ -648,24 +600,20 @@ describe('sandbox transfers', () => {
     it('should paginate with a total that matches across pages', async () => {
       const first = await list('?page_size=3');
       const second = await list('?page_size=3&page=2');
-      expect(first.body.data).toMatchObject({ total: 4, page: 1, pageSize: 3 });
-      expect(second.body.data).toMatchObject({ total: 4, page: 2, pageSize: 3 });
+      expectTwoPages(first.body.data, second.body.data, 4, 3);
       expect([...references(first), ...references(second)].sort()).toEqual(
         Object.values(refs).sort(),
       );
     });
 
-    it.each([
-      ['page_size', '0'],
-      ['page_size', '101'],
-      ['page', '0'],
-      ['page', 'x'],
-    ])('should reject %s=%s with 400 naming the parameter', async (name, value) => {
-      expectValidation(await list(`?${name}=${value}`), [name]);
-    });
-
-    it('should reject an unknown status with 400 naming status', async () => {
-      expectValidation(await list('?status=done'), ['status']);
+    itRejectsBadListQuery(list, {
+      paging: [
+        ['page_size', '0'],
+        ['page_size', '101'],
+        ['page', '0'],
+        ['page', 'x'],
+      ],
+      status: 'done',
     });
 
     it('should reject a start_date that is not YYYY-MM-DD with 400 naming start_date', async () => {

@@ -2,45 +2,27 @@
  * Contract tests of the sandbox emulator's virtual accounts over real HTTP (spec:
  * Virtual accounts, Events; DESIGN 5 `/__sandbox/virtual-accounts/{ref}/credit`).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { verifyRequestSignature } from '../../../lib/signing.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { creationRequests, listRequest } from '../../support/endpoints.ts';
 import {
   expectError,
   expectIsoTimestamp,
+  expectSignedWebhook,
   expectSuccess,
+  expectTimestamps,
+  expectTwoPages,
   expectValidation,
 } from '../../support/expect-api.ts';
+import { itRejectsBadListQuery } from '../../support/list-suites.ts';
 import { virtualAccountBody } from '../../support/payloads.ts';
-import {
-  type ApiResponse,
-  type Json,
-  SANDBOX_SECRET,
-  type SandboxClient,
-  startSandboxClient,
-  startWebhookReceiver,
-  toMinor,
-  uniqueRef,
-  type WebhookReceiver,
-} from '../../support/sandbox-client.ts';
+import { type ApiResponse, type Json, toMinor, uniqueRef } from '../../support/sandbox-client.ts';
+import { useSandboxClient, useWebhookReceiver } from '../../support/sandbox-fixture.ts';
+import { webhookWith } from '../../support/webhook-receiver.ts';
 
-let api: SandboxClient;
-let hooks: WebhookReceiver;
+const hooks = useWebhookReceiver();
+const api = useSandboxClient(() => ({ webhookUrl: hooks.url }));
 
-beforeAll(async () => {
-  hooks = await startWebhookReceiver();
-  api = await startSandboxClient({ webhookUrl: hooks.url });
-});
-
-afterAll(async () => {
-  await api.close();
-  await hooks.close();
-});
-
-const tick = () => api.server.sandbox.tick();
-
-async function createAccount(overrides: Record<string, unknown> = {}): Promise<ApiResponse> {
-  return api.call('POST', '/virtual-accounts', virtualAccountBody(overrides));
-}
+const createAccount = creationRequests(api, '/virtual-accounts', virtualAccountBody).send;
 
 async function credit(
   accountReference: string,
@@ -231,8 +213,7 @@ describe('sandbox virtual accounts', () => {
         metadata: { tier: 'gold' },
       });
       expect(typeof txn.transaction_id).toBe('string');
-      expectIsoTimestamp(txn.created_at);
-      expectIsoTimestamp(txn.updated_at);
+      expectTimestamps(txn);
     });
 
     it('should credit the merchant balance with the amount', async () => {
@@ -246,21 +227,15 @@ describe('sandbox virtual accounts', () => {
       const account = (await createAccount()).body;
       await credit(account.account_reference, { amount: 75.5 });
       const hook = await hooks.waitFor(
-        (h) => h.body?.data?.account_reference === account.account_reference,
-        { tick },
+        webhookWith('account_reference', account.account_reference),
+        { tick: api.tick },
       );
       expect(hook.body.event_type).toBe('virtual_account_credit');
       expect(hook.body.status).toBe('success');
       expect(hook.body.data.amount).toBe(75.5);
       expect(hook.body.data.account_number).toBe(account.account_number);
       expect(typeof hook.body.event_id).toBe('string');
-      await expect(
-        verifyRequestSignature({
-          secret: SANDBOX_SECRET,
-          body: hook.raw,
-          headers: hook.headers as Record<string, string>,
-        }),
-      ).resolves.toBeUndefined();
+      await expectSignedWebhook(hook);
     });
 
     it('should default the sender details when the control omits them', async () => {
@@ -308,9 +283,7 @@ describe('sandbox virtual accounts', () => {
         .sort((x, y) => Date.parse(x) - Date.parse(y));
     });
 
-    async function list(query: string): Promise<ApiResponse> {
-      return api.call('GET', `/merchants/virtual-accounts/transactions${query}`);
-    }
+    const list = listRequest(api, '/merchants/virtual-accounts/transactions');
 
     function amounts(res: ApiResponse): number[] {
       return (res.body.data as Json[]).map((t) => t.amount as number).sort((x, y) => x - y);
@@ -349,21 +322,17 @@ describe('sandbox virtual accounts', () => {
     it('should paginate with a total that matches across pages', async () => {
       const first = await list('?page_size=2');
       const second = await list('?page_size=2&page=2');
-      expect(first.body).toMatchObject({ total: 3, page: 1, pageSize: 2 });
-      expect(second.body).toMatchObject({ total: 3, page: 2, pageSize: 2 });
+      expectTwoPages(first.body, second.body, 3, 2);
       expect([...amounts(first), ...amounts(second)].sort((x, y) => x - y)).toEqual([10, 20, 30]);
     });
 
-    it.each([
-      ['page_size', '0'],
-      ['page_size', '101'],
-      ['page', '0'],
-    ])('should reject %s=%s with 400 naming the parameter', async (name, value) => {
-      expectValidation(await list(`?${name}=${value}`), [name]);
-    });
-
-    it('should reject an unknown status with 400 naming status', async () => {
-      expectValidation(await list('?status=frozen'), ['status']);
+    itRejectsBadListQuery(list, {
+      paging: [
+        ['page_size', '0'],
+        ['page_size', '101'],
+        ['page', '0'],
+      ],
+      status: 'frozen',
     });
   });
 });
