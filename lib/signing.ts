@@ -1,9 +1,11 @@
 import { SignatureVerificationError } from './errors.ts';
 import { bytesToHex, hexToBytes } from './internal/hex.ts';
 
-/** Header names of the request signature (spec: Authentication). */
+/** Header carrying the merchant key identifier (spec: Authentication). */
 export const KEY_ID_HEADER = 'X-Key-Id';
+/** Header carrying the signing time, unix seconds (spec: Authentication). */
 export const TIMESTAMP_HEADER = 'X-Timestamp';
+/** Header carrying the lowercase hex HMAC-SHA256 of `${timestamp}:${rawBody}` (spec: Authentication). */
 export const SIGNATURE_HEADER = 'X-Signature';
 
 /** Default freshness window, in seconds, applied both to the past and to the future. */
