@@ -1,3 +1,4 @@
+import { runScheduled } from './cron.ts';
 import { createRouter } from './router.ts';
 
 const router = createRouter();
@@ -5,4 +6,5 @@ const router = createRouter();
 /** The edgepay gateway Worker (DESIGN 4): see `createRouter` for the stages and routes. */
 export default {
   fetch: (request, env, ctx) => router.fetch(request, env, ctx),
+  scheduled: (controller, env, ctx) => ctx.waitUntil(runScheduled(controller, env)),
 } satisfies ExportedHandler<Env>;

@@ -15,6 +15,8 @@ function exchange(): ProxyExchange {
     routeName: route.name,
     upstreamStatus: undefined,
     errorCode: undefined,
+    idempotency: undefined,
+    cache: undefined,
   };
   return {
     request: Object.assign(gatewayRequest('/payments/initialize'), {

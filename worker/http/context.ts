@@ -19,6 +19,13 @@ export interface RequestContext {
   upstreamStatus: number | undefined;
   /** Code of the error the gateway answered with, when it answered one itself. */
   errorCode: ErrorCode | undefined;
+  /**
+   * What the idempotency stage did: `stored` (first use, answer kept), `replayed`,
+   * `in_flight`, `reused` (other request), `recovered` (stale claim resolved), or `none`.
+   */
+  idempotency: 'stored' | 'replayed' | 'in_flight' | 'reused' | 'recovered' | 'none' | undefined;
+  /** What the cache stage did: `hit`, `miss`, or `error` (the cache failed; served upstream). */
+  cache: 'hit' | 'miss' | 'error' | undefined;
 }
 
 const CONTEXT = Symbol('edgepay.requestContext');
@@ -43,6 +50,8 @@ export function contextOf(request: IRequest): RequestContext {
       routeName: undefined,
       upstreamStatus: undefined,
       errorCode: undefined,
+      idempotency: undefined,
+      cache: undefined,
     };
     target[CONTEXT] = context;
   }

@@ -3,20 +3,28 @@ import { contextOf } from '../http/context.ts';
 import { RouteNotFoundError } from '../http/errors.ts';
 import { forwardUpstream } from '../proxy/forward.ts';
 import { composeStages, type ProxyStage } from '../proxy/pipeline.ts';
+import { accessStage } from '../proxy/stages/access.ts';
+import { cacheStage } from '../proxy/stages/cache.ts';
+import { idempotencyStage } from '../proxy/stages/idempotency.ts';
+import { validationStage } from '../proxy/stages/validate.ts';
 import type { UpstreamRoute } from '../upstream/routes.ts';
 import { fillPattern } from '../upstream/url.ts';
 
 /**
- * The stages run before forwarding, outermost first, chosen from the route's data.
- * This is where later issues plug in: body limit and media type (413/415), valibot
- * validation (400), idempotency keys in D1 (`route.idempotency`), KV caching, per-caller
- * allow-lists and rate limits. The first slice has none.
+ * The stages run before forwarding, outermost first, chosen from the route's data:
+ * who may call it and how often (403/429), what may be sent (413/415/400), exactly once
+ * (Idempotency-Key in D1), then the KV cache in front of the upstream.
  *
- * @param _route - the route being proxied.
+ * @param route - the route being proxied.
  * @returns the stages for that route.
  */
-export function stagesFor(_route: UpstreamRoute): readonly ProxyStage[] {
-  return [];
+export function stagesFor(route: UpstreamRoute): readonly ProxyStage[] {
+  return [
+    accessStage(route),
+    validationStage(route),
+    idempotencyStage(route),
+    cacheStage(route),
+  ].filter((stage): stage is ProxyStage => stage !== undefined);
 }
 
 /**
