@@ -1,8 +1,31 @@
+import { purgeExpiredIdempotencyKeys } from './db/idempotency-keys.ts';
+import { logEvent } from './http/log.ts';
+
+/** Rows deleted per statement by the purge (one D1 statement each). */
+export const PURGE_BATCH_SIZE = 500;
+
+/** Most purge statements per cron run, so one run stays short; the next run continues. */
+export const PURGE_MAX_BATCHES = 10;
+
 /**
  * The cron trigger (wrangler.toml `[triggers]`): housekeeping that must not depend on
- * traffic. Today: purge idempotency keys past their retention (DESIGN 4.1).
+ * traffic. Today: purge idempotency keys past their retention (DESIGN 4.1), at most
+ * {@link PURGE_BATCH_SIZE} x {@link PURGE_MAX_BATCHES} rows per run, stopping at the
+ * first batch that is not full. Keys past `expires_at` are already treated as absent
+ * by the proxy; the purge only reclaims their space.
  *
- * @param _controller - the scheduled event (time, cron expression).
- * @param _env - bindings (D1 `DB`) and settings.
+ * @param controller - the scheduled event; its `scheduledTime` (epoch ms) is "now".
+ * @param env - bindings (D1 `DB`) and settings.
+ * @returns how many idempotency keys were deleted.
  */
-export async function runScheduled(_controller: ScheduledController, _env: Env): Promise<void> {}
+export async function runScheduled(controller: ScheduledController, env: Env): Promise<number> {
+  const now = controller.scheduledTime;
+  let deleted = 0;
+  for (let batch = 0; batch < PURGE_MAX_BATCHES; batch++) {
+    const count = await purgeExpiredIdempotencyKeys(env.DB, now, PURGE_BATCH_SIZE);
+    deleted += count;
+    if (count < PURGE_BATCH_SIZE) break;
+  }
+  logEvent('info', 'idempotency_keys_purged', { deleted, cron: controller.cron });
+  return deleted;
+}

@@ -1,6 +1,9 @@
 import { runScheduled } from './cron.ts';
 import { createRouter } from './router.ts';
 
+/** The per-caller rate limiter Durable Object (wrangler.toml `RATE_LIMITER`). */
+export { CallerRateLimiter } from './rate-limit/caller-rate-limiter.ts';
+
 const router = createRouter();
 
 /** The edgepay gateway Worker (DESIGN 4): see `createRouter` for the stages and routes. */

@@ -4,6 +4,7 @@ import { beginRequest } from './http/context.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
 import { fallback } from './routes/fallback.ts';
 import { HEALTH_PATH, health } from './routes/health.ts';
+import { OPENAPI_PATH, openapi } from './routes/openapi.ts';
 import { proxyRoute } from './routes/proxy.ts';
 import { UPSTREAM_ROUTES } from './upstream/routes.ts';
 
@@ -37,6 +38,7 @@ export function createRouter(): GatewayRouter {
     finally: [finalizeResponse],
   });
   router.get(HEALTH_PATH, health);
+  router.get(OPENAPI_PATH, openapi);
   for (const route of UPSTREAM_ROUTES) {
     router[REGISTER[route.method]](route.pattern, proxyRoute(route));
   }

@@ -83,17 +83,22 @@ describe('gateway', () => {
 
     it('should let the configured token through to the upstream, without the token', async () => {
       const id = uniqueRequestId();
-      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }));
+      // Not /banks: its answers are cached (cache.test.ts), so only the first would arrive.
+      const res = await fetchGateway(gatewayRequest('/refunds/count-by-status', { requestId: id }));
       expect(res.status).toBe(200);
       const reached = await onlySandboxRequest(id);
-      expect(reached).toMatchObject({ method: 'GET', path: '/banks', status: 200 });
+      expect(reached).toMatchObject({
+        method: 'GET',
+        path: '/refunds/count-by-status',
+        status: 200,
+      });
       expect(reached.headers).not.toHaveProperty('authorization');
     });
 
     it('should accept the scheme in any case', async () => {
       const id = uniqueRequestId();
       const res = await fetchGateway(
-        gatewayRequest('/banks', {
+        gatewayRequest('/refunds/count-by-status', {
           token: null,
           requestId: id,
           headers: { Authorization: `bEaReR ${CALLER_TOKEN}` },

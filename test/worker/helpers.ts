@@ -8,6 +8,7 @@ import { env } from 'cloudflare:workers';
 import { expect, inject, vi } from 'vitest';
 import type { RequestLogEntry } from '../../lib/testing/index.ts';
 import worker from '../../worker/index.ts';
+import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -50,10 +51,19 @@ export function gatewayRequest(path: string, init: GatewayRequestInit = {}): Req
   return new Request(`${GATEWAY_ORIGIN}${path}`, { ...rest, headers });
 }
 
-/** A JSON POST to the gateway as the test caller. */
+/** Paths of the POSTs that require an Idempotency-Key (none of them has a path parameter). */
+const MONEY_PATHS: ReadonlySet<string> = new Set(
+  UPSTREAM_ROUTES.filter((route) => route.idempotency === 'required').map((route) => route.pattern),
+);
+
+/** A JSON POST to the gateway as the test caller; money-moving ones get a fresh Idempotency-Key unless given. */
 export function postJson(path: string, body: unknown, init: GatewayRequestInit = {}): Request {
   const headers = new Headers(init.headers);
   headers.set('Content-Type', 'application/json');
+  // Money-moving POSTs need one (DESIGN 4.1); tests about the key set their own.
+  if (!headers.has('Idempotency-Key') && MONEY_PATHS.has(path)) {
+    headers.set('Idempotency-Key', crypto.randomUUID());
+  }
   return gatewayRequest(path, { ...init, method: 'POST', headers, body: JSON.stringify(body) });
 }
 

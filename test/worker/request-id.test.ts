@@ -22,29 +22,32 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+// A signed GET the gateway never caches (GET /banks is cached: only its first call arrives).
+const ROUTE = '/refunds/count-by-status';
+
 describe('gateway', () => {
   describe('X-Request-Id', () => {
     it('should generate a UUID when the caller sends none', async () => {
-      const res = await fetchGateway(gatewayRequest('/banks'));
+      const res = await fetchGateway(gatewayRequest(ROUTE));
       expect(res.headers.get('X-Request-Id')).toMatch(UUID);
     });
 
     it('should generate a different id for each request', async () => {
-      const first = await fetchGateway(gatewayRequest('/banks'));
-      const second = await fetchGateway(gatewayRequest('/banks'));
+      const first = await fetchGateway(gatewayRequest(ROUTE));
+      const second = await fetchGateway(gatewayRequest(ROUTE));
       expect(first.headers.get('X-Request-Id')).not.toBe(second.headers.get('X-Request-Id'));
     });
 
     it('should propagate a sane id from the caller', async () => {
       const id = `caller-req:42/ABC_def.9~${crypto.randomUUID()}`;
-      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }));
+      const res = await fetchGateway(gatewayRequest(ROUTE, { requestId: id }));
       expect(res.headers.get('X-Request-Id')).toBe(id);
       expect((await onlySandboxRequest(id)).headers['x-request-id']).toBe(id);
     });
 
     it('should propagate an id of exactly 128 characters', async () => {
       const id = crypto.randomUUID().padEnd(128, 'a');
-      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }));
+      const res = await fetchGateway(gatewayRequest(ROUTE, { requestId: id }));
       expect(res.headers.get('X-Request-Id')).toBe(id);
       expect((await onlySandboxRequest(id)).headers['x-request-id']).toBe(id);
     });
@@ -55,7 +58,7 @@ describe('gateway', () => {
       ['with a tab', 'abc\tdef'],
       ['with a non-ASCII character', 'abc-é'],
     ])('should replace an id %s with a generated one', async (_, id) => {
-      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }));
+      const res = await fetchGateway(gatewayRequest(ROUTE, { requestId: id }));
       const sent = res.headers.get('X-Request-Id');
       expect(sent).toMatch(UUID);
       expect((await onlySandboxRequest(sent ?? '')).headers['x-request-id']).toBe(sent);
@@ -63,14 +66,14 @@ describe('gateway', () => {
 
     it('should send the id upstream', async () => {
       const id = `trace-upstream-${crypto.randomUUID()}`;
-      await fetchGateway(gatewayRequest('/banks', { requestId: id }));
+      await fetchGateway(gatewayRequest(ROUTE, { requestId: id }));
       const reached = await onlySandboxRequest(id);
       expect(reached.headers['x-request-id']).toBe(id);
-      expect(reached.path).toBe('/banks');
+      expect(reached.path).toBe(ROUTE);
     });
 
     it('should send the generated id upstream', async () => {
-      const res = await fetchGateway(gatewayRequest('/banks'));
+      const res = await fetchGateway(gatewayRequest(ROUTE));
       const generated = res.headers.get('X-Request-Id') ?? '';
       expect(generated).toMatch(UUID);
       expect((await onlySandboxRequest(generated)).headers['x-request-id']).toBe(generated);
@@ -79,7 +82,7 @@ describe('gateway', () => {
     it('should answer with exactly its own id, not an appended upstream one', async () => {
       // The sandbox echoes the id it received; the gateway still sets one value only.
       const id = uniqueRequestId();
-      const res = await fetchGateway(gatewayRequest('/banks', { requestId: id }));
+      const res = await fetchGateway(gatewayRequest(ROUTE, { requestId: id }));
       expect(res.status).toBe(200);
       expect(res.headers.get('X-Request-Id')).toBe(id);
     });

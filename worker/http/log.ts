@@ -3,23 +3,48 @@ import type { RequestContext } from './context.ts';
 /** Severity of a log line. */
 export type LogLevel = 'info' | 'warn' | 'error';
 
+// A run of 10 to 34 digits standing alone (NUBAN is 10, IBAN bodies and card numbers
+// fit): a possible account number. Digits inside a longer token (UUID groups, hex) are not.
+const ACCOUNT_NUMBER = /(?<![\w-])(\d{6,30})(\d{4})(?![\w-])/g;
+
+/**
+ * Masks what could be an account number in free text, keeping the last 4 digits:
+ * `account 0123456789` becomes `account ******6789`.
+ *
+ * @param text - any text headed for a log line.
+ * @returns the text with every standalone run of 10 to 34 digits masked.
+ */
+export function maskAccountNumbers(text: string): string {
+  return text.replace(ACCOUNT_NUMBER, (_, _hidden: string, last: string) => `******${last}`);
+}
+
 /**
  * Writes one structured JSON log line. Callers must never pass secrets, tokens,
- * signatures or full account numbers (DESIGN 4.1).
+ * signatures or full account numbers (DESIGN 4.1); as a safety net, every top-level
+ * string field but `request_id` goes through {@link maskAccountNumbers} (the request id
+ * is the caller's own, sent upstream and echoed as it is: masking it in the log would
+ * only break the correlation).
  *
  * @param level - severity; `error` goes to `console.error`.
  * @param event - stable snake_case event name.
  * @param fields - extra JSON-serializable fields.
  */
 export function logEvent(level: LogLevel, event: string, fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ level, event, ...fields });
+  const masked: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(fields)) {
+    masked[name] =
+      typeof value === 'string' && name !== 'request_id' ? maskAccountNumbers(value) : value;
+  }
+  const line = JSON.stringify({ level, event, ...masked });
   if (level === 'error') console.error(line);
   else console.log(line);
 }
 
 /**
- * The access log: one line per request with request id, caller name, method, route
- * name, status, upstream status, the gateway's own error code and latency in milliseconds.
+ * The access log (issue 4 point 7): one line per request with request id, caller name,
+ * method, route name, status, upstream status, the gateway's own error code, the
+ * idempotency outcome, the cache outcome (`null` where they do not apply) and latency
+ * in milliseconds. Never a header, a body or a query string.
  *
  * @param context - the request's context.
  * @param method - the request method.
@@ -34,6 +59,8 @@ export function logRequest(context: RequestContext, method: string, status: numb
     status,
     upstream_status: context.upstreamStatus ?? null,
     error_code: context.errorCode ?? null,
+    idempotency: context.idempotency ?? null,
+    cache: context.cache ?? null,
     latency_ms: Date.now() - context.startedAt,
   });
 }

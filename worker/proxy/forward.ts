@@ -1,6 +1,10 @@
+import { UpstreamUnreachableError } from '../http/errors.ts';
+import { logEvent } from '../http/log.ts';
 import { REQUEST_ID_HEADER } from '../http/request-id.ts';
-import { sendUpstream, type UpstreamResponse } from '../upstream/client.ts';
+import { jsonResponse } from '../http/respond.ts';
+import { sendUpstream, type UpstreamRequest, type UpstreamResponse } from '../upstream/client.ts';
 import { upstreamConfig } from '../upstream/config.ts';
+import { upstreamErrorBody } from '../upstream/error-body.ts';
 import { joinUpstreamUrl } from '../upstream/url.ts';
 import type { ProxyExchange, ProxyTerminal } from './pipeline.ts';
 
@@ -13,45 +17,81 @@ export const FORWARDED_RESPONSE_HEADERS: readonly string[] = ['content-type', 'r
 /**
  * The pipeline's terminal: forwards the exchange to `UPSTREAM_BASE_URL` with the same
  * method, path, query string and body bytes, signed unless the route says otherwise,
- * with the request id; answers with the upstream's status and body unchanged
- * (4xx/5xx included) and records the upstream status for the access log.
+ * with the request id, and records the upstream status for the access log. A GET whose
+ * connection fails is sent once more (reads are safe to repeat); a timeout is not
+ * retried (the caller already waited the whole `UPSTREAM_TIMEOUT_MS`), and neither is
+ * a POST or PATCH (it may have landed). Success answers pass through unchanged; errors
+ * (4xx/5xx) keep their status with the body of {@link upstreamErrorBody}.
  *
  * @throws {UpstreamTimeoutError} 504 / {UpstreamUnreachableError} 502 from `sendUpstream`.
  */
 export const forwardUpstream: ProxyTerminal = async (exchange) => {
   const { env, context } = exchange;
   const config = upstreamConfig(env);
-  const upstream = await sendUpstream(
-    {
-      method: exchange.route.method,
-      url: joinUpstreamUrl(config.baseUrl, exchange.path, exchange.search),
-      headers: upstreamHeaders(exchange),
-      body: exchange.body,
-      auth: exchange.route.upstreamAuth,
-    },
-    { keyId: env.UPSTREAM_KEY_ID, secret: env.UPSTREAM_SECRET, timeoutMs: config.timeoutMs },
-  );
+  const request: UpstreamRequest = {
+    method: exchange.route.method,
+    url: joinUpstreamUrl(config.baseUrl, exchange.path, exchange.search),
+    headers: upstreamHeaders(exchange),
+    body: exchange.body,
+    auth: exchange.route.upstreamAuth,
+  };
+  const options = {
+    keyId: env.UPSTREAM_KEY_ID,
+    secret: env.UPSTREAM_SECRET,
+    timeoutMs: config.timeoutMs,
+  };
+  let upstream: UpstreamResponse;
+  try {
+    upstream = await sendUpstream(request, options);
+  } catch (error) {
+    if (!(error instanceof UpstreamUnreachableError) || request.method !== 'GET') throw error;
+    logEvent('warn', 'upstream_retry', {
+      request_id: context.requestId,
+      route: context.routeName ?? null,
+      reason: 'upstream_unreachable',
+    });
+    upstream = await sendUpstream(request, options);
+  }
   context.upstreamStatus = upstream.status;
-  return callerResponse(upstream);
+  return upstream.status >= 400
+    ? upstreamErrorResponse(upstream, context.requestId)
+    : callerResponse(upstream);
 };
 
 /**
- * The response the caller gets for an upstream answer: the same status and body bytes,
- * with only {@link FORWARDED_RESPONSE_HEADERS} kept (the `finally` stage adds the
- * gateway's own `X-Request-Id`, whatever id the upstream answered with).
+ * The response the caller gets for an upstream answer below 400: the same status and
+ * body bytes, with only {@link FORWARDED_RESPONSE_HEADERS} kept (the `finally` stage
+ * adds the gateway's own `X-Request-Id`, whatever id the upstream answered with).
  *
  * @param upstream - the upstream's answer, body read.
  * @returns a new response; no body for an empty body or a null-body status (204, 304...).
  */
 export function callerResponse(upstream: UpstreamResponse): Response {
+  const body =
+    upstream.body.byteLength === 0 || isNullBodyStatus(upstream.status) ? null : upstream.body;
+  return new Response(body, { status: upstream.status, headers: forwardedHeaders(upstream) });
+}
+
+/**
+ * The response the caller gets for an upstream 4xx/5xx: the upstream's status and
+ * `Retry-After`, the DESIGN 4.4 body of {@link upstreamErrorBody} as JSON.
+ *
+ * @param upstream - the upstream's error answer, body read.
+ * @param requestId - the gateway's request id, repeated in the body.
+ */
+export function upstreamErrorResponse(upstream: UpstreamResponse, requestId: string): Response {
+  const headers = forwardedHeaders(upstream);
+  headers.delete('content-type');
+  return jsonResponse(upstreamErrorBody(upstream, requestId), { status: upstream.status, headers });
+}
+
+function forwardedHeaders(upstream: UpstreamResponse): Headers {
   const headers = new Headers();
   for (const name of FORWARDED_RESPONSE_HEADERS) {
     const value = upstream.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
-  const body =
-    upstream.body.byteLength === 0 || isNullBodyStatus(upstream.status) ? null : upstream.body;
-  return new Response(body, { status: upstream.status, headers });
+  return headers;
 }
 
 function upstreamHeaders(exchange: ProxyExchange): Headers {

@@ -1,12 +1,35 @@
+import { findCallerByName, loadCallers } from '../../auth/callers.ts';
+import { HttpError } from '../../http/errors.ts';
+import { enforceRateLimit } from '../../rate-limit/enforce.ts';
 import type { UpstreamRoute } from '../../upstream/routes.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
 /**
- * The proxy stage for per-caller route allow-lists (403 forbidden) and rate limits (429 rate_limited), issue 4 points 3 and 6.
+ * The proxy stage deciding who may call a route and how often (issue 4 points 3 and 6),
+ * first in every route's pipeline, so nothing else runs and nothing leaves for a refused
+ * request: the caller's `routes` allow-list from `GATEWAY_CALLERS` (403 `forbidden`),
+ * then its rate limit (429 `rate_limited` with `Retry-After`, when
+ * `RATE_LIMIT_PER_MINUTE` is above 0).
  *
- * @param _route - the route being proxied.
- * @returns the stage, or `undefined` when the route needs none.
+ * @param route - the route being proxied; its `name` is matched against the allow-list.
+ * @returns the stage (every route has one).
+ * @throws {HttpError} 403 `forbidden` outside the caller's routes (or without a caller).
+ * @throws {HttpError} 429 `rate_limited` over the caller's limit.
  */
-export function accessStage(_route: UpstreamRoute): ProxyStage | undefined {
-  return undefined;
+export function accessStage(route: UpstreamRoute): ProxyStage | undefined {
+  return async (exchange, next) => {
+    const { env, context } = exchange;
+    const name = context.caller;
+    // Parsed once per value (cached); authentication already validated it.
+    const caller =
+      name === undefined ? undefined : findCallerByName(loadCallers(env.GATEWAY_CALLERS), name);
+    if (
+      caller === undefined ||
+      (caller.routes !== undefined && !caller.routes.allows(route.name))
+    ) {
+      throw new HttpError(403, 'forbidden', `This caller may not use ${route.name}`);
+    }
+    await enforceRateLimit(env, context);
+    return next();
+  };
 }

@@ -1,12 +1,308 @@
+import { bytesToHex } from '../../../lib/internal/hex.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  expireIdempotencyLock,
+  type IdempotencyKeyRecord,
+  type IdempotencyLock,
+  releaseIdempotencyKey,
+  type StoredResponse,
+} from '../../db/idempotency-keys.ts';
+import type { RequestContext } from '../../http/context.ts';
+import { HttpError, InternalError } from '../../http/errors.ts';
+import { logEvent } from '../../http/log.ts';
+import type { UpstreamResponse } from '../../upstream/client.ts';
+import { upstreamConfig } from '../../upstream/config.ts';
+import { lookUpstream, lookupPathOf } from '../../upstream/lookup.ts';
 import type { UpstreamRoute } from '../../upstream/routes.ts';
-import type { ProxyStage } from '../pipeline.ts';
+import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
+import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
+
+/** The request header naming the key (draft-ietf-httpapi-idempotency-key-header). */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+/** Set to `true` on a stored answer replayed for a repeated key. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+/** Set to `true` on an answer built from the upstream record after a stale claim (verify before resend). */
+export const IDEMPOTENT_RECOVERED_HEADER = 'Idempotent-Recovered';
+/** Longest key accepted, in characters (issue 4). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** `IDEMPOTENCY_RETENTION_SEC` default: keys are kept 24 h, in seconds. */
+export const DEFAULT_RETENTION_SEC = 86_400;
+/** `IDEMPOTENCY_LOCK_TIMEOUT_SEC` default: an in-flight claim older than this is presumed dead, in seconds. */
+export const DEFAULT_LOCK_TIMEOUT_SEC = 60;
+/** `Retry-After` (seconds) when a stale claim's outcome could not be verified upstream. */
+export const VERIFY_RETRY_AFTER_SEC = 1;
+
+// An sf-string (RFC 8941) as the draft sends it: "…" with \" and \\ escapes.
+const SF_STRING = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/;
+const PRINTABLE = /^[\x20-\x7E]+$/;
+// Stored and replayed: what forward.ts passes back, and its `Cache-Control: no-store` on errors.
+const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
+// Statuses saying the upstream did not process the request: the key is released.
+const NOT_PROCESSED = new Set([408, 429]);
 
 /**
- * The proxy stage for Idempotency-Key claims in D1, replay, in-flight and reuse errors, stale-claim recovery, issue 4 point 2.
+ * The proxy stage for `Idempotency-Key` (DESIGN 4.1, issue 4 point 2): claims the key per
+ * caller in D1, runs the request once, stores and replays its answer, answers 422 for
+ * another request under the same key and 409 while the first is in flight, and recovers
+ * a stale claim by looking the record up upstream before resending.
  *
- * @param _route - the route being proxied.
- * @returns the stage, or `undefined` when the route needs none.
+ * @param route - the route being proxied.
+ * @returns the stage, or `undefined` on routes that take no key (reads).
+ * @throws {HttpError} 400 `idempotency_key_missing` / `validation_failed`, 422
+ *   `idempotency_key_reused`, 409 `idempotency_key_in_flight` with `Retry-After`.
  */
-export function idempotencyStage(_route: UpstreamRoute): ProxyStage | undefined {
-  return undefined;
+export function idempotencyStage(route: UpstreamRoute): ProxyStage | undefined {
+  if (route.idempotency === 'none') return undefined;
+  const canTakeOver = route.lookup !== undefined || route.idempotency === 'optional';
+  return async (exchange, next) => {
+    const { context, env } = exchange;
+    const key = readIdempotencyKey(exchange.request.headers, route);
+    if (key === undefined) {
+      context.idempotency = 'none';
+      return next();
+    }
+    if (context.caller === undefined) throw new InternalError('idempotency without a caller');
+    // A holder may spend a lookup and a send before settling: the lock outlasts both.
+    const lockMs = Math.max(
+      seconds(env, 'IDEMPOTENCY_LOCK_TIMEOUT_SEC', DEFAULT_LOCK_TIMEOUT_SEC) * 1000,
+      2 * upstreamConfig(env).timeoutMs,
+    );
+    const retentionMs = seconds(env, 'IDEMPOTENCY_RETENTION_SEC', DEFAULT_RETENTION_SEC) * 1000;
+    const target = exchange.path + exchange.search;
+    const fingerprint = await requestFingerprint(route.method, target, exchange.body);
+    const now = Date.now();
+    const outcome = await claimIdempotencyKey(env.DB, {
+      caller: context.caller,
+      key,
+      fingerprint,
+      now,
+      lockedUntil: now + lockMs,
+      expiresAt: now + retentionMs,
+      takeOverStale: canTakeOver,
+    });
+    if (outcome.kind === 'claimed') return runOnce(exchange, next, outcome.lock, 'stored');
+    if (outcome.kind === 'taken_over') return recover(exchange, next, outcome.lock);
+    return answerExisting(context, outcome.record, fingerprint, now, lockMs);
+  };
+}
+
+/**
+ * The fingerprint of a request: method, path with query, and the SHA-256 of the body bytes.
+ *
+ * @param method - the request method.
+ * @param target - the path as received, with its query string.
+ * @param body - the exact body bytes (`undefined` hashes as empty).
+ * @returns `METHOD target sha256hex`.
+ */
+export async function requestFingerprint(
+  method: string,
+  target: string,
+  body: Uint8Array | undefined,
+): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', body ?? new Uint8Array());
+  return `${method} ${target} ${bytesToHex(new Uint8Array(digest))}`;
+}
+
+function readIdempotencyKey(headers: Headers, route: UpstreamRoute): string | undefined {
+  const raw = headers.get(IDEMPOTENCY_KEY_HEADER);
+  if (raw === null) {
+    if (route.idempotency !== 'required') return undefined;
+    throw new HttpError(
+      400,
+      'idempotency_key_missing',
+      `${route.method} ${route.pattern} needs an ${IDEMPOTENCY_KEY_HEADER} header`,
+    );
+  }
+  const key = SF_STRING.exec(raw)?.[1]?.replace(/\\(["\\])/g, '$1') ?? raw;
+  const problem =
+    key.length > MAX_IDEMPOTENCY_KEY_LENGTH
+      ? `Must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`
+      : PRINTABLE.test(key)
+        ? undefined
+        : 'Must be a non-empty string of printable ASCII characters';
+  if (problem === undefined) return key;
+  throw new HttpError(400, 'validation_failed', 'The request is invalid', {
+    issues: [{ path: IDEMPOTENCY_KEY_HEADER, message: problem }],
+  });
+}
+
+function answerExisting(
+  context: RequestContext,
+  record: IdempotencyKeyRecord,
+  fingerprint: string,
+  now: number,
+  lockMs: number,
+): Response {
+  if (record.fingerprint !== fingerprint) {
+    context.idempotency = 'reused';
+    throw new HttpError(
+      422,
+      'idempotency_key_reused',
+      `${IDEMPOTENCY_KEY_HEADER} was already used with another request`,
+    );
+  }
+  if (record.response !== undefined) {
+    context.idempotency = 'replayed';
+    return responseOf(record.response, { [IDEMPOTENT_REPLAYED_HEADER]: 'true' });
+  }
+  context.idempotency = 'in_flight';
+  if (record.lockedUntil > now) {
+    throw inFlight('A request with this key is still in flight', record.lockedUntil - now);
+  }
+  // Stale, and this route has no way to verify the outcome: never risk a duplicate.
+  throw inFlight(
+    'The first request with this key did not finish and its outcome cannot be verified; check the record, then retry with a new key',
+    lockMs,
+  );
+}
+
+// Runs the request under a held claim and settles the claim with its answer.
+async function runOnce(
+  exchange: ProxyExchange,
+  next: ProxyNext,
+  lock: IdempotencyLock,
+  outcome: 'stored' | 'recovered',
+): Promise<Response> {
+  let response: Response;
+  try {
+    response = await next();
+  } catch (error) {
+    // Nothing left the gateway on its own faults (settings, signing secret).
+    await leaveUnsettled(exchange, lock, error instanceof InternalError);
+    throw error;
+  }
+  const notProcessed = NOT_PROCESSED.has(response.status);
+  if (!notProcessed && response.status < 500) {
+    return settle(exchange, lock, await storedOf(response), outcome);
+  }
+  await leaveUnsettled(exchange, lock, notProcessed);
+  return response;
+}
+
+// Not processed: free the key. Unknown outcome (5xx, 502/504): keep the claim, stale at
+// once, so the next request with the key verifies before resending.
+async function leaveUnsettled(
+  exchange: ProxyExchange,
+  lock: IdempotencyLock,
+  release: boolean,
+): Promise<void> {
+  exchange.context.idempotency = 'none';
+  const { DB } = exchange.env;
+  await bestEffort(
+    exchange,
+    release ? releaseIdempotencyKey(DB, lock) : expireIdempotencyLock(DB, lock, Date.now()),
+  );
+}
+
+// The answer stands even when D1 fails to record it: the claim then stays in flight
+// and is recovered (verify before resend) once its lock runs out.
+async function bestEffort(exchange: ProxyExchange, write: Promise<boolean>): Promise<boolean> {
+  const { requestId } = exchange.context;
+  try {
+    if (await write) return true;
+    logEvent('warn', 'idempotency_lock_lost', {
+      request_id: requestId,
+      route: exchange.route.name,
+    });
+  } catch (error) {
+    logEvent('error', 'idempotency_write_failed', {
+      request_id: requestId,
+      route: exchange.route.name,
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+  }
+  return false;
+}
+
+// Verify before resend: the stale claim is now ours; find out whether the request landed.
+async function recover(
+  exchange: ProxyExchange,
+  next: ProxyNext,
+  lock: IdempotencyLock,
+): Promise<Response> {
+  const { route } = exchange;
+  const path = lookupPathOf(exchange.route, exchange.body);
+  if (path === undefined) {
+    // Only routes that move no money are taken over without a lookup.
+    if (route.idempotency === 'optional') return runOnce(exchange, next, lock, 'recovered');
+    return unverified(exchange, lock);
+  }
+  let found: UpstreamResponse;
+  try {
+    found = await lookUpstream(exchange.env, exchange.route, path, exchange.context.requestId);
+  } catch {
+    return unverified(exchange, lock);
+  }
+  exchange.context.upstreamStatus = found.status;
+  if (found.status === 404) return runOnce(exchange, next, lock, 'recovered');
+  if (found.status < 200 || found.status > 299) return unverified(exchange, lock);
+  logEvent('info', 'idempotency_recovered', {
+    request_id: exchange.context.requestId,
+    route: route.name,
+    lookup_status: found.status,
+  });
+  const headers: Record<string, string> = { [IDEMPOTENT_RECOVERED_HEADER.toLowerCase()]: 'true' };
+  const type = found.headers.get('content-type');
+  if (type !== null) headers['content-type'] = type;
+  return settle(exchange, lock, { status: 200, headers, body: found.body }, 'recovered');
+}
+
+async function settle(
+  exchange: ProxyExchange,
+  lock: IdempotencyLock,
+  stored: StoredResponse,
+  outcome: 'stored' | 'recovered',
+): Promise<Response> {
+  const written = await bestEffort(exchange, completeIdempotencyKey(exchange.env.DB, lock, stored));
+  exchange.context.idempotency = written ? outcome : 'none';
+  return responseOf(stored, {});
+}
+
+// The stale claim's outcome is unknown: hand the lock back (stale at once) and say so.
+async function unverified(exchange: ProxyExchange, lock: IdempotencyLock): Promise<never> {
+  await bestEffort(exchange, expireIdempotencyLock(exchange.env.DB, lock, Date.now()));
+  exchange.context.idempotency = 'in_flight';
+  throw inFlight(
+    'The first request with this key did not finish and its outcome could not be verified yet',
+    VERIFY_RETRY_AFTER_SEC * 1000,
+  );
+}
+
+async function storedOf(response: Response): Promise<StoredResponse> {
+  const headers: Record<string, string> = {};
+  for (const name of STORED_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  return { status: response.status, headers, body: new Uint8Array(await response.arrayBuffer()) };
+}
+
+// The same bytes for the first answer and every replay.
+function responseOf(stored: StoredResponse, extra: Record<string, string>): Response {
+  const headers = new Headers(stored.headers);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  const empty = stored.body.byteLength === 0 || [101, 204, 205, 304].includes(stored.status);
+  return new Response(empty ? null : stored.body.slice(), { status: stored.status, headers });
+}
+
+function inFlight(message: string, retryAfterMs: number): HttpError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new HttpError(409, 'idempotency_key_in_flight', message, {
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
+
+const warned = new Set<string>();
+
+// A positive whole number of seconds from `env[name]`, else `fallback` (logged once per value).
+function seconds(env: Env, name: keyof Env & `IDEMPOTENCY_${string}`, fallback: number): number {
+  const value = String(env[name] ?? '').trim();
+  const parsed = /^\d{1,9}$/.test(value) ? Number(value) : 0;
+  if (parsed > 0) return parsed;
+  if (value !== '' && !warned.has(`${name}=${value}`)) {
+    warned.add(`${name}=${value}`);
+    logEvent('warn', 'config_invalid', { setting: name, problem: `using ${fallback} seconds` });
+  }
+  return fallback;
 }

@@ -1,0 +1,130 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { logEvent, maskAccountNumbers } from '../../worker/http/log.ts';
+import {
+  CALLER_NAME,
+  CALLER_TOKEN,
+  type CapturedLogs,
+  captureLogs,
+  fetchGateway,
+  gatewayRequest,
+  onlySandboxRequest,
+  postJson,
+  uniqueRequestId,
+} from './helpers.ts';
+
+let logs: CapturedLogs;
+
+beforeEach(() => {
+  logs = captureLogs();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const UPSTREAM_SECRET = 'sandbox-secret';
+
+function requestLines(): Record<string, unknown>[] {
+  return logs.lines().filter((line) => line.event === 'request');
+}
+
+describe('gateway', () => {
+  describe('access log', () => {
+    it('should write one line per request with every field', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/refunds/count-by-status', { requestId: id }));
+      expect(res.status).toBe(200);
+      const lines = requestLines();
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toEqual({
+        level: 'info',
+        event: 'request',
+        request_id: id,
+        caller: CALLER_NAME,
+        method: 'GET',
+        route: 'refunds.countByStatus',
+        status: 200,
+        upstream_status: 200,
+        error_code: null,
+        idempotency: null,
+        cache: null,
+        latency_ms: expect.any(Number),
+      });
+      expect(lines[0]?.latency_ms).toBeGreaterThanOrEqual(0);
+    });
+
+    it('should record the cache outcome and the idempotency outcome', async () => {
+      await fetchGateway(gatewayRequest('/banks?country_code=KE'));
+      const key = crypto.randomUUID();
+      const payment = {
+        email: 'ada@example.com',
+        amount: '5000.00',
+        currency: 'NGN',
+        reference: `p_${crypto.randomUUID().replaceAll('-', '')}`,
+      };
+      const res = await fetchGateway(
+        postJson('/payments/initialize', payment, { headers: { 'Idempotency-Key': key } }),
+      );
+      expect(res.status).toBe(200);
+      const [banks, initialize] = requestLines();
+      expect(banks).toMatchObject({ route: 'banks.list', cache: 'miss', idempotency: null });
+      expect(initialize).toMatchObject({ route: 'payments.initialize', cache: null });
+      expect(['stored', 'replayed', 'recovered']).toContain(initialize?.idempotency);
+      expect(logs.text()).not.toContain(key);
+    });
+
+    it('should never log the token, the signing secret, the signature or the account number', async () => {
+      const id = uniqueRequestId();
+      const account = String(1_000_000_000 + Math.floor(Math.random() * 8_999_999_999));
+      const res = await fetchGateway(
+        postJson('/banks/resolve', { bank: '058', account, currency: 'NGN' }, { requestId: id }),
+      );
+      expect(res.status).toBe(200);
+      const signature = (await onlySandboxRequest(id)).headers['x-signature'];
+      expect(signature).toMatch(/^[0-9a-f]{64}$/);
+      const text = logs.text();
+      expect(text).not.toContain(CALLER_TOKEN);
+      expect(text).not.toContain(UPSTREAM_SECRET);
+      expect(text).not.toContain(signature);
+      expect(text).not.toContain(account);
+      expect(requestLines()).toMatchObject([{ request_id: id, route: 'banks.resolve' }]);
+    });
+  });
+
+  describe('maskAccountNumbers', () => {
+    it.each([
+      ['account 0123456789 failed', 'account ******6789 failed'],
+      ['{"account":"01234567890123"}', '{"account":"******0123"}'],
+      ['card 4111111111111111', 'card ******1111'],
+    ])('should mask %s', (input, expected) => {
+      expect(maskAccountNumbers(input)).toBe(expected);
+    });
+
+    it.each([
+      ['a short number', 'amount 500000 minor'],
+      ['digits inside a UUID', '9b1deb4d-3b7d-4bad-9bdd-123456789012'],
+      ['digits inside a token', 'ref_1234567890123abc'],
+    ])('should leave %s alone', (_, input) => {
+      expect(maskAccountNumbers(input)).toBe(input);
+    });
+  });
+
+  describe('logEvent', () => {
+    it('should mask account numbers in every string field but the request id', () => {
+      logEvent('error', 'unexpected_error', {
+        request_id: '0123456789',
+        error_message: 'could not resolve 0123456789',
+        attempts: 2,
+      });
+      expect(logs.lines()).toEqual([
+        {
+          level: 'error',
+          event: 'unexpected_error',
+          request_id: '0123456789',
+          error_message: 'could not resolve ******6789',
+          attempts: 2,
+        },
+      ]);
+    });
+  });
+});

@@ -1,0 +1,254 @@
+/**
+ * `GET /openapi.json` (issue 4 point 8): the document is generated from the route table
+ * and the SDK's valibot schemas; these tests hold it to both.
+ */
+import * as v from 'valibot';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openApiPath } from '../../worker/openapi/document.ts';
+import { convertSchemas } from '../../worker/openapi/schemas.ts';
+import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
+import {
+  captureLogs,
+  errorBody,
+  fetchGateway,
+  gatewayRequest,
+  sandboxRequests,
+  uniqueRequestId,
+} from './helpers.ts';
+
+type Json = Record<string, unknown>;
+interface Doc {
+  openapi: string;
+  info: { title: string; version: string };
+  security: Json[];
+  paths: Record<string, Record<string, Json>>;
+  components: Record<string, Record<string, Json>>;
+}
+
+let doc: Doc;
+
+/** Follows a local `$ref` (`#/components/...`) to what it names. */
+function resolve(node: unknown): Json {
+  const ref = (node as { $ref?: unknown }).$ref;
+  if (typeof ref !== 'string') return node as Json;
+  let target: unknown = doc;
+  for (const part of ref.replace(/^#\//, '').split('/')) {
+    target = (target as Json | undefined)?.[part];
+  }
+  expect(target, ref).toBeDefined();
+  return resolve(target);
+}
+
+function operationOf(route: (typeof UPSTREAM_ROUTES)[number]): Json {
+  const operation = doc.paths[openApiPath(route.pattern)]?.[route.method.toLowerCase()];
+  expect(operation, `${route.method} ${route.pattern}`).toBeDefined();
+  return operation as Json;
+}
+
+function parametersOf(operation: Json): Json[] {
+  return ((operation.parameters ?? []) as unknown[]).map(resolve);
+}
+
+/** The entries of a valibot object schema (piped or not) and which of them are required. */
+function entriesOf(schema: v.GenericSchema): { keys: string[]; required: string[] } {
+  const entries = (schema as unknown as { entries: Record<string, v.GenericSchema> }).entries;
+  const keys = Object.keys(entries);
+  return { keys, required: keys.filter((key) => entries[key]?.type !== 'optional') };
+}
+
+beforeEach(async () => {
+  captureLogs();
+  const res = await fetchGateway(gatewayRequest('/openapi.json'));
+  expect(res.status).toBe(200);
+  expect(res.headers.get('Content-Type')).toMatch(/^application\/json/);
+  doc = (await res.json()) as Doc;
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('GET /openapi.json', () => {
+  describe('access', () => {
+    it('should answer 401 unauthorized without a bearer token', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
+        gatewayRequest('/openapi.json', { token: null, requestId: id }),
+      );
+      expect(res.status).toBe(401);
+      expect(await errorBody(res)).toMatchObject({ code: 'unauthorized', request_id: id });
+      expect(await sandboxRequests(id)).toEqual([]);
+    });
+
+    it('should serve the same document on every call', async () => {
+      const again = await fetchGateway(gatewayRequest('/openapi.json'));
+      expect(await again.json()).toEqual(doc);
+    });
+  });
+
+  describe('document', () => {
+    it('should declare OpenAPI 3.1 with bearer security', () => {
+      expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+      expect(doc.info.title).toMatch(/\w/);
+      expect(doc.info.version).toMatch(/\w/);
+      expect(doc.security).toEqual([{ bearerAuth: [] }]);
+      expect(doc.components.securitySchemes?.bearerAuth).toMatchObject({
+        type: 'http',
+        scheme: 'bearer',
+      });
+    });
+
+    it('should describe every route of the route table with its method and name', () => {
+      for (const route of UPSTREAM_ROUTES) {
+        expect(operationOf(route).operationId, route.name).toBe(route.name);
+      }
+      const described = Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+      );
+      const expected = UPSTREAM_ROUTES.map((r) => `${r.method} ${openApiPath(r.pattern)}`);
+      expect(described.sort()).toEqual([...expected, 'GET /healthz', 'GET /openapi.json'].sort());
+    });
+
+    it('should template path parameters and declare each as required', () => {
+      for (const route of UPSTREAM_ROUTES) {
+        const path = openApiPath(route.pattern);
+        expect(path).not.toContain(':');
+        const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+        const declared = parametersOf(operationOf(route)).filter((p) => p.in === 'path');
+        expect(
+          declared.map((p) => p.name),
+          route.name,
+        ).toEqual(names);
+        expect(
+          declared.every((p) => p.required === true),
+          route.name,
+        ).toBe(true);
+      }
+    });
+
+    it('should require Idempotency-Key on the money POSTs and offer it on other writes', () => {
+      const money: string[] = [];
+      for (const route of UPSTREAM_ROUTES) {
+        const key = parametersOf(operationOf(route)).find((p) => p.name === 'Idempotency-Key');
+        if (route.idempotency === 'none') expect(key, route.name).toBeUndefined();
+        else
+          expect(key, route.name).toMatchObject({
+            in: 'header',
+            required: route.idempotency === 'required',
+          });
+        if (key?.required === true) money.push(`${route.method} ${route.pattern}`);
+      }
+      expect(money.sort()).toEqual(
+        [
+          'POST /payments/initialize',
+          'POST /disbursements/initialize',
+          'POST /refunds/initialize',
+          'POST /direct-debits/mandates',
+          'POST /direct-debits/debit',
+          'POST /direct-debits/disburse',
+          'POST /virtual-accounts',
+        ].sort(),
+      );
+    });
+
+    it('should publish the body schema of every route that takes one', () => {
+      for (const route of UPSTREAM_ROUTES.filter((r) => r.body !== undefined)) {
+        const body = operationOf(route).requestBody as Json;
+        expect(body.required, route.name).toBe(true);
+        const content = body.content as Record<string, { schema: unknown }>;
+        const schema = resolve(content['application/json']?.schema);
+        const { keys, required } = entriesOf(route.body as v.GenericSchema);
+        expect(schema.type, route.name).toBe('object');
+        expect(Object.keys(schema.properties as Json), route.name).toEqual(keys);
+        expect(schema.required, route.name).toEqual(required);
+      }
+    });
+
+    it('should describe the body-less writes as no body or an empty object', () => {
+      for (const route of UPSTREAM_ROUTES.filter((r) => r.method !== 'GET' && !r.body)) {
+        expect(operationOf(route).requestBody, route.name).toMatchObject({
+          required: false,
+          content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
+        });
+      }
+      for (const route of UPSTREAM_ROUTES.filter((r) => r.method === 'GET')) {
+        expect(operationOf(route).requestBody, route.name).toBeUndefined();
+      }
+    });
+
+    it('should publish query parameters from the query schema', () => {
+      for (const route of UPSTREAM_ROUTES.filter((r) => r.query !== undefined)) {
+        const query = parametersOf(operationOf(route)).filter((p) => p.in === 'query');
+        const { keys, required } = entriesOf(route.query as v.GenericSchema);
+        expect(
+          query.map((p) => p.name),
+          route.name,
+        ).toEqual(keys);
+        expect(
+          query.filter((p) => p.required).map((p) => p.name),
+          route.name,
+        ).toEqual(required);
+      }
+      const list = UPSTREAM_ROUTES.find((r) => r.name === 'payments.list');
+      const pageSize = parametersOf(operationOf(list as (typeof UPSTREAM_ROUTES)[number])).find(
+        (p) => p.name === 'page_size',
+      );
+      expect(pageSize?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 10 });
+    });
+
+    it('should describe amounts as a decimal string or a number', () => {
+      const amount = doc.components.schemas?.Amount as { oneOf: Json[] };
+      expect(amount.oneOf.map((branch) => branch.type)).toEqual(['string', 'number']);
+      const pattern = new RegExp(amount.oneOf[0]?.pattern as string);
+      expect(['5000.50', '1', '0.5'].every((text) => pattern.test(text))).toBe(true);
+      expect(['1.234', '-1', '1e3', ''].some((text) => pattern.test(text))).toBe(false);
+    });
+
+    it('should give every operation the DESIGN 4.4 error responses', () => {
+      const errorSchema = resolve({ $ref: '#/components/schemas/ErrorBody' });
+      expect(errorSchema.required).toEqual(['status', 'message', 'code', 'request_id']);
+      const always = ['400', '401', '403', '404', '405', '409', '422', '429', '502', '504'];
+      for (const route of UPSTREAM_ROUTES) {
+        const responses = operationOf(route).responses as Json;
+        const expected = route.method === 'GET' ? always : [...always, '413', '415'];
+        for (const status of expected) {
+          const response = resolve(responses[status]);
+          const content = response.content as Record<string, { schema: unknown }>;
+          expect(resolve(content['application/json']?.schema), `${route.name} ${status}`).toBe(
+            errorSchema,
+          );
+        }
+        if (route.method === 'GET') expect(responses['415'], route.name).toBeUndefined();
+      }
+    });
+
+    it('should describe /healthz as open', () => {
+      expect(doc.paths['/healthz']?.get).toMatchObject({ security: [] });
+    });
+
+    it('should resolve every $ref in the document', () => {
+      const refs: string[] = [];
+      const walk = (node: unknown): void => {
+        if (Array.isArray(node)) node.forEach(walk);
+        else if (typeof node === 'object' && node !== null) {
+          for (const [key, value] of Object.entries(node)) {
+            if (key === '$ref' && typeof value === 'string') refs.push(value);
+            else walk(value);
+          }
+        }
+      };
+      walk(doc);
+      expect(refs.length).toBeGreaterThan(50);
+      for (const ref of new Set(refs)) expect(resolve({ $ref: ref }), ref).toBeTypeOf('object');
+    });
+  });
+
+  describe('convertSchemas', () => {
+    it('should refuse a check it has no meaning for rather than widen the contract', () => {
+      const schema = v.pipe(
+        v.string(),
+        v.check((text) => text.length % 2 === 0),
+      );
+      expect(() => convertSchemas({ Even: schema })).toThrow(/check/);
+    });
+  });
+});

@@ -1,0 +1,76 @@
+import type { CachePolicy } from '../upstream/routes.ts';
+
+/** Country of `GET /banks` when the query names none (spec: Banks). */
+export const DEFAULT_BANKS_COUNTRY = 'NG';
+
+/** Prefix of every bank-list entry in KV: `banks:v1:<COUNTRY>`. */
+export const BANKS_KEY_PREFIX = 'banks:v1:';
+
+/** Prefix of every account-resolution entry in KV: `resolve:v1:<sha-256 hex>`. */
+export const RESOLVE_KEY_PREFIX = 'resolve:v1:';
+
+/**
+ * The KV key of a `GET /banks` answer: one entry per country, the `country_code`
+ * query parameter trimmed and upper-cased, `NG` when absent or empty.
+ *
+ * @param search - the query string as received, with its `?` (or `''`).
+ * @returns the key, or `undefined` (not cacheable) when `country_code` is repeated
+ *   (which one the upstream reads is not ours to guess) or is not two letters.
+ */
+export function banksCacheKey(search: string): string | undefined {
+  const values = new URLSearchParams(search).getAll('country_code');
+  if (values.length > 1) return undefined;
+  const country = (values[0] ?? '').trim().toUpperCase() || DEFAULT_BANKS_COUNTRY;
+  return /^[A-Z]{2}$/.test(country) ? `${BANKS_KEY_PREFIX}${country}` : undefined;
+}
+
+/**
+ * The KV key of a `POST /banks/resolve` answer: one entry per (bank, account, currency),
+ * as the SHA-256 of the three values, so the account number never appears in a key
+ * (keys are listed in dashboards and tooling; the key is never logged either).
+ *
+ * @param body - the exact request body bytes.
+ * @returns the key, or `undefined` (not cacheable) when the body is not a JSON object
+ *   with string `bank`, `account` and `currency`.
+ */
+export async function resolveCacheKey(body: Uint8Array | undefined): Promise<string | undefined> {
+  const fields = resolveFields(body);
+  if (fields === undefined) return undefined;
+  // A separator that cannot occur in the values keeps ("1","23") apart from ("12","3").
+  const material = new TextEncoder().encode(fields.join('\u0000'));
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', material));
+  const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${RESOLVE_KEY_PREFIX}${hex}`;
+}
+
+/**
+ * The KV key of a cacheable request, by the route's cache policy.
+ *
+ * @param policy - `banks` or `resolve` (worker/upstream/routes.ts).
+ * @param search - the query string as received.
+ * @param body - the request body bytes.
+ * @returns the key, or `undefined` when this request is not cacheable.
+ */
+export function cacheKeyFor(
+  policy: CachePolicy,
+  search: string,
+  body: Uint8Array | undefined,
+): Promise<string | undefined> {
+  return policy === 'banks' ? Promise.resolve(banksCacheKey(search)) : resolveCacheKey(body);
+}
+
+function resolveFields(body: Uint8Array | undefined): [string, string, string] | undefined {
+  if (body === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body));
+  } catch {
+    return undefined;
+  }
+  if (typeof json !== 'object' || json === null) return undefined;
+  const { bank, account, currency } = json as Record<string, unknown>;
+  if (typeof bank !== 'string' || typeof account !== 'string' || typeof currency !== 'string') {
+    return undefined;
+  }
+  return [bank, account, currency];
+}

@@ -1,0 +1,133 @@
+// The reusable parts of the gateway's OpenAPI document: the DESIGN 4.4 bodies, the error
+// responses of DESIGN 4.5, the headers and the bearer security scheme.
+import * as v from 'valibot';
+
+/** An OpenAPI object as plain JSON (the document is served as JSON). */
+export type OpenApiObject = Record<string, unknown>;
+
+/**
+ * The DESIGN 4.4 error body every gateway error uses. `code` is a stable snake_case code
+ * (DESIGN 4.5, or the upstream's own code when its error passes through); other
+ * properties (upstream details) may follow.
+ */
+export const ErrorBodySchema = v.object({
+  status: v.literal('error'),
+  message: v.string(),
+  code: v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]*$/)),
+  issues: v.optional(
+    v.array(v.object({ path: v.string(), message: v.string() }), 'Field problems'),
+  ),
+  request_id: v.string(),
+});
+
+/** The spec's success envelope (spec: Endpoints): `status`, usually `data`, sometimes `message`. */
+export const SuccessEnvelopeSchema = v.object({
+  status: v.string(),
+  message: v.optional(v.string()),
+  data: v.optional(v.unknown()),
+});
+
+/** An `Idempotency-Key` value (issue 4 point 2: at most 255 characters). */
+export const IdempotencyKeySchema = v.pipe(v.string(), v.minLength(1), v.maxLength(255));
+
+/** Response header components, by name. */
+export const HEADERS: Readonly<Record<string, OpenApiObject>> = Object.freeze({
+  RequestId: header('The request id: the caller’s X-Request-Id when sane, else a new UUID.'),
+  RetryAfter: header('Seconds to wait before retrying.', 'integer'),
+  Allow: header('The methods this path answers to.'),
+  WwwAuthenticate: header('Always `Bearer`.'),
+  IdempotentReplayed: header('`true` when the answer is the stored answer to an earlier request.'),
+});
+
+/** One error status of the gateway (DESIGN 4.5) as an OpenAPI response component. */
+interface ErrorResponse {
+  readonly status: number;
+  readonly name: string;
+  readonly description: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The error responses, by status, each with the DESIGN 4.4 body. */
+export const ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
+  {
+    status: 400,
+    name: 'BadRequest',
+    description:
+      '`validation_failed` (every issue listed with its path), `idempotency_key_missing`.',
+  },
+  {
+    status: 401,
+    name: 'Unauthorized',
+    description: '`unauthorized`: missing or unknown bearer token.',
+    headers: { 'WWW-Authenticate': 'WwwAuthenticate' },
+  },
+  { status: 403, name: 'Forbidden', description: '`forbidden`: outside the caller’s routes.' },
+  { status: 404, name: 'NotFound', description: '`not_found`: unknown route or record.' },
+  {
+    status: 405,
+    name: 'MethodNotAllowed',
+    description: '`method_not_allowed`: the path answers to other methods.',
+    headers: { Allow: 'Allow' },
+  },
+  {
+    status: 409,
+    name: 'Conflict',
+    description: '`idempotency_key_in_flight` (with Retry-After) or a conflict of the service.',
+    headers: { 'Retry-After': 'RetryAfter' },
+  },
+  {
+    status: 413,
+    name: 'PayloadTooLarge',
+    description: '`payload_too_large`: body over the limit.',
+  },
+  {
+    status: 415,
+    name: 'UnsupportedMediaType',
+    description: '`unsupported_media_type`: a body must be application/json (UTF-8).',
+  },
+  {
+    status: 422,
+    name: 'UnprocessableContent',
+    description: '`idempotency_key_reused` with another request, or a rule of the service.',
+  },
+  {
+    status: 429,
+    name: 'TooManyRequests',
+    description: '`rate_limited`.',
+    headers: { 'Retry-After': 'RetryAfter' },
+  },
+  { status: 500, name: 'InternalError', description: '`internal_error`.' },
+  { status: 502, name: 'BadGateway', description: '`upstream_unreachable`.' },
+  { status: 504, name: 'GatewayTimeout', description: '`upstream_timeout`.' },
+]);
+
+/** Statuses only a request with a body can get. */
+export const BODY_ONLY_STATUSES: ReadonlySet<number> = new Set([413, 415]);
+
+/**
+ * The `components.responses` entries for {@link ERROR_RESPONSES}.
+ *
+ * @param errorBodyRef - `$ref` of the error body schema.
+ * @returns responses by component name.
+ */
+export function errorResponseComponents(errorBodyRef: string): Record<string, OpenApiObject> {
+  return Object.fromEntries(
+    ERROR_RESPONSES.map(({ name, description, headers = {} }) => [
+      name,
+      {
+        description,
+        headers: Object.fromEntries(
+          Object.entries({ 'X-Request-Id': 'RequestId', ...headers }).map(([field, component]) => [
+            field,
+            { $ref: `#/components/headers/${component}` },
+          ]),
+        ),
+        content: { 'application/json': { schema: { $ref: errorBodyRef } } },
+      },
+    ]),
+  );
+}
+
+function header(description: string, type: 'string' | 'integer' = 'string'): OpenApiObject {
+  return { description, schema: { type } };
+}

@@ -1,0 +1,155 @@
+// The SDK's valibot request schemas as JSON Schema 2020-12 (OpenAPI 3.1), via
+// @valibot/to-json-schema. The converter runs in `errorMode: 'throw'`: a schema or action it
+// cannot map, and no override below describes, fails the build (and the OpenAPI tests)
+// instead of silently widening the published contract.
+import {
+  type ConversionConfig,
+  type JsonSchema,
+  type OverrideActionContext,
+  type OverrideSchemaContext,
+  toJsonSchemaDefs,
+} from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import { MAX_AMOUNT_MINOR, MINOR_PER_MAJOR, MINOR_UNIT_DIGITS } from '../../lib/money.ts';
+import {
+  AccountNumberSchema,
+  AmountSchema,
+  BankCodeSchema,
+  CurrencySchema,
+  DateSchema,
+  DateTimeSchema,
+  EmailSchema,
+  HttpUrlSchema,
+  MetadataSchema,
+  PageQuerySchema,
+  PageSizeQuerySchema,
+  ReferenceSchema,
+} from '../../lib/schemas/common.ts';
+
+/** Where converted schemas live in the OpenAPI document. */
+export const SCHEMA_REF_PREFIX = '#/components/schemas/';
+
+/**
+ * The building blocks shared by the request schemas, published as named components
+ * (`Amount`, `Reference`, ...) and referenced with `$ref` wherever a schema uses them.
+ */
+export const SHARED_SCHEMAS: Readonly<Record<string, v.GenericSchema>> = Object.freeze({
+  Amount: AmountSchema,
+  Currency: CurrencySchema,
+  Email: EmailSchema,
+  Reference: ReferenceSchema,
+  Date: DateSchema,
+  DateTime: DateTimeSchema,
+  HttpUrl: HttpUrlSchema,
+  Metadata: MetadataSchema,
+  BankCode: BankCodeSchema,
+  AccountNumber: AccountNumberSchema,
+});
+
+// `custom` schemas (arbitrary predicates) have no JSON Schema equivalent: say what they accept.
+const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([
+  [
+    AmountSchema.pipe[0],
+    {
+      description:
+        `A positive amount in major units with at most ${MINOR_UNIT_DIGITS} decimal places, ` +
+        'as a decimal string or a JSON number (no sign, no exponent).',
+      oneOf: [
+        { type: 'string', pattern: `^\\d{1,13}(\\.\\d{1,${MINOR_UNIT_DIGITS}})?$` },
+        { type: 'number', exclusiveMinimum: 0, maximum: MAX_AMOUNT_MINOR / MINOR_PER_MAJOR },
+      ],
+    },
+  ],
+  [MetadataSchema, { type: 'object', description: 'Key-value pairs returned unchanged.' }],
+]);
+
+// What each `check` predicate of the shared schemas means, as JSON Schema keywords merged
+// into the schema converted so far.
+const CHECK_MEANINGS = new Map<v.GenericSchema, JsonSchema>([
+  // The amount's custom schema above already says "positive, 2 decimals".
+  [AmountSchema, {}],
+  [ReferenceSchema, { not: { enum: ['.', '..'] } }],
+  [DateSchema, { format: 'date' }],
+  [
+    DateTimeSchema,
+    {
+      // lib/schemas/dates.ts: a date, or a date-time with optional seconds, fraction and zone.
+      pattern:
+        '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?$',
+      description: 'An ISO 8601 date or date-time; without a zone it is UTC.',
+    },
+  ],
+  [HttpUrlSchema, { format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?:' }],
+]);
+
+const CHECK_ACTIONS = new Map<unknown, JsonSchema>(
+  [...CHECK_MEANINGS].flatMap(([schema, meaning]) =>
+    ('pipe' in schema ? (schema.pipe as readonly { type: string }[]) : [])
+      .filter((item) => item.type === 'check')
+      .map((item) => [item, meaning] as const),
+  ),
+);
+
+// Query page numbers arrive as strings; the schema turns them into numbers, so they are
+// published as integers with the bounds read from the schema's own min/max actions.
+const PAGE_SCHEMAS: ReadonlySet<unknown> = new Set([PageQuerySchema, PageSizeQuerySchema]);
+
+function overrideSchema(context: OverrideSchemaContext): JsonSchema | undefined {
+  const schema = context.valibotSchema;
+  const custom = CUSTOM_SCHEMAS.get(schema);
+  if (custom !== undefined) return custom;
+  if (!PAGE_SCHEMAS.has(schema)) return undefined;
+  const page = schema as unknown as { wrapped: { pipe: readonly Requirement[] }; default: string };
+  const bound = (type: string) => page.wrapped.pipe.find((item) => item.type === type)?.requirement;
+  const minimum = bound('min_value');
+  const maximum = bound('max_value');
+  return {
+    type: 'integer',
+    ...(typeof minimum === 'number' ? { minimum } : {}),
+    ...(typeof maximum === 'number' ? { maximum } : {}),
+    default: Number(page.default),
+  };
+}
+
+interface Requirement {
+  readonly type: string;
+  readonly requirement?: unknown;
+}
+
+function overrideAction(context: OverrideActionContext): JsonSchema | undefined {
+  const action = context.valibotAction as { type: string; message?: unknown };
+  const meaning = CHECK_ACTIONS.get(action);
+  if (meaning !== undefined) return { ...context.jsonSchema, ...meaning };
+  // Cross-field rules (date ranges, 30-day mandates, bank_code with account_number) are
+  // not expressible per property: their message goes to the object's description.
+  if (action.type === 'partial_check' && typeof action.message === 'string') {
+    const before = context.jsonSchema.description;
+    const rule = `Rule: ${action.message}.`;
+    return { ...context.jsonSchema, description: before ? `${before} ${rule}` : rule };
+  }
+  return undefined;
+}
+
+/** The converter settings: request (input) types, JSON Schema 2020-12, refs into components. */
+export const CONVERSION: Omit<ConversionConfig, 'definitions'> = Object.freeze({
+  target: 'draft-2020-12',
+  typeMode: 'input',
+  errorMode: 'throw',
+  overrideSchema,
+  overrideAction,
+  overrideRef: (context) => `${SCHEMA_REF_PREFIX}${context.referenceId}`,
+});
+
+/**
+ * Converts named valibot schemas, together with {@link SHARED_SCHEMAS}, to JSON Schema
+ * components; shared pieces become `$ref`s to `#/components/schemas/<Name>`.
+ *
+ * @param named - schemas to convert, by component name.
+ * @returns every converted schema by name (the shared ones included).
+ * @throws {Error} when a schema uses a valibot feature with no override here.
+ */
+export function convertSchemas(
+  named: Readonly<Record<string, v.GenericSchema>>,
+): Record<string, JsonSchema> {
+  return toJsonSchemaDefs({ ...SHARED_SCHEMAS, ...named }, CONVERSION);
+}

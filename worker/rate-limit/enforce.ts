@@ -1,0 +1,49 @@
+import type { RequestContext } from '../http/context.ts';
+import { HttpError } from '../http/errors.ts';
+import { logEvent } from '../http/log.ts';
+import type { CallerRateLimiter } from './caller-rate-limiter.ts';
+import { rateLimitPerMinute } from './settings.ts';
+
+/** The binding of the rate limiter Durable Object (wrangler.toml `RATE_LIMITER`). */
+export interface RateLimitBindings {
+  readonly RATE_LIMITER?: DurableObjectNamespace<CallerRateLimiter>;
+  readonly RATE_LIMIT_PER_MINUTE?: string;
+}
+
+/**
+ * Counts the request against its caller's `RATE_LIMIT_PER_MINUTE` (issue 4 point 6),
+ * nothing when the limit is `0`. When the limiter itself fails (binding missing, object
+ * unreachable) the request goes on and the fault is logged: the limit protects the
+ * upstream, and an outage of the limiter must not become an outage of payments.
+ *
+ * @param env - the Worker's bindings.
+ * @param context - the request's context (caller name, request id).
+ * @throws {HttpError} 429 `rate_limited` with `Retry-After` (whole seconds, at least 1).
+ */
+export async function enforceRateLimit(
+  env: RateLimitBindings,
+  context: RequestContext,
+): Promise<void> {
+  const limit = rateLimitPerMinute(env.RATE_LIMIT_PER_MINUTE);
+  if (limit === 0 || context.caller === undefined) return;
+  let decision: { allowed: boolean; retryAfterMs: number };
+  try {
+    if (env.RATE_LIMITER === undefined) throw new Error('the RATE_LIMITER binding is missing');
+    decision = await env.RATE_LIMITER.getByName(context.caller).take(limit);
+  } catch (error) {
+    logEvent('error', 'rate_limiter_failed', {
+      request_id: context.requestId,
+      caller: context.caller,
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+    return;
+  }
+  if (decision.allowed) return;
+  const retryAfter = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  throw new HttpError(
+    429,
+    'rate_limited',
+    `Too many requests: the limit is ${limit} per minute; retry in ${retryAfter} s`,
+    { headers: { 'Retry-After': String(retryAfter) } },
+  );
+}

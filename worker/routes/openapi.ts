@@ -1,0 +1,34 @@
+import type { IRequest } from 'itty-router';
+import { contextOf } from '../http/context.ts';
+import { buildOpenApiDocument } from '../openapi/document.ts';
+
+export { OPENAPI_PATH } from '../openapi/document.ts';
+
+let serialized: string | undefined;
+
+/**
+ * The OpenAPI 3.1 document as JSON text, built on first use and kept for the isolate's
+ * lifetime (the route table and schemas never change while it runs).
+ *
+ * @returns the serialized document.
+ * @throws {Error} when the document cannot be generated (a schema without an override).
+ */
+export function openApiJson(): string {
+  serialized ??= JSON.stringify(buildOpenApiDocument());
+  return serialized;
+}
+
+/**
+ * `GET /openapi.json` (issue 4 point 8): the gateway's routes as an OpenAPI 3.1 document
+ * generated from the route table and the SDK's valibot schemas. Bearer auth applies, as
+ * on every route but the health check (DESIGN 4.1).
+ *
+ * @param request - the incoming request.
+ * @returns 200 JSON.
+ */
+export function openapi(request: IRequest): Response {
+  contextOf(request).routeName = 'openapi';
+  return new Response(openApiJson(), {
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
+  });
+}
