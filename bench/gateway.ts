@@ -48,7 +48,13 @@ function startWorker(args: string[], port: number, state: string): Promise<Child
     let output = '';
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Ready on')) resolve(child);
+      if (!output.includes('Ready on')) return;
+      // Drain, never keep: the load generator shares this process and the machine.
+      child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
+      child.stdout?.resume();
+      child.stderr?.resume();
+      resolve(child);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
