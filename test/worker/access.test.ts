@@ -1,25 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileAllowList } from '../../worker/auth/allow-list.ts';
 import {
-  type CapturedLogs,
-  captureLogs,
   errorBody,
   fetchGateway,
   gatewayRequest,
   onlySandboxRequest,
   sandboxRequests,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
-let logs: CapturedLogs;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const logs = useCapturedLogs();
 
 /** `GATEWAY_CALLERS` with a reporting caller limited to `routes` and an unrestricted one. */
 function callers(routes: unknown): Partial<Env> {

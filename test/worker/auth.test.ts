@@ -1,10 +1,8 @@
 import { exports } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CALLER_NAME,
   CALLER_TOKEN,
-  type CapturedLogs,
-  captureLogs,
   errorBody,
   fetchGateway,
   GATEWAY_ORIGIN,
@@ -12,6 +10,7 @@ import {
   onlySandboxRequest,
   sandboxRequests,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
 /**
@@ -27,15 +26,7 @@ async function expectUnauthorized(res: Response, requestId?: string): Promise<vo
   if (requestId !== undefined) expect(body.request_id).toBe(requestId);
 }
 
-let logs: CapturedLogs;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const logs = useCapturedLogs();
 
 describe('gateway', () => {
   describe('authentication', () => {

@@ -1,25 +1,16 @@
 import { env } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { resolveCacheKey } from '../../worker/cache/keys.ts';
 import {
-  type CapturedLogs,
-  captureLogs,
   fetchGateway,
   gatewayRequest,
   postJson,
   sandboxRequests,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
-let logs: CapturedLogs;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const logs = useCapturedLogs();
 
 /** The sandbox's account that never resolves (404), lib/testing/banks.ts. */
 const UNRESOLVABLE = '0000000000';

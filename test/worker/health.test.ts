@@ -1,14 +1,8 @@
 import { exports } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { captureLogs, errorBody, GATEWAY_ORIGIN, UUID } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { errorBody, GATEWAY_ORIGIN, UUID, useCapturedLogs } from './helpers.ts';
 
-beforeEach(() => {
-  captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+useCapturedLogs();
 
 describe('gateway', () => {
   describe('GET /healthz', () => {

@@ -5,7 +5,7 @@
  */
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { expect, inject, vi } from 'vitest';
+import { afterEach, beforeEach, expect, inject, vi } from 'vitest';
 import type { RequestLogEntry } from '../../lib/testing/index.ts';
 import worker from '../../worker/index.ts';
 import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
@@ -157,6 +157,23 @@ export interface CapturedLogs {
   lines(): Record<string, unknown>[];
   /** The raw text of every line so far, for "never contains" assertions. */
   text(): string;
+}
+
+/**
+ * Captures the gateway's logs around every test of the calling file: a fresh capture
+ * before each test, console restored after it.
+ *
+ * @returns the capture of the test that is running.
+ */
+export function useCapturedLogs(): CapturedLogs {
+  let current: CapturedLogs = { lines: () => [], text: () => '' };
+  beforeEach(() => {
+    current = captureLogs();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  return { lines: () => current.lines(), text: () => current.text() };
 }
 
 /**

@@ -1,26 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { logEvent, maskAccountNumbers } from '../../worker/http/log.ts';
 import {
   CALLER_NAME,
   CALLER_TOKEN,
-  type CapturedLogs,
-  captureLogs,
   fetchGateway,
   gatewayRequest,
   onlySandboxRequest,
   postJson,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
-let logs: CapturedLogs;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const logs = useCapturedLogs();
 
 const UPSTREAM_SECRET = 'sandbox-secret';
 

@@ -1,23 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  type CapturedLogs,
-  captureLogs,
   errorBody,
   fetchGateway,
   gatewayRequest,
   sandboxRequests,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
-let logs: CapturedLogs;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const logs = useCapturedLogs();
 
 /**
  * Bindings with two fresh callers (the limiter's state outlives a test: fresh names

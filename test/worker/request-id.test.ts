@@ -1,7 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  type CapturedLogs,
-  captureLogs,
   errorBody,
   fetchGateway,
   GATEWAY_ORIGIN,
@@ -10,17 +8,10 @@ import {
   sandboxRequests,
   UUID,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
-let logs: CapturedLogs;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const logs = useCapturedLogs();
 
 // A signed GET the gateway never caches (GET /banks is cached: only its first call arrives).
 const ROUTE = '/refunds/count-by-status';

@@ -1,14 +1,13 @@
-import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
 import {
-  type CapturedLogs,
-  captureLogs,
   errorBody,
   fetchGateway,
   gatewayRequest,
   onlySandboxRequest,
   sandboxRequests,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
 // The spec's endpoints (spec: Endpoints), written out independently of the route table.
@@ -139,15 +138,7 @@ function requestFor(method: string, path: string, requestId: string): Request {
   });
 }
 
-let logs: CapturedLogs;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const logs = useCapturedLogs();
 
 describe('gateway', () => {
   describe('route table', () => {

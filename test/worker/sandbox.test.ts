@@ -4,14 +4,14 @@
  * Fault injection (timeouts, injected 503s, dropped connections) is in upstream.test.ts.
  */
 import { exports } from 'cloudflare:workers';
-import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import {
-  captureLogs,
   errorBody,
   fetchGateway,
   GATEWAY_ORIGIN,
   gatewayRequest,
   postJson,
+  useCapturedLogs,
 } from './helpers.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: tests assert on values of untyped upstream JSON.
@@ -30,13 +30,7 @@ function paymentBody(): Record<string, unknown> {
   };
 }
 
-beforeEach(() => {
-  captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+useCapturedLogs();
 
 describe('gateway', () => {
   describe('against the sandbox', () => {

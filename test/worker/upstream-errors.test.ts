@@ -1,23 +1,17 @@
-import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createAPIError, InsufficientFundsError, NotFoundError } from '../../lib/api-errors.ts';
 import type { RequestLogEntry } from '../../lib/testing/index.ts';
 import { upstreamErrorBody } from '../../worker/upstream/error-body.ts';
 import {
-  captureLogs,
   fetchGateway,
   gatewayRequest,
   onlySandboxRequest,
   postJson,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
-beforeEach(() => {
-  captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+useCapturedLogs();
 
 /** Sends a logged request to the sandbox again, directly: what the upstream itself answers. */
 async function replayDirectly(entry: RequestLogEntry): Promise<Response> {

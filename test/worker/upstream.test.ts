@@ -4,14 +4,12 @@
  * and how it fails (the fault sandbox). This is the only file that sets faults on the
  * fault sandbox, so parallel files never see them.
  */
-import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { verifyRequestSignature } from '../../lib/signing.ts';
 import type { RequestLogEntry } from '../../lib/testing/index.ts';
 import { callerResponse } from '../../worker/proxy/forward.ts';
 import { sendUpstream } from '../../worker/upstream/client.ts';
 import {
-  type CapturedLogs,
-  captureLogs,
   errorBody,
   fetchGateway,
   gatewayRequest,
@@ -20,18 +18,11 @@ import {
   sandboxRequests,
   setFaults,
   uniqueRequestId,
+  useCapturedLogs,
 } from './helpers.ts';
 
 const SECRET = 'sandbox-secret';
-let logs: CapturedLogs;
-
-beforeEach(() => {
-  logs = captureLogs();
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+const logs = useCapturedLogs();
 
 function uniqueRef(prefix: string): string {
   return `${prefix}_${crypto.randomUUID().replaceAll('-', '')}`;
