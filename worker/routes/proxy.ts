@@ -6,7 +6,7 @@ import { composeStages, type ProxyStage } from '../proxy/pipeline.ts';
 import { accessStage } from '../proxy/stages/access.ts';
 import { cacheStage } from '../proxy/stages/cache.ts';
 import { idempotencyStage } from '../proxy/stages/idempotency.ts';
-import { validationStage } from '../proxy/stages/validate.ts';
+import { maxBodyBytes, validationStage } from '../proxy/stages/validate.ts';
 import type { UpstreamRoute } from '../upstream/routes.ts';
 import { fillPattern } from '../upstream/url.ts';
 
@@ -49,7 +49,40 @@ export function proxyRoute(
     const body =
       request.method === 'GET' || request.method === 'HEAD'
         ? undefined
-        : new Uint8Array(await request.arrayBuffer());
+        : await readCapped(request, maxBodyBytes(env.MAX_BODY_BYTES));
     return run({ request, env, context, route, path, search: url.search, body });
   };
+}
+
+/**
+ * Reads a request body, stopping one chunk past `limit` bytes: an oversized upload is
+ * never buffered whole (the validation stage then answers 413 on its length).
+ *
+ * @param request - the incoming request.
+ * @param limit - the body limit in bytes.
+ * @returns the bytes read: the whole body, or more than `limit` of them when it is larger.
+ */
+export async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
+  // itty-router's request proxy gives `undefined`, a Request `null`, for no body.
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      break;
+    }
+  }
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
 }
