@@ -12,7 +12,8 @@ export const MINOR_PER_MAJOR = 100;
  */
 export const MAX_AMOUNT_MINOR = 99_999_999_999_999;
 
-const DECIMAL = /^(\d{1,13})(?:\.(\d{1,2}))?$/;
+/** A positive decimal amount in major units as text: up to 13 whole digits, up to 2 fraction digits. */
+export const DECIMAL_AMOUNT = /^(\d{1,13})(?:\.(\d{1,2}))?$/;
 
 /**
  * Parses a major-unit amount, given as a decimal string (`"5000.50"`) or a number
@@ -34,7 +35,7 @@ export function parseMinorUnits(value: unknown): number | undefined {
   } else {
     return undefined;
   }
-  const match = DECIMAL.exec(text);
+  const match = DECIMAL_AMOUNT.exec(text);
   if (match === null) return undefined;
   const whole = Number(match[1]);
   const fraction = Number((match[2] ?? '').padEnd(MINOR_UNIT_DIGITS, '0'));

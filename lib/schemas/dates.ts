@@ -1,7 +1,8 @@
 // Calendar dates and ISO 8601 instants as the spec's filters and mandates use them.
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATE_TIME =
+/** A date, or a date-time with optional seconds, fraction and zone (list filters, spec: ISO 8601). */
+export const DATE_TIME =
   /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 const DAY_MS = 86_400_000;

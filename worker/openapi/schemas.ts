@@ -10,7 +10,12 @@ import {
   toJsonSchemaDefs,
 } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { MAX_AMOUNT_MINOR, MINOR_PER_MAJOR, MINOR_UNIT_DIGITS } from '../../lib/money.ts';
+import {
+  DECIMAL_AMOUNT,
+  MAX_AMOUNT_MINOR,
+  MINOR_PER_MAJOR,
+  MINOR_UNIT_DIGITS,
+} from '../../lib/money.ts';
 import {
   AccountNumberSchema,
   AmountSchema,
@@ -25,6 +30,7 @@ import {
   PageSizeQuerySchema,
   ReferenceSchema,
 } from '../../lib/schemas/common.ts';
+import { DATE_TIME } from '../../lib/schemas/dates.ts';
 
 /** Where converted schemas live in the OpenAPI document. */
 export const SCHEMA_REF_PREFIX = '#/components/schemas/';
@@ -55,7 +61,7 @@ const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([
         `A positive amount in major units with at most ${MINOR_UNIT_DIGITS} decimal places, ` +
         'as a decimal string or a JSON number (no sign, no exponent).',
       oneOf: [
-        { type: 'string', pattern: `^\\d{1,13}(\\.\\d{1,${MINOR_UNIT_DIGITS}})?$` },
+        { type: 'string', pattern: DECIMAL_AMOUNT.source },
         { type: 'number', exclusiveMinimum: 0, maximum: MAX_AMOUNT_MINOR / MINOR_PER_MAJOR },
       ],
     },
@@ -74,8 +80,7 @@ const CHECK_MEANINGS = new Map<v.GenericSchema, JsonSchema>([
     DateTimeSchema,
     {
       // lib/schemas/dates.ts: a date, or a date-time with optional seconds, fraction and zone.
-      pattern:
-        '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:?\\d{2})?)?$',
+      pattern: DATE_TIME.source,
       description: 'An ISO 8601 date or date-time; without a zone it is UTC.',
     },
   ],
