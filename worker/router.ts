@@ -6,10 +6,14 @@ import { fallback } from './routes/fallback.ts';
 import { HEALTH_PATH, health } from './routes/health.ts';
 import { OPENAPI_PATH, openapi } from './routes/openapi.ts';
 import { proxyRoute } from './routes/proxy.ts';
+import { ingestWebhook, WEBHOOKS_PATH } from './routes/webhooks.ts';
 import { UPSTREAM_ROUTES } from './upstream/routes.ts';
 
-/** Paths that need no bearer token (DESIGN 4.1: the health check and, later, `/webhooks`). */
-export const OPEN_PATHS: ReadonlySet<string> = new Set([HEALTH_PATH]);
+/**
+ * Paths that need no bearer token (DESIGN 4.1): the health check and the webhook
+ * ingress (authenticated by the provider's HMAC headers instead).
+ */
+export const OPEN_PATHS: ReadonlySet<string> = new Set([HEALTH_PATH, WEBHOOKS_PATH]);
 
 /** The gateway's router: `fetch(request, env, ctx)` as a Worker handler expects. */
 export type GatewayRouter = AutoRouterType<IRequest, [Env, ExecutionContext]>;
@@ -18,8 +22,8 @@ const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch' } as const;
 
 /**
  * Assembles the gateway: itty-router's AutoRouter with the `before` stages (request
- * context, caller authentication), the health check, one proxy route per spec
- * endpoint, a 404/405 catch-all, the `catch` stage rendering DESIGN 4.4 error bodies,
+ * context, caller authentication), the health check, the webhook ingress, one proxy
+ * route per spec endpoint, a 404/405 catch-all, the `catch` stage rendering DESIGN 4.4 error bodies,
  * and the `finally` stage stamping `X-Request-Id` and writing the access log. The
  * upstream is reached with the global `fetch`.
  *
@@ -39,6 +43,7 @@ export function createRouter(): GatewayRouter {
   });
   router.get(HEALTH_PATH, health);
   router.get(OPENAPI_PATH, openapi);
+  router.post(WEBHOOKS_PATH, ingestWebhook);
   for (const route of UPSTREAM_ROUTES) {
     router[REGISTER[route.method]](route.pattern, proxyRoute(route));
   }

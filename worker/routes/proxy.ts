@@ -1,4 +1,5 @@
 import type { IRequest } from 'itty-router';
+import { readCapped } from '../http/body.ts';
 import { contextOf } from '../http/context.ts';
 import { RouteNotFoundError } from '../http/errors.ts';
 import { forwardUpstream } from '../proxy/forward.ts';
@@ -52,37 +53,4 @@ export function proxyRoute(
         : await readCapped(request, maxBodyBytes(env.MAX_BODY_BYTES));
     return run({ request, env, context, route, path, search: url.search, body });
   };
-}
-
-/**
- * Reads a request body, stopping one chunk past `limit` bytes: an oversized upload is
- * never buffered whole (the validation stage then answers 413 on its length).
- *
- * @param request - the incoming request.
- * @param limit - the body limit in bytes.
- * @returns the bytes read: the whole body, or more than `limit` of them when it is larger.
- */
-export async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
-  // itty-router's request proxy gives `undefined`, a Request `null`, for no body.
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      break;
-    }
-  }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
 }

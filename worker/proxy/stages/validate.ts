@@ -1,14 +1,12 @@
 import * as v from 'valibot';
 import { toIssues } from '../../../lib/internal/issues.ts';
+import { requireJsonContentType } from '../../http/body.ts';
 import { type ErrorIssue, HttpError } from '../../http/errors.ts';
 import type { UpstreamRoute } from '../../upstream/routes.ts';
 import type { ProxyExchange, ProxyStage } from '../pipeline.ts';
 
 /** Largest request body accepted when `MAX_BODY_BYTES` is unset or invalid: 64 KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 65_536;
-
-// `application/json` or any `application/<name>+json` (RFC 6839), parameters aside.
-const JSON_MEDIA_TYPE = /^application\/(?:[\w!#$%&'*.^`|~-]+\+)?json$/;
 
 // Fatal: invalid UTF-8 is refused, not replaced. ignoreBOM keeps a BOM so it is refused too.
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -67,7 +65,7 @@ function validateBody(route: UpstreamRoute, exchange: ProxyExchange): void {
       { path: '', message: 'Expected a JSON object body' },
     ]);
   }
-  checkContentType(headers.get('Content-Type'));
+  requireJsonContentType(headers.get('Content-Type'));
   const value = parseJsonObject(body);
   if (route.body === undefined) {
     if (Object.keys(value).length > 0) {
@@ -79,26 +77,6 @@ function validateBody(route: UpstreamRoute, exchange: ProxyExchange): void {
   }
   const result = v.safeParse(route.body, value);
   if (!result.success) throw invalid('The request body is invalid', issuesOf(result.issues));
-}
-
-/**
- * @throws {HttpError} 415 unless the media type is JSON (`+json` included) and the
- *   charset, when given, is UTF-8 (RFC 8259 section 8.1).
- */
-function checkContentType(header: string | null): void {
-  const [essence = '', ...parameters] = (header ?? '').split(';');
-  const jsonType = JSON_MEDIA_TYPE.test(essence.trim().toLowerCase());
-  const charset = parameters
-    .map((parameter) => parameter.trim().split('='))
-    .find(([name]) => name?.trim().toLowerCase() === 'charset')?.[1];
-  const utf8 = charset === undefined || /^"?utf-8"?$/i.test(charset.trim());
-  if (!jsonType || !utf8) {
-    throw new HttpError(
-      415,
-      'unsupported_media_type',
-      'Content-Type must be application/json (UTF-8)',
-    );
-  }
 }
 
 /** @throws {HttpError} 400 with an issue at the root saying what is wrong with the bytes. */

@@ -1,0 +1,17 @@
+-- Webhook events received by the relay's ingress (DESIGN 4.2, issue 5 point 1).
+-- The primary key is the durable dedup: INSERT ... ON CONFLICT (event_id) DO NOTHING.
+-- raw_body is the exact body received (UTF-8 JSON text), delivered as-is later.
+-- status: 'received' at ingress; later slices add 'confirmed' / 'unconfirmed'.
+CREATE TABLE webhook_events (
+  event_id TEXT NOT NULL PRIMARY KEY,
+  event_type TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'received',
+  received_at INTEGER NOT NULL,
+  raw_body TEXT NOT NULL
+);
+
+-- Admin listing (DESIGN 4.3): newest first, filtered by type or status, keyset-paginated
+-- on (received_at, event_id). The last index also serves date ranges and the retention purge.
+CREATE INDEX webhook_events_type_received ON webhook_events (event_type, received_at, event_id);
+CREATE INDEX webhook_events_status_received ON webhook_events (status, received_at, event_id);
+CREATE INDEX webhook_events_received ON webhook_events (received_at, event_id);

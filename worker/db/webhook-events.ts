@@ -1,0 +1,117 @@
+/**
+ * D1 queries on `webhook_events` (migrations/0002): the ingress's insert-once of an
+ * event keyed by `event_id`, and the read of one event. Every time is epoch
+ * milliseconds; statements bind with `?N`.
+ */
+
+/**
+ * Where an event stands: `received` at ingress. Later slices add `confirmed` and
+ * `unconfirmed` (issue 5 point 2); the column is plain text so they need no migration.
+ */
+export type WebhookEventStatus = 'received' | 'confirmed' | 'unconfirmed';
+
+/** A stored webhook event, as the domain sees it. */
+export interface WebhookEventRecord {
+  /** The provider's `event_id`, the dedup key. */
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly status: WebhookEventStatus;
+  /** When the gateway stored it, epoch milliseconds. */
+  readonly receivedAt: number;
+  /** The body exactly as received (UTF-8 JSON text): what is delivered onwards. */
+  readonly rawBody: string;
+}
+
+/** Input of {@link insertWebhookEvent}; the status starts as `received`. */
+export type NewWebhookEvent = Omit<WebhookEventRecord, 'status'>;
+
+interface WebhookEventRow {
+  event_id: string;
+  event_type: string;
+  status: string;
+  received_at: number;
+  raw_body: string;
+}
+
+const STATUSES: ReadonlySet<string> = new Set<WebhookEventStatus>([
+  'received',
+  'confirmed',
+  'unconfirmed',
+]);
+
+/**
+ * Maps a row to the domain record.
+ *
+ * @param row - a row of `webhook_events`.
+ * @throws {Error} when the row holds a status this code does not know (a bug or a newer writer).
+ */
+export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
+  if (!STATUSES.has(row.status)) throw new Error(`unknown webhook event status ${row.status}`);
+  return {
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status as WebhookEventStatus,
+    receivedAt: row.received_at,
+    rawBody: row.raw_body,
+  };
+}
+
+/**
+ * The insert-once statement of an event, for use inside a `DB.batch()` (later slices
+ * write the event and its delivery rows in one transaction). Its `meta.changes` is 1
+ * for a new event and 0 for a duplicate `event_id`.
+ *
+ * @param db - the D1 binding.
+ * @param event - id, type, receive time (epoch ms) and exact body.
+ */
+export function insertWebhookEventStatement(
+  db: D1Database,
+  event: NewWebhookEvent,
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body)
+       VALUES (?1, ?2, 'received', ?3, ?4)
+       ON CONFLICT (event_id) DO NOTHING`,
+    )
+    .bind(event.eventId, event.eventType, event.receivedAt, event.rawBody);
+}
+
+/**
+ * Stores an event unless its `event_id` is already stored (the primary key decides, so
+ * concurrent deliveries of one event store it once and exactly one of them sees `true`).
+ * A duplicate leaves the first stored row untouched.
+ *
+ * @param db - the D1 binding.
+ * @param event - id, type, receive time (epoch ms) and exact body.
+ * @returns `true` when this call stored the event, `false` for a duplicate.
+ * @throws whatever D1 throws; the caller must not acknowledge the event then.
+ *
+ * @example
+ * ```ts
+ * const stored = await insertWebhookEvent(env.DB, { eventId, eventType, receivedAt: Date.now(), rawBody });
+ * return jsonResponse({ status: 'success', event_id: eventId, duplicate: !stored });
+ * ```
+ */
+export async function insertWebhookEvent(db: D1Database, event: NewWebhookEvent): Promise<boolean> {
+  const result = await insertWebhookEventStatement(db, event).run();
+  return result.meta.changes === 1;
+}
+
+/**
+ * Reads one event.
+ *
+ * @param db - the D1 binding.
+ * @param eventId - the provider's `event_id`.
+ * @returns the record, or `undefined` when no such event is stored.
+ */
+export async function findWebhookEvent(
+  db: D1Database,
+  eventId: string,
+): Promise<WebhookEventRecord | undefined> {
+  const row = await db
+    .prepare('SELECT * FROM webhook_events WHERE event_id = ?1')
+    .bind(eventId)
+    .first<WebhookEventRow>();
+  return row === null ? undefined : toWebhookEventRecord(row);
+}

@@ -1,0 +1,75 @@
+import * as v from 'valibot';
+import { toIssues } from '../../lib/internal/issues.ts';
+import { type ErrorIssue, HttpError } from '../http/errors.ts';
+
+/** Longest `event_id` and `event_type` accepted, in characters (bounds the D1 key). */
+export const MAX_EVENT_KEY_LENGTH = 255;
+
+const key = v.pipe(
+  v.string(),
+  v.nonEmpty('Expected a non-empty string'),
+  v.maxLength(MAX_EVENT_KEY_LENGTH, `Expected at most ${MAX_EVENT_KEY_LENGTH} characters`),
+);
+
+// valibot's object schemas accept arrays (and copy them into objects): check the input itself.
+const jsonObject = v.custom<Record<string, unknown>>(
+  (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
+  'Invalid type: Expected a JSON object',
+);
+
+/**
+ * The webhook envelope of the spec (spec: Events), as the ingress checks it: `event_type`,
+ * `event_id` and `timestamp` required strings, `status` and `message` optional strings,
+ * `data` an object. Unknown fields and unknown event types pass (forward compatible);
+ * the typed per-event check is the SDK's `parseWebhookEvent`.
+ */
+export const WebhookEnvelopeSchema = v.looseObject({
+  event_type: key,
+  event_id: key,
+  timestamp: v.pipe(v.string(), v.nonEmpty('Expected a non-empty string')),
+  status: v.optional(v.string()),
+  message: v.optional(v.string()),
+  data: jsonObject,
+});
+
+/** A validated webhook envelope (spec: Events). */
+export type WebhookEnvelope = v.InferOutput<typeof WebhookEnvelopeSchema>;
+
+/**
+ * Parses and validates a webhook body (UTF-8 JSON text).
+ *
+ * @param text - the body as received.
+ * @returns the envelope.
+ * @throws {HttpError} 400 `validation_failed` listing every issue with its dot path
+ *   (`data`, `event_id`), or one root issue when the text is not a JSON object.
+ */
+export function parseWebhookEnvelope(text: string): WebhookEnvelope {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid('The webhook body is not a JSON object', [
+      { path: '', message: 'Expected a valid JSON document' },
+    ]);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalid('The webhook body is not a JSON object', [
+      { path: '', message: 'Expected a JSON object' },
+    ]);
+  }
+  const result = v.safeParse(WebhookEnvelopeSchema, value);
+  if (!result.success) throw invalid('The webhook envelope is invalid', issuesOf(result.issues));
+  return result.output;
+}
+
+/** valibot issues as `{ path, message }`; a missing key reads "Required" (as the proxy says). */
+function issuesOf(issues: readonly v.BaseIssue<unknown>[]): ErrorIssue[] {
+  return toIssues(issues).map((issue, index) => {
+    const missing = issues[index]?.kind === 'schema' && issues[index]?.input === undefined;
+    return missing && issue.path !== '' ? { path: issue.path, message: 'Required' } : issue;
+  });
+}
+
+function invalid(message: string, issues: readonly ErrorIssue[]): HttpError {
+  return new HttpError(400, 'validation_failed', message, { issues });
+}

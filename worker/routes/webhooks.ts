@@ -1,0 +1,121 @@
+import type { IRequest } from 'itty-router';
+import { SignatureVerificationError } from '../../lib/errors.ts';
+import { verifyRequestSignature } from '../../lib/signing.ts';
+import { insertWebhookEvent } from '../db/webhook-events.ts';
+import { readCapped, requireJsonContentType } from '../http/body.ts';
+import { contextOf } from '../http/context.ts';
+import { HttpError, InternalError } from '../http/errors.ts';
+import { logEvent } from '../http/log.ts';
+import { jsonResponse } from '../http/respond.ts';
+import { maxBodyBytes } from '../proxy/stages/validate.ts';
+import { parseWebhookEnvelope } from '../relay/envelope.ts';
+
+/** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
+export const WEBHOOKS_PATH = '/webhooks';
+
+/** Accepted skew of the provider's `X-Timestamp`, in seconds, past and future. */
+export const WEBHOOK_TOLERANCE_SEC = 300;
+
+// Fatal: invalid UTF-8 is refused, not replaced; ignoreBOM keeps a BOM so it is refused too.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * `POST /webhooks`, the relay's ingress (DESIGN 4.2, issue 5 point 1): body limit
+ * (`MAX_BODY_BYTES`, 413), then, when `WEBHOOK_SECRET` is set, the provider's
+ * `X-Timestamp` / `X-Signature` over the exact body bytes (300 s both ways, constant
+ * time; 401 `invalid_signature`), then JSON only (415) and the envelope (400). The raw
+ * body is stored in D1 keyed by `event_id` before the 200; a duplicate answers 200 with
+ * `duplicate: true` and changes nothing. With `WEBHOOK_SECRET` empty, unsigned webhooks
+ * are accepted (local development only; see docs/.assumptions-relay.md).
+ *
+ * @param request - the incoming request.
+ * @param env - the bindings: `DB`, `WEBHOOK_SECRET`, `MAX_BODY_BYTES`.
+ * @returns 200 `{ status: 'success', event_id, duplicate }`.
+ * @throws {HttpError} 413, 401, 415 or 400 (DESIGN 4.4 body, rendered by the router).
+ * @throws {InternalError} 500 `internal_error` when D1 fails: nothing acknowledged, the
+ *   provider retries.
+ *
+ * @example
+ * ```ts
+ * router.post(WEBHOOKS_PATH, ingestWebhook);
+ * ```
+ */
+export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {
+  const context = contextOf(request);
+  context.routeName = 'webhooks.ingest';
+  const body = await readBody(request, maxBodyBytes(env.MAX_BODY_BYTES));
+  const secret = env.WEBHOOK_SECRET ?? '';
+  if (secret !== '') await verifySignature(secret, body, request.headers);
+  requireJsonContentType(request.headers.get('Content-Type'));
+  const rawBody = decodeUtf8(body);
+  const envelope = parseWebhookEnvelope(rawBody);
+  const event = {
+    eventId: envelope.event_id,
+    eventType: envelope.event_type,
+    receivedAt: Date.now(),
+    rawBody,
+  };
+  let stored: boolean;
+  try {
+    stored = await insertWebhookEvent(env.DB, event);
+  } catch (error) {
+    logEvent('error', 'webhook_store_failed', {
+      request_id: context.requestId,
+      event_id: event.eventId,
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+    throw new InternalError('webhook event not stored', { cause: error });
+  }
+  logEvent('info', 'webhook_received', {
+    request_id: context.requestId,
+    event_id: event.eventId,
+    event_type: event.eventType,
+    duplicate: !stored,
+  });
+  return jsonResponse({ status: 'success', event_id: event.eventId, duplicate: !stored });
+}
+
+/**
+ * Reads the body, stopping as soon as it exceeds `limit` bytes (a declared
+ * `Content-Length` over the limit is refused before reading anything).
+ *
+ * @throws {HttpError} 413 `payload_too_large`.
+ */
+async function readBody(request: IRequest, limit: number): Promise<Uint8Array> {
+  const tooLarge = () =>
+    new HttpError(413, 'payload_too_large', `Request body exceeds ${limit} bytes`);
+  const declared = request.headers.get('Content-Length');
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge();
+  const body = await readCapped(request as unknown as Request, limit);
+  if (body.byteLength > limit) throw tooLarge();
+  return body;
+}
+
+/** @throws {HttpError} 401 `invalid_signature` when the headers are missing, stale or wrong. */
+async function verifySignature(secret: string, body: Uint8Array, headers: Headers): Promise<void> {
+  try {
+    await verifyRequestSignature({ secret, body, headers, toleranceSec: WEBHOOK_TOLERANCE_SEC });
+  } catch (error) {
+    // The reasons (missing header, skew, mismatch) name no secret: they help the provider.
+    if (error instanceof SignatureVerificationError) {
+      throw new HttpError(401, 'invalid_signature', `Invalid webhook signature: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/** @throws {HttpError} 400 `validation_failed` for invalid UTF-8 or a byte order mark. */
+function decodeUtf8(body: Uint8Array): string {
+  const notUtf8 = () =>
+    new HttpError(400, 'validation_failed', 'The webhook body is not UTF-8 JSON', {
+      issues: [{ path: '', message: 'Expected UTF-8 text without a byte order mark' }],
+    });
+  let text: string;
+  try {
+    text = UTF8.decode(body);
+  } catch {
+    throw notUtf8();
+  }
+  if (text.startsWith('\uFEFF')) throw notUtf8();
+  return text;
+}
