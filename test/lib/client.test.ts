@@ -283,6 +283,40 @@ describe('PaymentsClient', () => {
       expect(requests.map((r) => r.attempt)).toEqual([1, 2]);
     });
 
+    it('should hold the whole call to deadlineMs, retries and waits included', async () => {
+      await sandbox.control('faults', { latency_ms: 300 });
+      const started = Date.now();
+      const error = await client({ timeoutMs: 5_000, deadlineMs: 150, maxRetries: 5 })
+        .transfers.verify('whatever')
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TimeoutError);
+      // The attempt's timeout is what was left of the budget when it started.
+      expect((error as TimeoutError).timeoutMs).toBeGreaterThan(100);
+      expect((error as TimeoutError).timeoutMs).toBeLessThanOrEqual(150);
+      // The budget was spent on the first attempt: no retry could fit in it.
+      expect(requests.map((r) => r.attempt)).toEqual([1]);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    });
+
+    it('should sign every attempt afresh', async () => {
+      await sandbox.control('faults', { error_rate: 1 });
+      const signatures: string[] = [];
+      const sdk = client({
+        maxRetries: 1,
+        now: (() => {
+          let tick = Date.now();
+          return () => (tick += 1_000);
+        })(),
+        fetch: (input, init) => {
+          signatures.push(new Headers(init?.headers).get('x-timestamp') ?? '');
+          return fetch(input, init);
+        },
+      });
+      await sdk.transfers.verify('whatever').catch(() => undefined);
+      expect(signatures).toHaveLength(2);
+      expect(new Set(signatures).size).toBe(2);
+    });
+
     it('should stop at once when the caller aborts', async () => {
       await sandbox.control('faults', { latency_ms: 300 });
       const controller = new AbortController();
