@@ -119,6 +119,9 @@ async function main(): Promise<void> {
       varsFile,
       '--var',
       `UPSTREAM_BASE_URL:${sandboxUrl}`,
+      // Local subscribers (e.g. examples/receiver on 127.0.0.1) may receive webhooks.
+      '--var',
+      'ALLOW_LOCAL_SUBSCRIBERS:true',
       '--show-interactive-dev-session=false',
       ...persistArgs,
     ],

@@ -1,7 +1,17 @@
 import { AutoRouter, type AutoRouterType, type IRequest } from 'itty-router';
+import { authenticateAdmin } from './auth/admin.ts';
 import { authenticate } from './auth/authenticate.ts';
 import { beginRequest } from './http/context.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
+import {
+  ADMIN_SUBSCRIPTIONS_PATH,
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  rotateSubscriptionSecret,
+  updateSubscription,
+} from './routes/admin/subscriptions.ts';
 import { fallback } from './routes/fallback.ts';
 import { HEALTH_PATH, health } from './routes/health.ts';
 import { OPENAPI_PATH, openapi } from './routes/openapi.ts';
@@ -11,7 +21,8 @@ import { UPSTREAM_ROUTES } from './upstream/routes.ts';
 
 /**
  * Paths that need no bearer token (DESIGN 4.1): the health check and the webhook
- * ingress (authenticated by the provider's HMAC headers instead).
+ * ingress (authenticated by the provider's HMAC headers instead). Admin paths
+ * (`/admin/*`) need the admin token instead of a caller's (DESIGN 4.3).
  */
 export const OPEN_PATHS: ReadonlySet<string> = new Set([HEALTH_PATH, WEBHOOKS_PATH]);
 
@@ -22,9 +33,10 @@ const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch' } as const;
 
 /**
  * Assembles the gateway: itty-router's AutoRouter with the `before` stages (request
- * context, caller authentication), the health check, the webhook ingress, one proxy
- * route per spec endpoint, a 404/405 catch-all, the `catch` stage rendering DESIGN 4.4 error bodies,
- * and the `finally` stage stamping `X-Request-Id` and writing the access log. The
+ * context, caller authentication, the admin guard), the health check, the webhook
+ * ingress, the admin API's subscription routes, one proxy route per spec endpoint, a
+ * 404/405 catch-all, the `catch` stage rendering DESIGN 4.4 error bodies, and the
+ * `finally` stage stamping `X-Request-Id` and writing the access log. The
  * upstream is reached with the global `fetch`.
  *
  * @returns the router; call `router.fetch(request, env, ctx)`.
@@ -37,13 +49,20 @@ const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch' } as const;
  */
 export function createRouter(): GatewayRouter {
   const router = AutoRouter<IRequest, [Env, ExecutionContext]>({
-    before: [beginRequest, authenticate(OPEN_PATHS)],
+    before: [beginRequest, authenticate(OPEN_PATHS), authenticateAdmin],
     catch: renderError,
     finally: [finalizeResponse],
   });
   router.get(HEALTH_PATH, health);
   router.get(OPENAPI_PATH, openapi);
   router.post(WEBHOOKS_PATH, ingestWebhook);
+  const subscription = `${ADMIN_SUBSCRIPTIONS_PATH}/:id`;
+  router.post(ADMIN_SUBSCRIPTIONS_PATH, createSubscription);
+  router.get(ADMIN_SUBSCRIPTIONS_PATH, listSubscriptions);
+  router.get(subscription, getSubscription);
+  router.patch(subscription, updateSubscription);
+  router.delete(subscription, deleteSubscription);
+  router.post(`${subscription}/rotate-secret`, rotateSubscriptionSecret);
   for (const route of UPSTREAM_ROUTES) {
     router[REGISTER[route.method]](route.pattern, proxyRoute(route));
   }

@@ -1,15 +1,15 @@
 import type { IRequest } from 'itty-router';
 import { contextOf } from '../http/context.ts';
 import { UnauthorizedError } from '../http/errors.ts';
+import { isAdminPath } from './admin.ts';
+import { BEARER } from './bearer.ts';
 import { findCaller, loadCallers } from './callers.ts';
-
-// RFC 6750 2.1: case-insensitive scheme, then one token (trailing spaces are trimmed by Headers).
-const BEARER = /^Bearer +([\x21-\x7E]+)$/i;
 
 /**
  * Creates the router's `before` stage that authenticates callers with
  * `Authorization: Bearer <token>` against `GATEWAY_CALLERS` (DESIGN 4.1) and records
- * the caller's name on the request context. Paths in `openPaths` skip it.
+ * the caller's name on the request context. Paths in `openPaths` skip it, and so do
+ * admin paths (`/admin/*`), which `authenticateAdmin` guards with `ADMIN_TOKEN` instead.
  *
  * @param openPaths - paths (without trailing slash) that need no token, e.g. `/healthz`.
  * @returns the stage; it returns nothing so the router moves on.
@@ -23,7 +23,7 @@ export function authenticate(
   return (request, env) => {
     const context = contextOf(request);
     const path = new URL(request.url).pathname.replace(/\/+$/, '');
-    if (openPaths.has(path)) return undefined;
+    if (openPaths.has(path) || isAdminPath(path)) return undefined;
     const header = request.headers.get('Authorization');
     if (header === null) throw new UnauthorizedError('Missing Authorization: Bearer <token>');
     const token = BEARER.exec(header)?.[1];

@@ -1,0 +1,65 @@
+/**
+ * Helpers of the admin API tests: requests with the admin token of vitest.config.ts,
+ * and the subscription shape the API answers with.
+ */
+import { expect } from 'vitest';
+import { fetchGateway, type GatewayRequestInit, gatewayRequest } from './helpers.ts';
+
+/** `ADMIN_TOKEN` as configured in vitest.config.ts. */
+export const ADMIN_TOKEN = 'test-admin-token';
+
+/** A subscription as the admin API shows it (secret only on create and rotate). */
+export interface SubscriptionData {
+  id: string;
+  url: string;
+  event_types: string[] | null;
+  description: string | null;
+  enabled: boolean;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  secret?: string;
+}
+
+/** A request to the admin API with the admin token (unless `token` says otherwise); a `json` body is sent as JSON. */
+export function adminRequest(
+  method: string,
+  path: string,
+  init: GatewayRequestInit & { json?: unknown } = {},
+): Request {
+  const { json, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  if (json !== undefined && !headers.has('Content-Type')) {
+    headers.set('Content-Type', 'application/json');
+  }
+  return gatewayRequest(path, {
+    token: ADMIN_TOKEN,
+    ...rest,
+    method,
+    headers,
+    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+  });
+}
+
+/** Creates a subscription through the API (201 expected) and returns its data, secret included. */
+export async function createSubscription(
+  body: Record<string, unknown> = {},
+  overrides: Partial<Env> = {},
+): Promise<SubscriptionData> {
+  const res = await fetchGateway(
+    adminRequest('POST', '/admin/subscriptions', {
+      json: { url: 'https://hooks.example.com/edgepay', ...body },
+    }),
+    overrides,
+  );
+  const json = (await res.json()) as { status: string; data: SubscriptionData };
+  expect(res.status, JSON.stringify(json)).toBe(201);
+  return json.data;
+}
+
+/** Reads a success body `{ status: 'success', data }` and returns `data`. */
+export async function dataOf<T = SubscriptionData>(res: Response): Promise<T> {
+  const json = (await res.json()) as { status: string; data: T };
+  expect(json.status).toBe('success');
+  return json.data;
+}

@@ -1,0 +1,221 @@
+/**
+ * D1 queries on `subscriptions` (migrations/0003): the relay's webhook subscriptions,
+ * managed through the admin API (DESIGN 4.3, issue 5 point 3). Every time is epoch
+ * milliseconds; statements bind with `?N`.
+ */
+
+/** A stored subscription, as the domain sees it. */
+export interface SubscriptionRecord {
+  /** `sub_<uuid>`. */
+  readonly id: string;
+  /** The normalized delivery URL (checked by `checkSubscriptionUrl`). */
+  readonly url: string;
+  /** The event types delivered; `null` = every event type. */
+  readonly eventTypes: readonly string[] | null;
+  readonly description: string | null;
+  readonly enabled: boolean;
+  /** The current `whsec_` signing secret. */
+  readonly secret: string;
+  /** The secret before the last rotation, still signed with until it expires. */
+  readonly previousSecret: string | null;
+  /** When `previousSecret` stops being used, epoch milliseconds. */
+  readonly previousSecretExpiresAt: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** What an update may change (absent fields are left as they are). */
+export type SubscriptionChanges = Partial<
+  Pick<SubscriptionRecord, 'url' | 'eventTypes' | 'description' | 'enabled'>
+>;
+
+interface SubscriptionRow {
+  id: string;
+  url: string;
+  event_types: string | null;
+  description: string | null;
+  enabled: number;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * Maps a row to the domain record.
+ *
+ * @param row - a row of `subscriptions`.
+ * @throws {Error} when `event_types` is not a JSON array of strings (a bug or a foreign writer).
+ */
+export function toSubscriptionRecord(row: SubscriptionRow): SubscriptionRecord {
+  return {
+    id: row.id,
+    url: row.url,
+    eventTypes: row.event_types === null ? null : parseEventTypes(row.id, row.event_types),
+    description: row.description,
+    enabled: row.enabled === 1,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * Stores a new subscription.
+ *
+ * @param db - the D1 binding.
+ * @param record - the whole record (id, secret and times chosen by the caller).
+ * @throws whatever D1 throws (a duplicate id included).
+ */
+export async function insertSubscription(
+  db: D1Database,
+  record: SubscriptionRecord,
+): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO subscriptions (id, url, event_types, description, enabled, secret,
+         previous_secret, previous_secret_expires_at, created_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`,
+    )
+    .bind(
+      record.id,
+      record.url,
+      record.eventTypes === null ? null : JSON.stringify(record.eventTypes),
+      record.description,
+      record.enabled ? 1 : 0,
+      record.secret,
+      record.previousSecret,
+      record.previousSecretExpiresAt,
+      record.createdAt,
+      record.updatedAt,
+    )
+    .run();
+}
+
+/**
+ * Reads one subscription.
+ *
+ * @param db - the D1 binding.
+ * @param id - the subscription id.
+ * @returns the record, or `undefined` when there is none.
+ */
+export async function findSubscription(
+  db: D1Database,
+  id: string,
+): Promise<SubscriptionRecord | undefined> {
+  const row = await db
+    .prepare('SELECT * FROM subscriptions WHERE id = ?1')
+    .bind(id)
+    .first<SubscriptionRow>();
+  return row === null ? undefined : toSubscriptionRecord(row);
+}
+
+/**
+ * Every subscription, newest first (ties broken by id, descending). Subscriptions are
+ * a handful per deployment, so the list is not paginated.
+ *
+ * @param db - the D1 binding.
+ */
+export async function listSubscriptions(db: D1Database): Promise<SubscriptionRecord[]> {
+  const { results } = await db
+    .prepare('SELECT * FROM subscriptions ORDER BY created_at DESC, id DESC')
+    .all<SubscriptionRow>();
+  return results.map(toSubscriptionRecord);
+}
+
+/**
+ * Changes the given fields in one statement (so concurrent updates of different fields
+ * never undo each other) and sets `updated_at`. Never touches the secrets.
+ *
+ * @param db - the D1 binding.
+ * @param id - the subscription id.
+ * @param changes - the fields to set; absent ones are kept.
+ * @param now - the update time, epoch milliseconds.
+ * @returns the updated record, or `undefined` when there is no such subscription.
+ */
+export async function updateSubscription(
+  db: D1Database,
+  id: string,
+  changes: SubscriptionChanges,
+  now: number,
+): Promise<SubscriptionRecord | undefined> {
+  const values: unknown[] = [id, now];
+  // Column names come from this fixed list, never from the request; values are bound.
+  const set = (column: string, value: unknown) => {
+    values.push(value);
+    return `${column} = ?${values.length}`;
+  };
+  const assignments = ['updated_at = ?2'];
+  if (changes.url !== undefined) assignments.push(set('url', changes.url));
+  if (changes.eventTypes !== undefined) {
+    const eventTypes = changes.eventTypes === null ? null : JSON.stringify(changes.eventTypes);
+    assignments.push(set('event_types', eventTypes));
+  }
+  if (changes.description !== undefined) assignments.push(set('description', changes.description));
+  if (changes.enabled !== undefined) assignments.push(set('enabled', changes.enabled ? 1 : 0));
+  const row = await db
+    .prepare(`UPDATE subscriptions SET ${assignments.join(', ')} WHERE id = ?1 RETURNING *`)
+    .bind(...values)
+    .first<SubscriptionRow>();
+  return row === null ? undefined : toSubscriptionRecord(row);
+}
+
+/**
+ * Deletes a subscription.
+ *
+ * @param db - the D1 binding.
+ * @param id - the subscription id.
+ * @returns `true` when a subscription was deleted, `false` when there was none.
+ */
+export async function deleteSubscription(db: D1Database, id: string): Promise<boolean> {
+  const result = await db.prepare('DELETE FROM subscriptions WHERE id = ?1').bind(id).run();
+  return result.meta.changes === 1;
+}
+
+/** Input of {@link rotateSubscriptionSecret}. */
+export interface SecretRotation {
+  /** The new `whsec_` secret. */
+  readonly secret: string;
+  /** The rotation time, epoch milliseconds. */
+  readonly now: number;
+  /** How long the replaced secret stays in use, in milliseconds. */
+  readonly previousValidForMs: number;
+}
+
+/**
+ * Replaces the secret in one statement: the current one becomes `previous_secret`,
+ * valid until `now + previousValidForMs`. A secret still in its grace period from an
+ * earlier rotation is dropped (only one previous secret is kept).
+ *
+ * @param db - the D1 binding.
+ * @param id - the subscription id.
+ * @param rotation - the new secret, the time and the grace period.
+ * @returns the updated record, or `undefined` when there is no such subscription.
+ */
+export async function rotateSubscriptionSecret(
+  db: D1Database,
+  id: string,
+  rotation: SecretRotation,
+): Promise<SubscriptionRecord | undefined> {
+  // SQLite evaluates every SET expression against the old row: `secret` is the old secret.
+  const row = await db
+    .prepare(
+      `UPDATE subscriptions
+       SET previous_secret = secret, previous_secret_expires_at = ?2, secret = ?3, updated_at = ?4
+       WHERE id = ?1 RETURNING *`,
+    )
+    .bind(id, rotation.now + rotation.previousValidForMs, rotation.secret, rotation.now)
+    .first<SubscriptionRow>();
+  return row === null ? undefined : toSubscriptionRecord(row);
+}
+
+function parseEventTypes(id: string, text: string): string[] {
+  const value: unknown = JSON.parse(text);
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new Error(`subscription ${id}: event_types is not a JSON array of strings`);
+  }
+  return value;
+}
