@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startSandboxServer } from '../scripts/sandbox-server.ts';
+import { startDeliveryReceiver } from './support/delivery-receiver.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -7,16 +8,23 @@ declare module 'vitest' {
     sandboxUrl: string;
     /** A second sandbox for tests that inject faults (latency, errors, drops), so they never disturb others. */
     faultSandboxUrl: string;
+    /** A recording webhook receiver for the relay's delivery tests (test/support/delivery-receiver.ts). */
+    receiverUrl: string;
   }
 }
 
-/** Starts the sandbox emulators over HTTP on free loopback ports for the whole run of a project. */
+/**
+ * Starts the sandbox emulators over HTTP, and the delivery receiver, on free loopback
+ * ports for the whole run of a project.
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const server = await startSandboxServer({ port: 0 });
   const faultServer = await startSandboxServer({ port: 0 });
+  const receiver = await startDeliveryReceiver();
   project.provide('sandboxUrl', server.url);
   project.provide('faultSandboxUrl', faultServer.url);
+  project.provide('receiverUrl', receiver.url);
   return async () => {
-    await Promise.all([server.close(), faultServer.close()]);
+    await Promise.all([server.close(), faultServer.close(), receiver.close()]);
   };
 }

@@ -1,4 +1,5 @@
 import { runScheduled } from './cron.ts';
+import { handleQueueBatch } from './relay/consumer.ts';
 import { createRouter } from './router.ts';
 
 /** The per-caller rate limiter Durable Object (wrangler.toml `RATE_LIMITER`). */
@@ -6,8 +7,12 @@ export { CallerRateLimiter } from './rate-limit/caller-rate-limiter.ts';
 
 const router = createRouter();
 
-/** The edgepay gateway Worker (DESIGN 4): see `createRouter` for the stages and routes. */
+/**
+ * The edgepay gateway Worker (DESIGN 4): see `createRouter` for the stages and routes;
+ * `queue` consumes the relay's deliveries and their dead letters (worker/relay/consumer.ts).
+ */
 export default {
   fetch: (request, env, ctx) => router.fetch(request, env, ctx),
   scheduled: (controller, env, ctx) => ctx.waitUntil(runScheduled(controller, env)),
+  queue: (batch, env, _ctx) => handleQueueBatch(batch, env),
 } satisfies ExportedHandler<Env>;

@@ -16,6 +16,8 @@ declare module 'vitest' {
     sandboxUrl: string;
     /** A second sandbox for fault injection (test/global-setup.ts). */
     faultSandboxUrl: string;
+    /** The recording webhook receiver of the delivery tests (test/global-setup.ts). */
+    receiverUrl: string;
   }
 }
 

@@ -1,13 +1,15 @@
 import type { IRequest } from 'itty-router';
 import { SignatureVerificationError } from '../../lib/errors.ts';
 import { verifyRequestSignature } from '../../lib/signing.ts';
-import { insertWebhookEvent } from '../db/webhook-events.ts';
+import { fanOutDeliveriesStatement } from '../db/deliveries.ts';
+import { insertWebhookEventStatement } from '../db/webhook-events.ts';
 import { readCapped, requireJsonContentType } from '../http/body.ts';
 import { contextOf } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
 import { maxBodyBytes } from '../proxy/stages/validate.ts';
+import type { DeliveryMessage } from '../relay/consumer.ts';
 import { parseWebhookEnvelope } from '../relay/envelope.ts';
 
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
@@ -24,12 +26,14 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * (`MAX_BODY_BYTES`, 413), then, when `WEBHOOK_SECRET` is set, the provider's
  * `X-Timestamp` / `X-Signature` over the exact body bytes (300 s both ways, constant
  * time; 401 `invalid_signature`), then JSON only (415) and the envelope (400). The raw
- * body is stored in D1 keyed by `event_id` before the 200; a duplicate answers 200 with
- * `duplicate: true` and changes nothing. With `WEBHOOK_SECRET` empty, unsigned webhooks
+ * body is stored in D1 keyed by `event_id` before the 200, with one `pending` delivery per
+ * matching enabled subscription in the same transaction, then one `{ deliveryId }`
+ * message per delivery is sent to `DELIVERIES` (issue 5 point 4); a duplicate answers
+ * 200 with `duplicate: true` and changes and enqueues nothing. With `WEBHOOK_SECRET` empty, unsigned webhooks
  * are accepted (local development only; see docs/.assumptions-relay.md).
  *
  * @param request - the incoming request.
- * @param env - the bindings: `DB`, `WEBHOOK_SECRET`, `MAX_BODY_BYTES`.
+ * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `MAX_BODY_BYTES`.
  * @returns 200 `{ status: 'success', event_id, duplicate }`.
  * @throws {HttpError} 413, 401, 415 or 400 (DESIGN 4.4 body, rendered by the router).
  * @throws {InternalError} 500 `internal_error` when D1 fails: nothing acknowledged, the
@@ -56,8 +60,15 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     rawBody,
   };
   let stored: boolean;
+  let deliveryIds: string[];
   try {
-    stored = await insertWebhookEvent(env.DB, event);
+    // One transaction: the event and its delivery rows (a duplicate writes neither).
+    const [inserted, fanOut] = await env.DB.batch<{ id: string }>([
+      insertWebhookEventStatement(env.DB, event),
+      fanOutDeliveriesStatement(env.DB, event),
+    ]);
+    stored = inserted?.meta.changes === 1;
+    deliveryIds = stored ? (fanOut?.results ?? []).map((row) => row.id) : [];
   } catch (error) {
     logEvent('error', 'webhook_store_failed', {
       request_id: context.requestId,
@@ -71,8 +82,38 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     event_id: event.eventId,
     event_type: event.eventType,
     duplicate: !stored,
+    deliveries: deliveryIds.length,
   });
+  await enqueueDeliveries(env.DELIVERIES, deliveryIds, context.requestId);
   return jsonResponse({ status: 'success', event_id: event.eventId, duplicate: !stored });
+}
+
+/** Most messages per `sendBatch` call (the Queues limit). */
+const SEND_BATCH_MAX = 100;
+
+/**
+ * Enqueues one `{ deliveryId }` message per delivery, after the D1 write. A failure is
+ * logged, not answered 500: the event and its deliveries are stored, a provider retry
+ * would be a duplicate that fans out nothing, and the sweeper slice re-enqueues
+ * deliveries stored but never enqueued (the same heals a crash between the two).
+ */
+async function enqueueDeliveries(
+  queue: Queue<DeliveryMessage>,
+  deliveryIds: readonly string[],
+  requestId: string,
+): Promise<void> {
+  try {
+    for (let start = 0; start < deliveryIds.length; start += SEND_BATCH_MAX) {
+      const chunk = deliveryIds.slice(start, start + SEND_BATCH_MAX);
+      await queue.sendBatch(chunk.map((deliveryId) => ({ body: { deliveryId } })));
+    }
+  } catch (error) {
+    logEvent('error', 'delivery_enqueue_failed', {
+      request_id: requestId,
+      deliveries: deliveryIds.length,
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+  }
 }
 
 /**

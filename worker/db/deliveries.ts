@@ -1,0 +1,255 @@
+/**
+ * D1 queries on `deliveries` and `delivery_attempts` (migrations/0004, DESIGN 4.2,
+ * issue 5 point 4): the fan-out at ingress, the consumer's reads and writes. Every time
+ * is epoch milliseconds; statements bind with `?N`.
+ */
+import type { NewWebhookEvent } from './webhook-events.ts';
+
+/** Where a delivery stands: `pending` until a 2xx (`delivered`) or a 410 / dead letter (`failed`). */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** A stored delivery, as the domain sees it. */
+export interface DeliveryRecord {
+  /** `dlv_<uuid>`. */
+  readonly id: string;
+  readonly eventId: string;
+  readonly subscriptionId: string;
+  readonly status: DeliveryStatus;
+  /** Attempts recorded so far. */
+  readonly attempts: number;
+  /** When the next attempt is due; `null` once settled. */
+  readonly nextAttemptAt: number | null;
+  /** HTTP status of the last attempt; `null` before any or when none came back. */
+  readonly lastStatus: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** One recorded attempt of a delivery. */
+export interface DeliveryAttemptRecord {
+  readonly deliveryId: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly startedAt: number;
+  /** The subscriber's HTTP status; `null` when no response came (network error, timeout). */
+  readonly status: number | null;
+  /** Milliseconds from the request to the end of the excerpt read. */
+  readonly latencyMs: number;
+  readonly error: string | null;
+  /** The first 2 KB of the response body, as text. */
+  readonly responseExcerpt: string | null;
+}
+
+/** What {@link recordDeliveryAttempt} writes: the attempt and the delivery's new state. */
+export interface AttemptOutcome extends Omit<DeliveryAttemptRecord, 'deliveryId' | 'attempt'> {
+  readonly deliveryStatus: DeliveryStatus;
+  readonly nextAttemptAt: number | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_status: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+interface DeliveryAttemptRow {
+  delivery_id: string;
+  attempt: number;
+  started_at: number;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
+const STATUSES: ReadonlySet<string> = new Set<DeliveryStatus>(['pending', 'delivered', 'failed']);
+
+// `dlv_` + a version 4 UUID made by SQLite, one per inserted row (randomblob is volatile).
+const NEW_DELIVERY_ID = `'dlv_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2)))
+  || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random()) % 4, 1)
+  || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))`;
+
+/**
+ * Maps a row to the domain record.
+ *
+ * @param row - a row of `deliveries`.
+ * @throws {Error} when the row holds a status this code does not know.
+ */
+export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
+  if (!STATUSES.has(row.status)) throw new Error(`unknown delivery status ${row.status}`);
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    subscriptionId: row.subscription_id,
+    status: row.status as DeliveryStatus,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastStatus: row.last_status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * The fan-out of a new event, to run in the same `DB.batch()` right after
+ * `insertWebhookEventStatement`: one `pending` delivery per enabled subscription whose
+ * `event_types` is NULL or contains the event's type, due now. A duplicate writes
+ * nothing: the guard requires the stored row to carry this request's `received_at`
+ * (a duplicate's insert did nothing, so the row keeps the first one's), and
+ * UNIQUE (event_id, subscription_id) settles two copies stored in the same millisecond.
+ * Its `results` are the `{ id }` of the deliveries written.
+ *
+ * @param db - the D1 binding.
+ * @param event - the event being stored (its id, type and receive time are used).
+ */
+export function fanOutDeliveriesStatement(
+  db: D1Database,
+  event: NewWebhookEvent,
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
+         last_status, created_at, updated_at)
+       SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
+       FROM subscriptions AS s
+       WHERE s.enabled = 1
+         AND (s.event_types IS NULL
+           OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
+         AND (SELECT e.received_at FROM webhook_events AS e WHERE e.event_id = ?1) = ?3
+       ON CONFLICT DO NOTHING
+       RETURNING id`,
+    )
+    .bind(event.eventId, event.eventType, event.receivedAt);
+}
+
+/**
+ * Reads one delivery.
+ *
+ * @param db - the D1 binding.
+ * @param id - the delivery id.
+ * @returns the record, or `undefined` when there is none.
+ */
+export async function findDelivery(
+  db: D1Database,
+  id: string,
+): Promise<DeliveryRecord | undefined> {
+  const row = await db
+    .prepare('SELECT * FROM deliveries WHERE id = ?1')
+    .bind(id)
+    .first<DeliveryRow>();
+  return row === null ? undefined : toDeliveryRecord(row);
+}
+
+/**
+ * Every delivery of an event, oldest first (ties by id).
+ *
+ * @param db - the D1 binding.
+ * @param eventId - the provider's `event_id`.
+ */
+export async function listEventDeliveries(
+  db: D1Database,
+  eventId: string,
+): Promise<DeliveryRecord[]> {
+  const { results } = await db
+    .prepare('SELECT * FROM deliveries WHERE event_id = ?1 ORDER BY created_at, id')
+    .bind(eventId)
+    .all<DeliveryRow>();
+  return results.map(toDeliveryRecord);
+}
+
+/**
+ * Every attempt of a delivery, first attempt first.
+ *
+ * @param db - the D1 binding.
+ * @param deliveryId - the delivery id.
+ */
+export async function listDeliveryAttempts(
+  db: D1Database,
+  deliveryId: string,
+): Promise<DeliveryAttemptRecord[]> {
+  const { results } = await db
+    .prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ?1 ORDER BY attempt')
+    .bind(deliveryId)
+    .all<DeliveryAttemptRow>();
+  return results.map((row) => ({
+    deliveryId: row.delivery_id,
+    attempt: row.attempt,
+    startedAt: row.started_at,
+    status: row.status,
+    latencyMs: row.latency_ms,
+    error: row.error,
+    responseExcerpt: row.response_excerpt,
+  }));
+}
+
+/**
+ * Records an attempt (numbered `attempts + 1`) and the delivery's new state in one
+ * transaction. A `delivered` delivery stays delivered (a redelivered message's late
+ * failure must not undo a success).
+ *
+ * @param db - the D1 binding.
+ * @param deliveryId - the delivery id.
+ * @param outcome - what the attempt got and where the delivery goes next.
+ * @param now - the record time, epoch milliseconds.
+ */
+export async function recordDeliveryAttempt(
+  db: D1Database,
+  deliveryId: string,
+  outcome: AttemptOutcome,
+  now: number,
+): Promise<void> {
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, status, latency_ms,
+           error, response_excerpt)
+         SELECT id, attempts + 1, ?2, ?3, ?4, ?5, ?6 FROM deliveries WHERE id = ?1`,
+      )
+      .bind(
+        deliveryId,
+        outcome.startedAt,
+        outcome.status,
+        outcome.latencyMs,
+        outcome.error,
+        outcome.responseExcerpt,
+      ),
+    db
+      .prepare(
+        `UPDATE deliveries
+         SET attempts = attempts + 1, last_status = ?3, updated_at = ?5,
+           status = CASE WHEN status = 'delivered' THEN status ELSE ?2 END,
+           next_attempt_at = CASE WHEN status = 'delivered' THEN NULL ELSE ?4 END
+         WHERE id = ?1`,
+      )
+      .bind(deliveryId, outcome.deliveryStatus, outcome.status, outcome.nextAttemptAt, now),
+  ]);
+}
+
+/**
+ * Marks a pending delivery `failed` (dead-lettered, or its subscription is gone).
+ *
+ * @param db - the D1 binding.
+ * @param deliveryId - the delivery id.
+ * @param now - the update time, epoch milliseconds.
+ * @returns `true` when a pending delivery was marked, `false` when it was missing or settled.
+ */
+export async function markDeliveryFailed(
+  db: D1Database,
+  deliveryId: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = ?2
+       WHERE id = ?1 AND status = 'pending'`,
+    )
+    .bind(deliveryId, now)
+    .run();
+  return result.meta.changes === 1;
+}

@@ -1,0 +1,204 @@
+/**
+ * The relay's queue consumer (DESIGN 4.2, issue 5 point 4): delivers each
+ * `{ deliveryId }` message of the DELIVERIES queue to its subscriber, signed with
+ * Standard Webhooks, and marks dead-lettered deliveries `failed`. Every message is acked
+ * or retried on its own, never the batch.
+ */
+import {
+  type AttemptOutcome,
+  findDelivery,
+  markDeliveryFailed,
+  recordDeliveryAttempt,
+} from '../db/deliveries.ts';
+import {
+  findSubscription,
+  type SubscriptionRecord,
+  updateSubscription,
+} from '../db/subscriptions.ts';
+import { findWebhookEvent } from '../db/webhook-events.ts';
+import { logEvent } from '../http/log.ts';
+import { parseRetryAfter, retryDelay } from './retry-schedule.ts';
+import { sendDelivery } from './send-delivery.ts';
+import { standardWebhookHeaders } from './standard-webhooks.ts';
+import { allowLocalSubscribers, checkSubscriptionUrl } from './subscription-url.ts';
+
+/** The deliveries queue (wrangler.toml): one message per (event, subscription). */
+export const DELIVERIES_QUEUE = 'edgepay-deliveries';
+
+/** Its dead-letter queue: messages whose attempts ran out. */
+export const DELIVERIES_DEAD_LETTER_QUEUE = 'edgepay-deliveries-dlq';
+
+/** The body of a deliveries message: ids only, the consumer reads the rest from D1. */
+export interface DeliveryMessage {
+  /** `dlv_<uuid>`. */
+  readonly deliveryId: string;
+}
+
+/**
+ * Whether a message body is a {@link DeliveryMessage}.
+ *
+ * @param body - the message body as received.
+ */
+export function isDeliveryMessage(body: unknown): body is DeliveryMessage {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as { deliveryId?: unknown }).deliveryId === 'string'
+  );
+}
+
+/**
+ * The Worker's `queue` handler: by `batch.queue`, delivers (DELIVERIES) or marks failed
+ * (its dead-letter queue), each message concurrently and acked or retried on its own.
+ * An unexpected error retries that message on the schedule; an unknown queue retries all.
+ *
+ * @param batch - the batch from Cloudflare Queues.
+ * @param env - bindings (`DB`) and settings (`ALLOW_LOCAL_SUBSCRIBERS`).
+ *
+ * @example
+ * ```ts
+ * export default { queue: (batch, env) => handleQueueBatch(batch, env) } satisfies ExportedHandler<Env>;
+ * ```
+ */
+export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const handle =
+    batch.queue === DELIVERIES_QUEUE
+      ? deliver
+      : batch.queue === DELIVERIES_DEAD_LETTER_QUEUE
+        ? deadLetter
+        : undefined;
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      if (handle === undefined) {
+        logEvent('error', 'queue_unknown', { queue: batch.queue, message_id: message.id });
+        message.retry();
+        return;
+      }
+      try {
+        await handle(message, env);
+      } catch (error) {
+        logEvent('error', 'delivery_message_failed', {
+          queue: batch.queue,
+          message_id: message.id,
+          error_message: error instanceof Error ? error.message : String(error),
+        });
+        message.retry({ delaySeconds: retryDelay(message.attempts, undefined) });
+      }
+    }),
+  );
+}
+
+/** One DELIVERIES message: load, sign, POST, record, then ack or retry. */
+async function deliver(message: Message<unknown>, env: Env): Promise<void> {
+  if (!isDeliveryMessage(message.body)) {
+    // A malformed message can never succeed: retrying it would only fill the dead letters.
+    logEvent('error', 'delivery_message_invalid', { message_id: message.id });
+    message.ack();
+    return;
+  }
+  const { deliveryId } = message.body;
+  const delivery = await findDelivery(env.DB, deliveryId);
+  if (delivery === undefined || delivery.status !== 'pending') {
+    skip(message, deliveryId, delivery === undefined ? 'not_found' : delivery.status);
+    return;
+  }
+  const [event, subscription] = await Promise.all([
+    findWebhookEvent(env.DB, delivery.eventId),
+    findSubscription(env.DB, delivery.subscriptionId),
+  ]);
+  if (event === undefined || subscription === undefined || !subscription.enabled) {
+    // Settled as failed so the sweeper never re-enqueues it; an admin retry may revive it.
+    await markDeliveryFailed(env.DB, deliveryId, Date.now());
+    const reason = event === undefined ? 'event_gone' : 'subscription_gone_or_disabled';
+    skip(message, deliveryId, reason);
+    return;
+  }
+  const urlCheck = checkSubscriptionUrl(subscription.url, {
+    allowLocal: allowLocalSubscribers(env.ALLOW_LOCAL_SUBSCRIBERS),
+  });
+  if (!urlCheck.ok) {
+    const now = Date.now();
+    await recordDeliveryAttempt(
+      env.DB,
+      deliveryId,
+      {
+        startedAt: now,
+        status: null,
+        latencyMs: 0,
+        error: `URL refused: ${urlCheck.message}`,
+        responseExcerpt: null,
+        deliveryStatus: 'failed',
+        nextAttemptAt: null,
+      },
+      now,
+    );
+    skip(message, deliveryId, 'url_refused');
+    return;
+  }
+  const now = Date.now();
+  const headers = await standardWebhookHeaders({
+    id: event.eventId,
+    timestamp: Math.floor(now / 1000),
+    body: event.rawBody,
+    secrets: signingSecrets(subscription, now),
+  });
+  const result = await sendDelivery(subscription.url, headers, event.rawBody);
+  const settledAt = Date.now();
+  const { retryAfter, ...attempt } = result;
+  let outcome: AttemptOutcome;
+  let delaySeconds: number | undefined;
+  if (result.status !== null && result.status >= 200 && result.status < 300) {
+    outcome = { ...attempt, deliveryStatus: 'delivered', nextAttemptAt: null };
+  } else if (result.status === 410) {
+    outcome = { ...attempt, deliveryStatus: 'failed', nextAttemptAt: null };
+  } else {
+    delaySeconds = retryDelay(message.attempts, parseRetryAfter(retryAfter, settledAt));
+    outcome = {
+      ...attempt,
+      deliveryStatus: 'pending',
+      nextAttemptAt: settledAt + delaySeconds * 1000,
+    };
+  }
+  await recordDeliveryAttempt(env.DB, deliveryId, outcome, settledAt);
+  if (result.status === 410) {
+    // 410 Gone: the subscriber asks to stop; an admin re-enables it.
+    await updateSubscription(env.DB, subscription.id, { enabled: false }, settledAt);
+  }
+  logEvent(delaySeconds === undefined ? 'info' : 'warn', 'delivery_attempted', {
+    delivery_id: deliveryId,
+    event_id: event.eventId,
+    subscription_id: subscription.id,
+    attempt: message.attempts,
+    http_status: result.status,
+    latency_ms: result.latencyMs,
+    outcome: outcome.deliveryStatus,
+    retry_in_sec: delaySeconds ?? null,
+  });
+  if (delaySeconds === undefined) message.ack();
+  else message.retry({ delaySeconds });
+}
+
+/** One dead-lettered message: its attempts ran out, the delivery is `failed`. */
+async function deadLetter(message: Message<unknown>, env: Env): Promise<void> {
+  if (!isDeliveryMessage(message.body)) {
+    logEvent('error', 'delivery_message_invalid', { message_id: message.id });
+    message.ack();
+    return;
+  }
+  const marked = await markDeliveryFailed(env.DB, message.body.deliveryId, Date.now());
+  logEvent('warn', 'delivery_dead_lettered', { delivery_id: message.body.deliveryId, marked });
+  message.ack();
+}
+
+/** The current secret, then the previous one while its rotation grace period lasts. */
+function signingSecrets(subscription: SubscriptionRecord, now: number): string[] {
+  const { secret, previousSecret, previousSecretExpiresAt } = subscription;
+  const previousValid =
+    previousSecret !== null && previousSecretExpiresAt !== null && previousSecretExpiresAt > now;
+  return previousValid ? [secret, previousSecret] : [secret];
+}
+
+function skip(message: Message<unknown>, deliveryId: string, reason: string): void {
+  logEvent('info', 'delivery_skipped', { delivery_id: deliveryId, reason });
+  message.ack();
+}

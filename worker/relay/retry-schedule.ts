@@ -1,0 +1,77 @@
+/**
+ * When a failed delivery is tried again (DESIGN 4.2, issue 5 point 4): the schedule
+ * 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h with ±20% jitter, and the subscriber's
+ * `Retry-After` as a lower bound, never past the Queues maximum delay of 12 h.
+ */
+
+/** Delay before retry n (index n - 1), in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const RETRY_DELAYS_SEC: readonly number[] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+
+/**
+ * Attempts a delivery gets before it is dead-lettered: the first plus one per scheduled
+ * retry. wrangler.toml's `max_retries = 7` must match.
+ */
+export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SEC.length + 1;
+
+/** Share of the delay added or removed at random (±20%). */
+export const RETRY_JITTER = 0.2;
+
+/** Longest `delaySeconds` Cloudflare Queues accepts: 12 h, in seconds. */
+export const MAX_QUEUE_DELAY_SEC = 12 * 60 * 60;
+
+/**
+ * The jittered delay after a failed attempt.
+ *
+ * @param attempts - the failed attempt's number (`message.attempts`, 1 for the first);
+ *   past the schedule the last delay repeats.
+ * @param random - a number in [0, 1), `Math.random` by default (tests pass fixed values).
+ * @returns seconds, a whole number within ±20% of the scheduled delay.
+ */
+export function scheduledRetryDelay(attempts: number, random: () => number = Math.random): number {
+  const index = Math.min(Math.max(Math.floor(attempts), 1), RETRY_DELAYS_SEC.length) - 1;
+  const base = RETRY_DELAYS_SEC[index] ?? 0;
+  const factor = 1 + RETRY_JITTER * (2 * random() - 1);
+  return Math.round(base * factor);
+}
+
+/**
+ * Reads a `Retry-After` header: delay-seconds or an HTTP date (RFC 9110 10.2.3).
+ *
+ * @param value - the header value, or `null` when absent.
+ * @param now - the current time, epoch milliseconds (for an HTTP date).
+ * @returns seconds from now (0 for a past date), or `undefined` when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  // Date.parse accepts more than HTTP dates (e.g. "1"); require a weekday-led date.
+  if (!/^[A-Za-z]{3},/.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * The `delaySeconds` to retry a delivery with: the jittered schedule, raised to the
+ * subscriber's `Retry-After` when that asks for longer (it says "not before"), capped at
+ * {@link MAX_QUEUE_DELAY_SEC}.
+ *
+ * @param attempts - the failed attempt's number (`message.attempts`).
+ * @param retryAfterSec - the parsed `Retry-After`, if any, in seconds.
+ * @param random - a number in [0, 1) for the jitter. @default Math.random
+ * @returns seconds.
+ *
+ * @example
+ * ```ts
+ * message.retry({ delaySeconds: retryDelay(message.attempts, parseRetryAfter(header, Date.now())) });
+ * ```
+ */
+export function retryDelay(
+  attempts: number,
+  retryAfterSec: number | undefined,
+  random: () => number = Math.random,
+): number {
+  const scheduled = scheduledRetryDelay(attempts, random);
+  return Math.min(Math.max(scheduled, retryAfterSec ?? 0), MAX_QUEUE_DELAY_SEC);
+}

@@ -1,0 +1,100 @@
+/**
+ * One HTTP attempt of a delivery (DESIGN 4.2, issue 5 point 4): POST with a timeout,
+ * redirects not followed (a 3xx is a failure), and what the attempt record keeps: status,
+ * latency, error and the first 2 KB of the response body.
+ */
+
+/** Timeout of one delivery attempt, in milliseconds (headers and excerpt read). */
+export const DELIVERY_TIMEOUT_MS = 15_000;
+
+/** Bytes of the response body kept in the attempt record (2 KB). */
+export const RESPONSE_EXCERPT_BYTES = 2048;
+
+/** What one attempt got. */
+export interface SendResult {
+  /** When the request started, epoch milliseconds. */
+  readonly startedAt: number;
+  /** The HTTP status; `null` when no response came (network error, timeout). */
+  readonly status: number | null;
+  /** Milliseconds until the excerpt was read (or the failure). */
+  readonly latencyMs: number;
+  /** Why the attempt failed without a response, or `null`. */
+  readonly error: string | null;
+  /** The first {@link RESPONSE_EXCERPT_BYTES} bytes of the body as UTF-8 text, or `null`. */
+  readonly responseExcerpt: string | null;
+  /** The response's `Retry-After` header, or `null`. */
+  readonly retryAfter: string | null;
+}
+
+/**
+ * POSTs a delivery and never throws: every failure becomes a {@link SendResult}.
+ *
+ * @param url - the subscription URL.
+ * @param headers - the signed headers.
+ * @param body - the original event body.
+ * @param timeoutMs - the attempt's timeout. @default DELIVERY_TIMEOUT_MS
+ * @returns status, latency, error, excerpt and `Retry-After`.
+ */
+export async function sendDelivery(
+  url: string,
+  headers: Headers,
+  body: string,
+  timeoutMs: number = DELIVERY_TIMEOUT_MS,
+): Promise<SendResult> {
+  const startedAt = Date.now();
+  const signal = AbortSignal.timeout(timeoutMs);
+  const done = (rest: Omit<SendResult, 'startedAt' | 'latencyMs'>): SendResult => ({
+    startedAt,
+    latencyMs: Date.now() - startedAt,
+    ...rest,
+  });
+  let response: Response;
+  try {
+    response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal });
+  } catch (error) {
+    return done({
+      status: null,
+      error: describe(error, timeoutMs),
+      responseExcerpt: null,
+      retryAfter: null,
+    });
+  }
+  const retryAfter = response.headers.get('Retry-After');
+  try {
+    const responseExcerpt = await readExcerpt(response);
+    return done({ status: response.status, error: null, responseExcerpt, retryAfter });
+  } catch (error) {
+    // The status counts; a body cut short is noted, not a different outcome.
+    return done({
+      status: response.status,
+      error: describe(error, timeoutMs),
+      responseExcerpt: null,
+      retryAfter,
+    });
+  }
+}
+
+/** Reads at most {@link RESPONSE_EXCERPT_BYTES} bytes, then cancels the rest of the body. */
+async function readExcerpt(response: Response): Promise<string | null> {
+  if (response.body === null) return null;
+  const reader = response.body.getReader();
+  const excerpt = new Uint8Array(RESPONSE_EXCERPT_BYTES);
+  let length = 0;
+  while (length < RESPONSE_EXCERPT_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const take = Math.min(value.byteLength, RESPONSE_EXCERPT_BYTES - length);
+    excerpt.set(value.subarray(0, take), length);
+    length += take;
+  }
+  await reader.cancel().catch(() => undefined);
+  // Not fatal: a multi-byte character cut at 2 KB becomes U+FFFD.
+  return new TextDecoder().decode(excerpt.subarray(0, length));
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return `timed out after ${timeoutMs} ms`;
+  }
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
