@@ -35,6 +35,9 @@ export default defineConfig({
                 GATEWAY_CALLERS: JSON.stringify([{ name: 'test', token: 'test-gateway-token' }]),
                 ADMIN_TOKEN: 'test-admin-token',
                 WEBHOOK_SECRET: 'sandbox-secret',
+                // Off for the ingress/fan-out tests, whose money events name no real upstream
+                // record; test/worker/confirmation.test.ts turns it on per request.
+                CONFIRM_MONEY_EVENTS: 'false',
                 TEST_MIGRATIONS: await readD1Migrations('migrations'),
               },
             },

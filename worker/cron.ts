@@ -1,5 +1,6 @@
 import { purgeExpiredIdempotencyKeys } from './db/idempotency-keys.ts';
 import { logEvent } from './http/log.ts';
+import { sweepRelay } from './relay/sweeper.ts';
 
 /** Rows deleted per statement by the purge (one D1 statement each). */
 export const PURGE_BATCH_SIZE = 500;
@@ -12,11 +13,14 @@ export const PURGE_MAX_BATCHES = 10;
  * traffic. Today: purge idempotency keys past their retention (DESIGN 4.1), at most
  * {@link PURGE_BATCH_SIZE} x {@link PURGE_MAX_BATCHES} rows per run, stopping at the
  * first batch that is not full. Keys past `expires_at` are already treated as absent
- * by the proxy; the purge only reclaims their space.
+ * by the proxy; the purge only reclaims their space. Then the relay sweeper
+ * (worker/relay/sweeper.ts, issue 5 point 5): overdue `pending` deliveries re-enqueued,
+ * events past `RELAY_RETENTION_DAYS` purged.
  *
  * @param controller - the scheduled event; its `scheduledTime` (epoch ms) is "now".
- * @param env - bindings (D1 `DB`) and settings.
+ * @param env - bindings (D1 `DB`, Queue `DELIVERIES`) and settings.
  * @returns how many idempotency keys were deleted.
+ * @throws whatever the relay sweep throws (after the idempotency purge is done).
  */
 export async function runScheduled(controller: ScheduledController, env: Env): Promise<number> {
   const now = controller.scheduledTime;
@@ -27,5 +31,6 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
     if (count < PURGE_BATCH_SIZE) break;
   }
   logEvent('info', 'idempotency_keys_purged', { deleted, cron: controller.cron });
+  await sweepRelay(env, now);
   return deleted;
 }

@@ -4,6 +4,12 @@ import { authenticate } from './auth/authenticate.ts';
 import { beginRequest } from './http/context.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
 import {
+  ADMIN_DELIVERIES_PATH,
+  countDeliveries,
+  retryDelivery,
+} from './routes/admin/deliveries.ts';
+import { ADMIN_EVENTS_PATH, getEvent, listEvents, replayEvent } from './routes/admin/events.ts';
+import {
   ADMIN_SUBSCRIPTIONS_PATH,
   createSubscription,
   deleteSubscription,
@@ -34,7 +40,7 @@ const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch' } as const;
 /**
  * Assembles the gateway: itty-router's AutoRouter with the `before` stages (request
  * context, caller authentication, the admin guard), the health check, the webhook
- * ingress, the admin API's subscription routes, one proxy route per spec endpoint, a
+ * ingress, the admin API's subscription, event and delivery routes, one proxy route per spec endpoint, a
  * 404/405 catch-all, the `catch` stage rendering DESIGN 4.4 error bodies, and the
  * `finally` stage stamping `X-Request-Id` and writing the access log. The
  * upstream is reached with the global `fetch`.
@@ -63,6 +69,11 @@ export function createRouter(): GatewayRouter {
   router.patch(subscription, updateSubscription);
   router.delete(subscription, deleteSubscription);
   router.post(`${subscription}/rotate-secret`, rotateSubscriptionSecret);
+  router.get(ADMIN_EVENTS_PATH, listEvents);
+  router.get(`${ADMIN_EVENTS_PATH}/:id`, getEvent);
+  router.post(`${ADMIN_EVENTS_PATH}/:id/replay`, replayEvent);
+  router.get(`${ADMIN_DELIVERIES_PATH}/counts`, countDeliveries);
+  router.post(`${ADMIN_DELIVERIES_PATH}/:id/retry`, retryDelivery);
   for (const route of UPSTREAM_ROUTES) {
     router[REGISTER[route.method]](route.pattern, proxyRoute(route));
   }

@@ -253,3 +253,37 @@ export async function markDeliveryFailed(
     .run();
   return result.meta.changes === 1;
 }
+
+/**
+ * Claims up to `limit` deliveries the sweeper must re-enqueue (issue 5 point 5):
+ * `pending` with `next_attempt_at` (or, when NULL, `created_at`) at or before
+ * `overdueBefore`. The claim moves their `next_attempt_at` to `now`, so a delivery is
+ * re-enqueued at most once per grace period even if the queue is slow to run it (the
+ * consumer resets it on its next attempt). Oldest due first.
+ *
+ * @param db - the D1 binding.
+ * @param overdueBefore - due times at or before this are overdue, epoch ms.
+ * @param now - the sweep time, epoch ms.
+ * @param limit - the most rows claimed.
+ * @returns the ids claimed.
+ */
+export async function claimOverdueDeliveries(
+  db: D1Database,
+  overdueBefore: number,
+  now: number,
+  limit: number,
+): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `UPDATE deliveries SET next_attempt_at = ?2, updated_at = ?2
+       WHERE id IN (
+         SELECT id FROM deliveries
+         WHERE status = 'pending' AND COALESCE(next_attempt_at, created_at) <= ?1
+         ORDER BY COALESCE(next_attempt_at, created_at), id
+         LIMIT ?3)
+       RETURNING id`,
+    )
+    .bind(overdueBefore, now, limit)
+    .all<{ id: string }>();
+  return results.map((row) => row.id);
+}

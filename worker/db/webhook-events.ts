@@ -63,18 +63,20 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
  *
  * @param db - the D1 binding.
  * @param event - id, type, receive time (epoch ms) and exact body.
+ * @param status - the status stored (issue 5 point 2 decides it at ingress). @default 'received'
  */
 export function insertWebhookEventStatement(
   db: D1Database,
   event: NewWebhookEvent,
+  status: WebhookEventStatus = 'received',
 ): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body)
-       VALUES (?1, ?2, 'received', ?3, ?4)
+       VALUES (?1, ?2, ?5, ?3, ?4)
        ON CONFLICT (event_id) DO NOTHING`,
     )
-    .bind(event.eventId, event.eventType, event.receivedAt, event.rawBody);
+    .bind(event.eventId, event.eventType, event.receivedAt, event.rawBody, status);
 }
 
 /**
@@ -114,4 +116,29 @@ export async function findWebhookEvent(
     .bind(eventId)
     .first<WebhookEventRow>();
   return row === null ? undefined : toWebhookEventRecord(row);
+}
+
+/**
+ * Deletes up to `limit` events received before `receivedBefore`, oldest first; their
+ * deliveries and attempts go with them (ON DELETE CASCADE, migrations/0004).
+ *
+ * @param db - the D1 binding.
+ * @param receivedBefore - epoch ms; events received strictly earlier are deleted.
+ * @param limit - the most events deleted by this statement.
+ * @returns how many events were deleted.
+ */
+export async function purgeWebhookEventsBefore(
+  db: D1Database,
+  receivedBefore: number,
+  limit: number,
+): Promise<number> {
+  const result = await db
+    .prepare(
+      `DELETE FROM webhook_events WHERE event_id IN (
+         SELECT event_id FROM webhook_events WHERE received_at < ?1
+         ORDER BY received_at, event_id LIMIT ?2)`,
+    )
+    .bind(receivedBefore, limit)
+    .run();
+  return result.meta.changes;
 }

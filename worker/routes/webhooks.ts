@@ -9,6 +9,7 @@ import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
 import { maxBodyBytes } from '../proxy/stages/validate.ts';
+import { confirmWebhookEvent } from '../relay/confirm.ts';
 import type { DeliveryMessage } from '../relay/consumer.ts';
 import { parseWebhookEnvelope } from '../relay/envelope.ts';
 
@@ -29,13 +30,17 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * body is stored in D1 keyed by `event_id` before the 200, with one `pending` delivery per
  * matching enabled subscription in the same transaction, then one `{ deliveryId }`
  * message per delivery is sent to `DELIVERIES` (issue 5 point 4); a duplicate answers
- * 200 with `duplicate: true` and changes and enqueues nothing. With `WEBHOOK_SECRET` empty, unsigned webhooks
+ * 200 with `duplicate: true` and changes and enqueues nothing. Money events are first
+ * confirmed upstream (worker/relay/confirm.ts, issue 5 point 2): an `unconfirmed` one is
+ * stored without delivery rows; an upstream that cannot answer makes this a 503 with
+ * nothing stored, so the provider retries. With `WEBHOOK_SECRET` empty, unsigned webhooks
  * are accepted (local development only; see docs/.assumptions-relay.md).
  *
  * @param request - the incoming request.
- * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `MAX_BODY_BYTES`.
+ * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `MAX_BODY_BYTES`,
+ *   `CONFIRM_MONEY_EVENTS` and the upstream settings (confirmation lookups).
  * @returns 200 `{ status: 'success', event_id, duplicate }`.
- * @throws {HttpError} 413, 401, 415 or 400 (DESIGN 4.4 body, rendered by the router).
+ * @throws {HttpError} 413, 401, 415, 400, or 503 `upstream_unreachable` (confirmation) (DESIGN 4.4 body, rendered by the router).
  * @throws {InternalError} 500 `internal_error` when D1 fails: nothing acknowledged, the
  *   provider retries.
  *
@@ -59,14 +64,17 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     receivedAt: Date.now(),
     rawBody,
   };
+  // Money events are confirmed upstream first (issue 5 point 2); unconfirmed ones are
+  // stored without delivery rows. Throws 503 (nothing stored) when the upstream is down.
+  const status = await confirmWebhookEvent(env, event.eventType, envelope.data, context.requestId);
   let stored: boolean;
   let deliveryIds: string[];
   try {
     // One transaction: the event and its delivery rows (a duplicate writes neither).
-    const [inserted, fanOut] = await env.DB.batch<{ id: string }>([
-      insertWebhookEventStatement(env.DB, event),
-      fanOutDeliveriesStatement(env.DB, event),
-    ]);
+    const insert = insertWebhookEventStatement(env.DB, event, status);
+    const [inserted, fanOut] = await env.DB.batch<{ id: string }>(
+      status === 'unconfirmed' ? [insert] : [insert, fanOutDeliveriesStatement(env.DB, event)],
+    );
     stored = inserted?.meta.changes === 1;
     deliveryIds = stored ? (fanOut?.results ?? []).map((row) => row.id) : [];
   } catch (error) {
@@ -82,6 +90,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     event_id: event.eventId,
     event_type: event.eventType,
     duplicate: !stored,
+    status,
     deliveries: deliveryIds.length,
   });
   await enqueueDeliveries(env.DELIVERIES, deliveryIds, context.requestId);

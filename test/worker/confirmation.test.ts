@@ -1,0 +1,189 @@
+/**
+ * Confirmation of money events at the webhook ingress (issue 5 point 2), through the
+ * real Worker, the real D1 of miniflare and the real sandbox upstream
+ * (`inject('sandboxUrl')` = `UPSTREAM_BASE_URL`). `CONFIRM_MONEY_EVENTS` is passed
+ * explicitly per request, so these tests hold whatever the test bindings default to.
+ */
+import { env } from 'cloudflare:workers';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { signRequest } from '../../lib/signing.ts';
+import { listEventDeliveries } from '../../worker/db/deliveries.ts';
+import { findWebhookEvent } from '../../worker/db/webhook-events.ts';
+import { confirmationEnabled, isMoneyEvent } from '../../worker/relay/confirm.ts';
+import { createReceiverSubscription, disableTestSubscriptions } from './delivery-helpers.ts';
+import { fetchGateway, sandboxRequests, uniqueRequestId, useCapturedLogs } from './helpers.ts';
+import { envelope, webhookRequest } from './webhook-helpers.ts';
+
+useCapturedLogs();
+afterEach(disableTestSubscriptions);
+
+const ON = { CONFIRM_MONEY_EVENTS: 'true' } as const;
+
+/** Initializes a payment of 5000.00 NGN at the sandbox, signed; returns its reference. */
+async function createPayment(): Promise<string> {
+  const reference = `conf_${crypto.randomUUID()}`;
+  const body = JSON.stringify({
+    email: 'buyer@example.com',
+    amount: 5000,
+    currency: 'NGN',
+    reference,
+  });
+  const signature = await signRequest({ keyId: 'sandbox-key', secret: 'sandbox-secret', body });
+  const res = await fetch(`${inject('sandboxUrl')}/payments/initialize`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...signature },
+    body,
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return reference;
+}
+
+/** Completes a checkout at the sandbox (unsigned control). */
+async function completePayment(reference: string, outcome = 'success'): Promise<void> {
+  const res = await fetch(
+    `${inject('sandboxUrl')}/__sandbox/payments/${encodeURIComponent(reference)}/complete`,
+    {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ outcome }),
+    },
+  );
+  expect(res.status, await res.clone().text()).toBe(200);
+}
+
+/** Ingests a signed `charge_success` for `reference`; returns the event id. */
+async function ingestCharge(
+  reference: string,
+  overrides: Partial<Env>,
+  amount: number | string = 5000,
+  requestId = uniqueRequestId(),
+): Promise<string> {
+  const event = envelope({
+    event_type: 'charge_success',
+    data: { reference, amount, currency: 'NGN', metadata: null },
+  });
+  const request = await webhookRequest(JSON.stringify(event), {
+    headers: { 'X-Request-Id': requestId },
+  });
+  const res = await fetchGateway(request, overrides);
+  expect(res.status, await res.clone().text()).toBe(200);
+  return String(event.event_id);
+}
+
+async function deliveriesOf(eventId: string): Promise<number> {
+  return (await listEventDeliveries(env.DB, eventId)).length;
+}
+
+describe('confirmation', () => {
+  describe('POST /webhooks', () => {
+    it('should store a charge_success confirmed by the sandbox as confirmed and fan it out', async () => {
+      await createReceiverSubscription({ eventTypes: ['charge_success'] });
+      const reference = await createPayment();
+      await completePayment(reference);
+      const requestId = uniqueRequestId();
+      const eventId = await ingestCharge(reference, ON, '5000.00', requestId);
+      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('confirmed');
+      expect(await deliveriesOf(eventId)).toBeGreaterThanOrEqual(1);
+      const lookups = await sandboxRequests(requestId);
+      expect(lookups.map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+        `GET /payments/verify/${reference}`,
+      ]);
+    });
+
+    it('should store a charge_success for an unknown payment as unconfirmed, undelivered', async () => {
+      await createReceiverSubscription({ eventTypes: ['charge_success'] });
+      const eventId = await ingestCharge(`conf_unknown_${crypto.randomUUID()}`, ON);
+      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('unconfirmed');
+      expect(await deliveriesOf(eventId)).toBe(0);
+    });
+
+    it('should store a charge_success for a still-processing payment as unconfirmed', async () => {
+      await createReceiverSubscription({ eventTypes: ['charge_success'] });
+      const reference = await createPayment();
+      const eventId = await ingestCharge(reference, ON);
+      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('unconfirmed');
+      expect(await deliveriesOf(eventId)).toBe(0);
+    });
+
+    it('should store a charge_success whose amount disagrees as unconfirmed', async () => {
+      await createReceiverSubscription({ eventTypes: ['charge_success'] });
+      const reference = await createPayment();
+      await completePayment(reference);
+      const eventId = await ingestCharge(reference, ON, 5000.01);
+      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('unconfirmed');
+      expect(await deliveriesOf(eventId)).toBe(0);
+    });
+
+    it('should store a direct_debit_success for an unknown debit as unconfirmed', async () => {
+      const event = envelope({
+        event_type: 'direct_debit_success',
+        data: { payment_reference: `dd_${crypto.randomUUID()}`, debit_amount: 10 },
+      });
+      const res = await fetchGateway(await webhookRequest(JSON.stringify(event)), ON);
+      expect(res.status).toBe(200);
+      expect((await findWebhookEvent(env.DB, String(event.event_id)))?.status).toBe('unconfirmed');
+    });
+
+    it('should fan out a charge_success without any lookup when CONFIRM_MONEY_EVENTS is false', async () => {
+      await createReceiverSubscription({ eventTypes: ['charge_success'] });
+      const requestId = uniqueRequestId();
+      const eventId = await ingestCharge(
+        `conf_unknown_${crypto.randomUUID()}`,
+        { CONFIRM_MONEY_EVENTS: 'false' },
+        5000,
+        requestId,
+      );
+      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('received');
+      expect(await deliveriesOf(eventId)).toBeGreaterThanOrEqual(1);
+      expect(await sandboxRequests(requestId)).toEqual([]);
+    });
+
+    it('should store a non-money event as received without any lookup', async () => {
+      const requestId = uniqueRequestId();
+      const event = envelope({ event_type: 'mandate_activated', data: { reference: 'x' } });
+      const request = await webhookRequest(JSON.stringify(event), {
+        headers: { 'X-Request-Id': requestId },
+      });
+      const res = await fetchGateway(request, ON);
+      expect(res.status).toBe(200);
+      expect((await findWebhookEvent(env.DB, String(event.event_id)))?.status).toBe('received');
+      expect(await sandboxRequests(requestId)).toEqual([]);
+    });
+
+    it('should answer 503 with Retry-After and store nothing when the upstream is unreachable', async () => {
+      const event = envelope({ data: { reference: 'pay_x', amount: 1 } });
+      const res = await fetchGateway(await webhookRequest(JSON.stringify(event)), {
+        ...ON,
+        UPSTREAM_BASE_URL: 'http://127.0.0.1:1',
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('Retry-After')).toBe('60');
+      expect(await res.json()).toMatchObject({ code: 'upstream_unreachable' });
+      expect(await findWebhookEvent(env.DB, String(event.event_id))).toBeUndefined();
+    });
+  });
+
+  describe('isMoneyEvent', () => {
+    it('should name the four money events and nothing else', () => {
+      for (const type of [
+        'charge_success',
+        'disbursement_success',
+        'direct_debit_success',
+        'direct_debit_failure',
+      ]) {
+        expect(isMoneyEvent(type)).toBe(true);
+      }
+      expect(isMoneyEvent('disbursement_failed')).toBe(false);
+      expect(isMoneyEvent('toString')).toBe(false);
+    });
+  });
+
+  describe('confirmationEnabled', () => {
+    it('should be on unless the var says false', () => {
+      expect(confirmationEnabled({ CONFIRM_MONEY_EVENTS: 'true' })).toBe(true);
+      expect(confirmationEnabled({ CONFIRM_MONEY_EVENTS: '' })).toBe(true);
+      expect(confirmationEnabled({ CONFIRM_MONEY_EVENTS: 'FALSE' })).toBe(false);
+      expect(confirmationEnabled({ CONFIRM_MONEY_EVENTS: '0' })).toBe(false);
+    });
+  });
+});

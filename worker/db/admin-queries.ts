@@ -1,0 +1,177 @@
+/**
+ * D1 queries of the admin API's events and deliveries routes (DESIGN 4.3, issue 5
+ * point 6): the keyset-paginated event listing, replay's upsert of deliveries, the
+ * reset of one delivery for a retry, and the counts by delivery status. Every time is
+ * epoch milliseconds; statements bind with `?N`.
+ */
+import { type DeliveryRecord, type DeliveryStatus, toDeliveryRecord } from './deliveries.ts';
+import type { WebhookEventStatus } from './webhook-events.ts';
+
+/** An event as the listing shows it: no body (the detail route has it). */
+export interface WebhookEventSummary {
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly status: WebhookEventStatus;
+  readonly receivedAt: number;
+}
+
+/** Where a page starts: strictly after this (received_at, event_id), newest first. */
+export interface EventCursor {
+  readonly receivedAt: number;
+  readonly eventId: string;
+}
+
+/** Filters and page of {@link listWebhookEvents}; `null` = no filter. */
+export interface EventListQuery {
+  readonly eventType: string | null;
+  readonly status: WebhookEventStatus | null;
+  /** Inclusive lower bound on `received_at`, epoch ms. */
+  readonly from: number | null;
+  /** Exclusive upper bound on `received_at`, epoch ms. */
+  readonly to: number | null;
+  readonly after: EventCursor | null;
+  /** Rows per page, 1..100. */
+  readonly pageSize: number;
+}
+
+/** One page of events and the cursor of the next, `null` on the last page. */
+export interface EventPage {
+  readonly events: WebhookEventSummary[];
+  readonly next: EventCursor | null;
+}
+
+interface SummaryRow {
+  event_id: string;
+  event_type: string;
+  status: string;
+  received_at: number;
+}
+
+// `dlv_` + a version 4 UUID made by SQLite, as in deliveries.ts (kept apart so this slice
+// does not edit a file other slices change).
+const NEW_DELIVERY_ID = `'dlv_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2)))
+  || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random()) % 4, 1)
+  || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))`;
+
+/**
+ * One page of events, newest first (ties by `event_id`, descending), keyset-paginated
+ * on (received_at, event_id) so the indexes of migrations/0002 serve every filter.
+ *
+ * @param db - the D1 binding.
+ * @param query - filters, cursor and page size.
+ * @returns the page; `next` is set when at least one more row exists.
+ */
+export async function listWebhookEvents(db: D1Database, query: EventListQuery): Promise<EventPage> {
+  const { results } = await db
+    .prepare(
+      `SELECT event_id, event_type, status, received_at FROM webhook_events
+       WHERE (?1 IS NULL OR event_type = ?1)
+         AND (?2 IS NULL OR status = ?2)
+         AND (?3 IS NULL OR received_at >= ?3)
+         AND (?4 IS NULL OR received_at < ?4)
+         AND (?5 IS NULL OR received_at < ?5 OR (received_at = ?5 AND event_id < ?6))
+       ORDER BY received_at DESC, event_id DESC
+       LIMIT ?7`,
+    )
+    .bind(
+      query.eventType,
+      query.status,
+      query.from,
+      query.to,
+      query.after?.receivedAt ?? null,
+      query.after?.eventId ?? null,
+      query.pageSize + 1,
+    )
+    .all<SummaryRow>();
+  const events = results.slice(0, query.pageSize).map((row) => ({
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status as WebhookEventStatus,
+    receivedAt: row.received_at,
+  }));
+  const last = events.at(-1);
+  const next =
+    results.length > query.pageSize && last !== undefined
+      ? { receivedAt: last.receivedAt, eventId: last.eventId }
+      : null;
+  return { events, next };
+}
+
+/**
+ * Replays an event: for every enabled subscription matching its type (or only
+ * `subscriptionId`, whatever its filter), inserts a `pending` delivery due `now`, or,
+ * where UNIQUE (event_id, subscription_id) already holds one, resets that row to
+ * `pending` (attempts and their history are kept, so attempt numbers keep counting).
+ *
+ * @param db - the D1 binding.
+ * @param event - the event's id and type.
+ * @param subscriptionId - one subscription, or `null` for all that match.
+ * @param now - epoch ms: the due time and update time.
+ * @returns the ids of the deliveries now pending.
+ */
+export async function replayDeliveries(
+  db: D1Database,
+  event: { readonly eventId: string; readonly eventType: string },
+  subscriptionId: string | null,
+  now: number,
+): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
+         last_status, created_at, updated_at)
+       SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
+       FROM subscriptions AS s
+       WHERE s.enabled = 1
+         AND ((?4 IS NULL AND (s.event_types IS NULL
+               OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2)))
+           OR s.id = ?4)
+       ON CONFLICT (event_id, subscription_id) DO UPDATE
+         SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
+           updated_at = excluded.updated_at
+       RETURNING id`,
+    )
+    .bind(event.eventId, event.eventType, now, subscriptionId)
+    .all<{ id: string }>();
+  return results.map((row) => row.id);
+}
+
+/**
+ * Resets one delivery to `pending`, due `now`, whatever its status (an admin retry).
+ *
+ * @param db - the D1 binding.
+ * @param id - the delivery id.
+ * @param now - epoch ms: the due time and update time.
+ * @returns the reset record, or `undefined` when there is no such delivery.
+ */
+export async function resetDelivery(
+  db: D1Database,
+  id: string,
+  now: number,
+): Promise<DeliveryRecord | undefined> {
+  const row = await db
+    .prepare(
+      `UPDATE deliveries SET status = 'pending', next_attempt_at = ?2, updated_at = ?2
+       WHERE id = ?1 RETURNING *`,
+    )
+    .bind(id, now)
+    .first<Parameters<typeof toDeliveryRecord>[0]>();
+  return row === null ? undefined : toDeliveryRecord(row);
+}
+
+/**
+ * How many deliveries are in each status; a status without any counts 0.
+ *
+ * @param db - the D1 binding.
+ */
+export async function countDeliveriesByStatus(
+  db: D1Database,
+): Promise<Record<DeliveryStatus, number>> {
+  const { results } = await db
+    .prepare('SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status')
+    .all<{ status: string; n: number }>();
+  const counts: Record<DeliveryStatus, number> = { pending: 0, delivered: 0, failed: 0 };
+  for (const row of results) {
+    if (row.status in counts) counts[row.status as DeliveryStatus] = row.n;
+  }
+  return counts;
+}

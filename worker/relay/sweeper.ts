@@ -1,0 +1,89 @@
+/**
+ * The relay's sweeper (DESIGN 4.2, issue 5 point 5), run by the cron trigger: heals
+ * deliveries that were stored but never enqueued (a crash or a Queues failure between
+ * the D1 write and `sendBatch` at ingress) or whose message got lost past its due time,
+ * and purges events past retention.
+ */
+import { claimOverdueDeliveries } from '../db/deliveries.ts';
+import { purgeWebhookEventsBefore } from '../db/webhook-events.ts';
+import { logEvent } from '../http/log.ts';
+import type { DeliveryMessage } from './consumer.ts';
+
+/**
+ * How long past its due time a `pending` delivery may wait before the sweeper
+ * re-enqueues it, in milliseconds (10 minutes). Much longer than the queue's batch
+ * timeout (1-5 s) plus one attempt (15 s), so a message that is merely in flight is
+ * rarely re-sent; a re-send is harmless anyway (the consumer skips settled deliveries).
+ */
+export const SWEEP_GRACE_MS = 10 * 60 * 1000;
+
+/** Most deliveries re-enqueued per run (one claim statement); the next run continues. */
+export const SWEEP_BATCH_SIZE = 500;
+
+/** Most messages per `sendBatch` call (the Queues limit). */
+export const SEND_BATCH_MAX = 100;
+
+/** Events deleted per purge statement, and the most statements per run. */
+export const RETENTION_PURGE_BATCH_SIZE = 500;
+export const RETENTION_PURGE_MAX_BATCHES = 10;
+
+/** @default 30 days, when `RELAY_RETENTION_DAYS` is unset or not a positive number. */
+export const DEFAULT_RETENTION_DAYS = 30;
+
+const DAY_MS = 86_400_000;
+
+/** What one sweep did. */
+export interface SweepResult {
+  /** Deliveries sent again to `DELIVERIES`. */
+  readonly requeued: number;
+  /** Events deleted (with their deliveries and attempts). */
+  readonly purged: number;
+}
+
+/**
+ * The retention in days from `RELAY_RETENTION_DAYS`.
+ *
+ * @default {@link DEFAULT_RETENTION_DAYS}
+ */
+export function retentionDays(env: Pick<Env, 'RELAY_RETENTION_DAYS'>): number {
+  const days = Number(env.RELAY_RETENTION_DAYS);
+  return Number.isFinite(days) && days > 0 ? days : DEFAULT_RETENTION_DAYS;
+}
+
+/**
+ * Re-enqueues overdue deliveries, then purges old events. The rule: a delivery is
+ * overdue when it is `pending` and its `next_attempt_at` (NULL: its `created_at`) is
+ * more than {@link SWEEP_GRACE_MS} before `now`; at most {@link SWEEP_BATCH_SIZE} per run,
+ * sent as `{ deliveryId }` messages (ids only). Events received more than
+ * `RELAY_RETENTION_DAYS` days before `now` are deleted, deliveries and attempts
+ * cascading, at most {@link RETENTION_PURGE_BATCH_SIZE} x {@link RETENTION_PURGE_MAX_BATCHES}.
+ *
+ * @param env - `DB`, `DELIVERIES`, `RELAY_RETENTION_DAYS`.
+ * @param now - the sweep time, epoch ms (the cron's `scheduledTime`).
+ * @returns what was done.
+ * @throws whatever D1 or Queues throw (a claimed delivery not sent is simply retried by
+ *   the next run after the grace period).
+ *
+ * @example
+ * ```ts
+ * const { requeued, purged } = await sweepRelay(env, controller.scheduledTime);
+ * ```
+ */
+export async function sweepRelay(env: Env, now: number): Promise<SweepResult> {
+  const ids = await claimOverdueDeliveries(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
+  for (let start = 0; start < ids.length; start += SEND_BATCH_MAX) {
+    const chunk = ids.slice(start, start + SEND_BATCH_MAX);
+    await (env.DELIVERIES as Queue<DeliveryMessage>).sendBatch(
+      chunk.map((deliveryId) => ({ body: { deliveryId } })),
+    );
+  }
+  const cutoff = now - retentionDays(env) * DAY_MS;
+  let purged = 0;
+  for (let batch = 0; batch < RETENTION_PURGE_MAX_BATCHES; batch++) {
+    const count = await purgeWebhookEventsBefore(env.DB, cutoff, RETENTION_PURGE_BATCH_SIZE);
+    purged += count;
+    if (count < RETENTION_PURGE_BATCH_SIZE) break;
+  }
+  logEvent('info', 'relay_swept', { requeued: ids.length, purged });
+  return { requeued: ids.length, purged };
+}

@@ -1,0 +1,235 @@
+/**
+ * The admin API's event routes (DESIGN 4.3, issue 5 point 6): list events (filters,
+ * keyset pagination), one event with its deliveries and their attempts, and replay.
+ * The admin guard (`authenticateAdmin`) has already checked `ADMIN_TOKEN`.
+ */
+import type { IRequest } from 'itty-router';
+import * as v from 'valibot';
+import { toIssues } from '../../../lib/internal/issues.ts';
+import {
+  type EventCursor,
+  listWebhookEvents,
+  replayDeliveries,
+  type WebhookEventSummary,
+} from '../../db/admin-queries.ts';
+import { listDeliveryAttempts, listEventDeliveries } from '../../db/deliveries.ts';
+import { findSubscription } from '../../db/subscriptions.ts';
+import { findWebhookEvent, type WebhookEventRecord } from '../../db/webhook-events.ts';
+import { contextOf } from '../../http/context.ts';
+import { type ErrorIssue, HttpError } from '../../http/errors.ts';
+import { logEvent } from '../../http/log.ts';
+import { jsonResponse } from '../../http/respond.ts';
+import { enqueueDeliveryIds, toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
+import { readJsonObject } from './subscription-input.ts';
+
+/** Path of the event collection; one event is `${path}/:id`. */
+export const ADMIN_EVENTS_PATH = '/admin/events';
+
+/** Rows per page when `page_size` is absent. */
+export const DEFAULT_PAGE_SIZE = 10;
+/** Largest `page_size` accepted. */
+export const MAX_PAGE_SIZE = 100;
+
+const isoTime = v.pipe(
+  v.string(),
+  v.isoTimestamp('Expected an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z'),
+  v.transform((value) => Date.parse(value)),
+  v.check((ms) => Number.isFinite(ms), 'Expected a valid date-time'),
+);
+
+// Strict: a misspelt filter (`type`) is refused rather than silently listing everything.
+const listQuerySchema = v.pipe(
+  v.strictObject({
+    event_type: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
+    status: v.optional(v.picklist(['received', 'confirmed', 'unconfirmed'])),
+    from: v.optional(isoTime),
+    to: v.optional(isoTime),
+    page_size: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^\d{1,3}$/, `Expected an integer from 1 to ${MAX_PAGE_SIZE}`),
+        v.transform(Number),
+        v.minValue(1, `Expected an integer from 1 to ${MAX_PAGE_SIZE}`),
+        v.maxValue(MAX_PAGE_SIZE, `Expected an integer from 1 to ${MAX_PAGE_SIZE}`),
+      ),
+    ),
+    cursor: v.optional(
+      v.pipe(
+        v.string(),
+        v.rawTransform(({ dataset, addIssue, NEVER }) => {
+          const cursor = decodeCursor(dataset.value);
+          if (cursor !== undefined) return cursor;
+          addIssue({ message: 'Expected a cursor returned as next_cursor' });
+          return NEVER;
+        }),
+      ),
+    ),
+  }),
+  v.forward(
+    v.check(
+      (q) => q.from === undefined || q.to === undefined || q.from < q.to,
+      'Expected `to` to be later than `from`',
+    ),
+    ['to'],
+  ),
+);
+
+const replaySchema = v.strictObject({
+  subscription_id: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
+});
+
+/**
+ * `GET /admin/events?event_type=&status=&from=&to=&page_size=&cursor=`: events newest
+ * first. `from` is inclusive, `to` exclusive (ISO 8601, on `received_at`); a query
+ * parameter given twice or unknown is refused.
+ *
+ * @returns 200 `{ status: 'success', data: [...], next_cursor }`, `next_cursor` `null` on the last page.
+ * @throws {HttpError} 400 `validation_failed` with every issue.
+ */
+export async function listEvents(request: IRequest, env: Env): Promise<Response> {
+  contextOf(request).routeName = 'admin.events.list';
+  const params = new URL(request.url).searchParams;
+  const repeated = [...new Set([...params.keys()].filter((k) => params.getAll(k).length > 1))];
+  if (repeated.length > 0) {
+    throw invalid(repeated.map((path) => ({ path, message: 'Expected at most one value' })));
+  }
+  const parsed = v.safeParse(listQuerySchema, Object.fromEntries(params));
+  if (!parsed.success) throw invalid(toIssues(parsed.issues));
+  const q = parsed.output;
+  const page = await listWebhookEvents(env.DB, {
+    eventType: q.event_type ?? null,
+    status: q.status ?? null,
+    from: q.from ?? null,
+    to: q.to ?? null,
+    after: q.cursor ?? null,
+    pageSize: q.page_size ?? DEFAULT_PAGE_SIZE,
+  });
+  return jsonResponse({
+    status: 'success',
+    data: page.events.map(toEventSummaryView),
+    next_cursor: page.next === null ? null : encodeCursor(page.next),
+  });
+}
+
+/**
+ * `GET /admin/events/:id`: the event with its parsed `body` and exact `raw_body`, its
+ * deliveries (oldest first) and each one's `attempt_log` (first attempt first).
+ *
+ * @throws {HttpError} 404 `not_found`.
+ */
+export async function getEvent(request: IRequest, env: Env): Promise<Response> {
+  contextOf(request).routeName = 'admin.events.get';
+  const event = await foundEvent(request, env);
+  const deliveries = await listEventDeliveries(env.DB, event.eventId);
+  const attempts = await Promise.all(deliveries.map((d) => listDeliveryAttempts(env.DB, d.id)));
+  const data = {
+    ...toEventSummaryView(event),
+    body: parseBody(event.rawBody),
+    raw_body: event.rawBody,
+    deliveries: deliveries.map((delivery, index) => ({
+      ...toDeliveryView(delivery),
+      attempt_log: (attempts[index] ?? []).map(toDeliveryAttemptView),
+    })),
+  };
+  return jsonResponse({ status: 'success', data });
+}
+
+/**
+ * `POST /admin/events/:id/replay`, body optional: `{ "subscription_id"?: string }`.
+ * Without it, every enabled subscription whose filter matches the event; with it, that
+ * subscription alone (its filter is not applied: the admin chose it). Each gets a
+ * `pending` delivery due now: a new row, or its existing row reset (UNIQUE
+ * (event_id, subscription_id); attempts kept), then one message per delivery.
+ *
+ * @returns 202 `{ status: 'success', data: { event_id, delivery_ids } }`.
+ * @throws {HttpError} 404 `not_found` (event, or the named subscription); 400
+ *   `validation_failed` for a bad body or a disabled subscription; 415, 413.
+ */
+export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
+  contextOf(request).routeName = 'admin.events.replay';
+  const body = hasBody(request) ? await readJsonObject(request, env) : {};
+  const parsed = v.safeParse(replaySchema, body);
+  if (!parsed.success) throw invalid(toIssues(parsed.issues));
+  const subscriptionId = parsed.output.subscription_id ?? null;
+  const event = await foundEvent(request, env);
+  if (subscriptionId !== null) {
+    const subscription = await findSubscription(env.DB, subscriptionId);
+    if (subscription === undefined) {
+      throw new HttpError(404, 'not_found', `No subscription ${JSON.stringify(subscriptionId)}`);
+    }
+    if (!subscription.enabled) {
+      throw invalid([{ path: 'subscription_id', message: 'The subscription is disabled' }]);
+    }
+  }
+  const ids = await replayDeliveries(env.DB, event, subscriptionId, Date.now());
+  await enqueueDeliveryIds(env.DELIVERIES, ids);
+  logEvent('info', 'event_replayed', {
+    request_id: contextOf(request).requestId,
+    event_id: event.eventId,
+    deliveries: ids.length,
+  });
+  return jsonResponse(
+    { status: 'success', data: { event_id: event.eventId, delivery_ids: ids } },
+    { status: 202 },
+  );
+}
+
+// The body is optional: a bare POST (no Content-Type, no or zero Content-Length) means "all".
+function hasBody(request: IRequest): boolean {
+  const length = request.headers.get('Content-Length');
+  return request.headers.get('Content-Type') !== null || (length !== null && length !== '0');
+}
+
+function toEventSummaryView(event: WebhookEventSummary | WebhookEventRecord) {
+  return {
+    event_id: event.eventId,
+    event_type: event.eventType,
+    status: event.status,
+    received_at: new Date(event.receivedAt).toISOString(),
+  };
+}
+
+async function foundEvent(request: IRequest, env: Env): Promise<WebhookEventRecord> {
+  const id = request.params.id ?? '';
+  const event = await findWebhookEvent(env.DB, id);
+  // JSON.stringify keeps control characters of a hostile id out of the message.
+  if (event === undefined) throw new HttpError(404, 'not_found', `No event ${JSON.stringify(id)}`);
+  return event;
+}
+
+function parseBody(rawBody: string): unknown {
+  try {
+    return JSON.parse(rawBody);
+  } catch {
+    // The ingress stores validated JSON only; a row that is not stays readable as raw_body.
+    return null;
+  }
+}
+
+// The cursor is opaque to clients: base64url of `<received_at>:<event_id>`.
+function encodeCursor(cursor: EventCursor): string {
+  const bytes = new TextEncoder().encode(`${cursor.receivedAt}:${cursor.eventId}`);
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
+}
+
+function decodeCursor(value: string): EventCursor | undefined {
+  if (!/^[A-Za-z0-9_-]{1,2048}$/.test(value)) return undefined;
+  try {
+    const binary = atob(value.replaceAll('-', '+').replaceAll('_', '/'));
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(
+      Uint8Array.from(binary, (c) => c.charCodeAt(0)),
+    );
+    const match = /^(\d{1,16}):(.+)$/s.exec(text);
+    if (match === null) return undefined;
+    return { receivedAt: Number(match[1]), eventId: match[2] ?? '' };
+  } catch {
+    return undefined;
+  }
+}
+
+function invalid(issues: readonly ErrorIssue[]): HttpError {
+  return new HttpError(400, 'validation_failed', 'Request validation failed', { issues });
+}
