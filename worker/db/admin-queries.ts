@@ -4,7 +4,12 @@
  * reset of one delivery for a retry, and the counts by delivery status. Every time is
  * epoch milliseconds; statements bind with `?N`.
  */
-import { type DeliveryRecord, type DeliveryStatus, toDeliveryRecord } from './deliveries.ts';
+import {
+  type DeliveryRecord,
+  type DeliveryStatus,
+  NEW_DELIVERY_ID,
+  toDeliveryRecord,
+} from './deliveries.ts';
 import type { WebhookEventStatus } from './webhook-events.ts';
 
 /** An event as the listing shows it: no body (the detail route has it). */
@@ -46,12 +51,6 @@ interface SummaryRow {
   status: string;
   received_at: number;
 }
-
-// `dlv_` + a version 4 UUID made by SQLite, as in deliveries.ts (kept apart so this slice
-// does not edit a file other slices change).
-const NEW_DELIVERY_ID = `'dlv_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2)))
-  || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random()) % 4, 1)
-  || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))`;
 
 /**
  * One page of events, newest first (ties by `event_id`, descending), keyset-paginated
