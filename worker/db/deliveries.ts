@@ -70,7 +70,6 @@ interface DeliveryAttemptRow {
 
 const STATUSES: ReadonlySet<string> = new Set<DeliveryStatus>(['pending', 'delivered', 'failed']);
 
-// `dlv_` + a version 4 UUID made by SQLite, one per inserted row (randomblob is volatile).
 /** SQL expression of a new delivery id (`dlv_` + a version 4 UUID), made inside the INSERT. */
 export const NEW_DELIVERY_ID = `'dlv_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2)))
   || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random()) % 4, 1)
