@@ -1,11 +1,13 @@
 // `npm start`: the main job on an embedded default (DESIGN 5). Brings up, with nothing
 // deployed: the sandbox emulator on 127.0.0.1:8788 and the gateway (wrangler dev, local
-// D1 and KV, migrations applied) on 127.0.0.1:8787 in front of it.
+// D1 and KV, migrations applied) on 127.0.0.1:8787 in front of it, and the example
+// webhook receiver (examples/receiver) on 127.0.0.1:8789, subscribed through the admin API.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
+import { type Receiver, startReceiver } from '../examples/receiver/server.ts';
 import { startSandboxServer } from './sandbox-server.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -13,6 +15,10 @@ const HOST = '127.0.0.1';
 // Overridable so the end-to-end test can run the same stack beside a developer's.
 const GATEWAY_PORT = Number(process.env.EDGEPAY_GATEWAY_PORT ?? 8787);
 const SANDBOX_PORT = Number(process.env.EDGEPAY_SANDBOX_PORT ?? 8788);
+const RECEIVER_PORT = Number(process.env.EDGEPAY_RECEIVER_PORT ?? 8789);
+const receiverUrl = `http://${HOST}:${RECEIVER_PORT}/`;
+/** Marks the subscription `npm start` owns, so reruns (local D1 persists) reuse it. */
+const RECEIVER_DESCRIPTION = 'example receiver (npm start)';
 const gatewayUrl = `http://${HOST}:${GATEWAY_PORT}`;
 const sandboxUrl = `http://${HOST}:${SANDBOX_PORT}`;
 const wrangler = join(root, 'node_modules', '.bin', 'wrangler');
@@ -80,6 +86,51 @@ async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<v
   throw new Error(`the gateway did not answer ${gatewayUrl}/healthz within ${timeoutMs} ms`);
 }
 
+interface SubscriptionAnswer {
+  id: string;
+  url: string;
+  description: string | null;
+  secret?: string;
+}
+
+/** One admin API call; throws on a non-2xx answer. */
+async function admin(
+  vars: NodeJS.Dict<string>,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  const response = await fetch(`${gatewayUrl}/admin/subscriptions${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${vars.ADMIN_TOKEN}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`admin ${method} ${path || '/'}: ${response.status} ${text}`);
+  return (JSON.parse(text) as { data: unknown }).data;
+}
+
+/**
+ * The receiver's subscription and its signing secret: the one with
+ * {@link RECEIVER_DESCRIPTION} is reused (URL and enabled refreshed, secret rotated,
+ * since a secret is shown only once), otherwise one is created.
+ */
+async function subscribeReceiver(vars: NodeJS.Dict<string>): Promise<SubscriptionAnswer> {
+  const existing = (await admin(vars, 'GET', '')) as SubscriptionAnswer[];
+  const mine = existing.find((subscription) => subscription.description === RECEIVER_DESCRIPTION);
+  if (mine === undefined) {
+    return (await admin(vars, 'POST', '', {
+      url: receiverUrl,
+      description: RECEIVER_DESCRIPTION,
+    })) as SubscriptionAnswer;
+  }
+  await admin(vars, 'PATCH', `/${mine.id}`, { url: receiverUrl, enabled: true });
+  return (await admin(vars, 'POST', `/${mine.id}/rotate-secret`)) as SubscriptionAnswer;
+}
+
 function banner(vars: NodeJS.Dict<string>): string {
   return `
 edgepay is running (sandbox money only)
@@ -89,6 +140,7 @@ edgepay is running (sandbox money only)
   sandbox   ${sandboxUrl}     key id ${vars.UPSTREAM_KEY_ID}, secret ${vars.UPSTREAM_SECRET}
             opening balance 1,000,000.00 NGN; controls under ${sandboxUrl}/__sandbox/
   webhooks  sandbox -> ${gatewayUrl}/webhooks (signed with the merchant secret)
+  receiver  ${receiverUrl}     examples/receiver, prints each verified delivery here
 
   Try: curl -s ${gatewayUrl}/banks -H 'Authorization: Bearer <gateway token>'
   The README has the whole curl session. Ctrl-C stops everything.
@@ -128,11 +180,12 @@ async function main(): Promise<void> {
     { cwd: root, env: quietEnv, stdio: ['ignore', 'inherit', 'inherit'] },
   );
   let stopping = false;
+  let receiver: Receiver | undefined;
   const stop = async (code: number): Promise<void> => {
     if (stopping) return;
     stopping = true;
     gateway.kill('SIGTERM');
-    await sandbox.close();
+    await Promise.all([sandbox.close(), receiver?.close()]);
     process.exit(code);
   };
   process.on('SIGINT', () => void stop(0));
@@ -144,6 +197,20 @@ async function main(): Promise<void> {
     }
   });
   await waitForGateway(gateway, 60_000);
+  try {
+    const subscription = await subscribeReceiver(vars);
+    if (subscription.secret === undefined) throw new Error('the admin API returned no secret');
+    receiver = await startReceiver({
+      secret: subscription.secret,
+      port: RECEIVER_PORT,
+      host: HOST,
+    });
+    console.log(`start: receiver listening on ${receiver.url} (subscription ${subscription.id})`);
+  } catch (error) {
+    // Do not leave wrangler dev running behind a failed start.
+    console.error('start: receiver:', error instanceof Error ? error.message : error);
+    await stop(1);
+  }
   console.log(banner(vars));
 }
 

@@ -9,6 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '..', '..');
 const GATEWAY_PORT = 18787;
 const SANDBOX_PORT = 18788;
+const RECEIVER_PORT = 18789;
+/** The most of the stack's output kept (its tail), so a chatty run stays bounded. */
+const MAX_OUTPUT_CHARS = 1_000_000;
+
+/** Everything the stack printed (stdout and stderr), kept after the banner too. */
+let output = '';
 
 function readmeSession(): string {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -21,10 +27,9 @@ function readmeSession(): string {
 
 function waitForBanner(child: ChildProcess, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    let output = '';
     const timer = setTimeout(() => reject(new Error(`npm start not ready:\n${output}`)), timeoutMs);
     const onData = (chunk: Buffer) => {
-      output += chunk.toString();
+      output = (output + chunk.toString()).slice(-MAX_OUTPUT_CHARS);
       if (output.includes('edgepay is running')) {
         clearTimeout(timer);
         resolve();
@@ -47,6 +52,7 @@ describe('README curl session', () => {
         ...process.env,
         EDGEPAY_GATEWAY_PORT: String(GATEWAY_PORT),
         EDGEPAY_SANDBOX_PORT: String(SANDBOX_PORT),
+        EDGEPAY_RECEIVER_PORT: String(RECEIVER_PORT),
         EDGEPAY_VARS_FILE: join(root, '.dev.vars.example'),
         EDGEPAY_PERSIST_TO: state,
       },
@@ -64,7 +70,7 @@ describe('README curl session', () => {
     rmSync(state, { recursive: true, force: true });
   });
 
-  it('should move sandbox money through the gateway as the README shows', () => {
+  it('should move sandbox money through the gateway as the README shows', async () => {
     const run = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', readmeSession()], {
       encoding: 'utf8',
       timeout: 60_000,
@@ -106,5 +112,18 @@ describe('README curl session', () => {
     expect(lines).toContain('HTTP 409');
     expect(anonymous).toMatchObject({ status: 'error', code: 'unauthorized' });
     expect(lines).toContain('HTTP 401');
-  });
+
+    // The payment's charge_success went sandbox -> /webhooks -> queue -> the example
+    // receiver, which verified its Standard Webhooks signature and printed it.
+    expect(output).toContain(`receiver listening on http://127.0.0.1:${RECEIVER_PORT}/`);
+    const delivered = new RegExp(
+      `receiver: verified charge_success \\S+ reference=${payment.reference}\\n`,
+    );
+    const deadline = Date.now() + 10_000;
+    while (!delivered.test(output) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(output).toMatch(delivered);
+    expect(output).not.toContain('receiver: rejected');
+  }, 90_000);
 });
