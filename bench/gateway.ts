@@ -14,9 +14,10 @@ import { startSandboxServer } from '../scripts/sandbox-server.ts';
 const root = join(import.meta.dirname, '..');
 const wrangler = join(root, 'node_modules', '.bin', 'wrangler');
 const HOST = '127.0.0.1';
-const SANDBOX_PORT = 18888;
-const GATEWAY_PORT = 18787;
-const FLOOR_PORT = 18789;
+// 197xx/198xx: apart from the e2e test's 187xx, so a benchmark never collides with npm test.
+const SANDBOX_PORT = 19888;
+const GATEWAY_PORT = 19787;
+const FLOOR_PORT = 19789;
 const DURATION = Number(process.env.DURATION_SEC ?? 10);
 const WARMUP = Number(process.env.WARMUP_SEC ?? 3);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
