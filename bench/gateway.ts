@@ -4,16 +4,14 @@
 // an idempotent POST /disbursements/initialize (new key and reference each request).
 // 10 connections, 10 s after a 3 s warm-up, 3 rounds with the order rotated, medians.
 // Run: node bench/gateway.ts   (DURATION_SEC, WARMUP_SEC, ROUNDS to shorten)
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startSandboxServer } from '../scripts/sandbox-server.ts';
+import { HOST, migrate, root, startWorker } from './harness.ts';
 
-const root = join(import.meta.dirname, '..');
-const wrangler = join(root, 'node_modules', '.bin', 'wrangler');
-const HOST = '127.0.0.1';
 // 197xx/198xx: apart from the e2e test's 187xx, so a benchmark never collides with npm test.
 const SANDBOX_PORT = 19888;
 const GATEWAY_PORT = 19787;
@@ -22,63 +20,6 @@ const DURATION = Number(process.env.DURATION_SEC ?? 10);
 const WARMUP = Number(process.env.WARMUP_SEC ?? 3);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TOKEN = 'dev-gateway-token';
-const quiet = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: 'false',
-  NO_UPDATE_NOTIFIER: '1',
-  CI: 'true',
-};
-
-function startWorker(args: string[], port: number, state: string): Promise<ChildProcess> {
-  const child = spawn(
-    wrangler,
-    [
-      'dev',
-      '--ip',
-      HOST,
-      '--port',
-      String(port),
-      '--persist-to',
-      state,
-      '--show-interactive-dev-session=false',
-      ...args,
-    ],
-    { cwd: root, env: quiet, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (!output.includes('Ready on')) return;
-      // Drain, never keep: the load generator shares this process and the machine.
-      child.stdout?.off('data', onData);
-      child.stderr?.off('data', onData);
-      child.stdout?.resume();
-      child.stderr?.resume();
-      resolve(child);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`wrangler dev exited ${code}:\n${output}`)));
-  });
-}
-
-function migrate(state: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      wrangler,
-      ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state],
-      {
-        cwd: root,
-        env: quiet,
-        stdio: 'ignore',
-      },
-    );
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`migrations exited ${code}`)),
-    );
-  });
-}
 
 interface Result {
   rps: number;

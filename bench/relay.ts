@@ -5,7 +5,7 @@
 // STORM_EVENTS unique events, each sent 3 times concurrently; (3) the time from ingest to
 // the first delivery attempt at examples/receiver, over 100 events.
 // Run: node bench/relay.ts   (DURATION_SEC, WARMUP_SEC, ROUNDS, STORM_EVENTS to change)
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -15,10 +15,8 @@ import autocannon from 'autocannon';
 import { startReceiver } from '../examples/receiver/server.ts';
 import { signRequest } from '../lib/signing.ts';
 import { startSandboxServer } from '../scripts/sandbox-server.ts';
+import { HOST, migrate, root, startWorker } from './harness.ts';
 
-const root = join(import.meta.dirname, '..');
-const wrangler = join(root, 'node_modules', '.bin', 'wrangler');
-const HOST = '127.0.0.1';
 // 197xx/198xx: apart from the e2e test's 187xx, so a benchmark never collides with npm test.
 const SANDBOX_PORT = 19888;
 const GATEWAY_PORT = 19787;
@@ -33,59 +31,6 @@ const KEY_ID = 'sandbox-key';
 const SECRET = 'sandbox-secret';
 const ADMIN = { Authorization: 'Bearer dev-admin-token', 'Content-Type': 'application/json' };
 const EVENT_TYPE = 'mandate_activated';
-const quiet = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: 'false',
-  NO_UPDATE_NOTIFIER: '1',
-  CI: 'true',
-};
-
-function startWorker(args: string[], port: number, state: string): Promise<ChildProcess> {
-  const child = spawn(
-    wrangler,
-    [
-      'dev',
-      '--ip',
-      HOST,
-      '--port',
-      String(port),
-      '--persist-to',
-      state,
-      '--show-interactive-dev-session=false',
-      ...args,
-    ],
-    { cwd: root, env: quiet, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (!output.includes('Ready on')) return;
-      // Drain, never keep: the load generator shares this process and the machine.
-      child.stdout?.off('data', onData);
-      child.stderr?.off('data', onData);
-      child.stdout?.resume();
-      child.stderr?.resume();
-      resolve(child);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`wrangler dev exited ${code}:\n${output}`)));
-  });
-}
-
-function migrate(state: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      wrangler,
-      ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state],
-      { cwd: root, env: quiet, stdio: 'ignore' },
-    );
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`migrations exited ${code}`)),
-    );
-  });
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
