@@ -101,14 +101,13 @@ export class AbortError extends PaymentsError {
   override name = 'AbortError';
 }
 
-/** Bad input caught before any network call; `issues` lists every problem with its path. */
-export class RequestValidationError extends PaymentsError {
-  override name = 'RequestValidationError';
+/** An error that lists every problem it found, each with a dot path. */
+class IssuesError extends PaymentsError {
   readonly issues: Issue[];
 
   /**
-   * @param message - names the method and what was wrong.
-   * @param issues - every problem, each with a dot path into the input.
+   * @param message - names the method (and URL) and what was wrong.
+   * @param issues - every problem, each with a dot path into the input or body.
    */
   constructor(message: string, issues: Issue[], context: ErrorContext = {}) {
     super(message, context);
@@ -116,17 +115,12 @@ export class RequestValidationError extends PaymentsError {
   }
 }
 
-/** A response did not have the shape the spec describes; `rawBody` holds what came. */
-export class ResponseValidationError extends PaymentsError {
-  override name = 'ResponseValidationError';
-  readonly issues: Issue[];
+/** Bad input caught before any network call; `issues` lists every problem with its path. */
+export class RequestValidationError extends IssuesError {
+  override name = 'RequestValidationError';
+}
 
-  /**
-   * @param message - names the method and URL.
-   * @param issues - every mismatch, each with a dot path into the response body.
-   */
-  constructor(message: string, issues: Issue[], context: ErrorContext = {}) {
-    super(message, context);
-    this.issues = issues;
-  }
+/** A response did not have the shape the spec describes; `rawBody` holds what came. */
+export class ResponseValidationError extends IssuesError {
+  override name = 'ResponseValidationError';
 }
