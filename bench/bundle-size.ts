@@ -2,7 +2,7 @@
 // --conditions=workerd,worker, then gzip -9. Run: node bench/bundle-size.ts
 // Exits 1 when a budget is exceeded.
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 /** What is measured: an entry's source, and its budget in gzipped bytes. */
 export const BUDGETS = [
@@ -18,9 +18,9 @@ export const BUDGETS = [
   },
 ] as const;
 
-/** Bundles `source` as the issue prescribes and returns minified and gzip -9 sizes in bytes. */
-export async function measure(source: string): Promise<{ minified: number; gzipped: number }> {
-  const result = await build({
+/** The build the issue prescribes, for an entry given as source text. */
+export function bundleOptions(source: string): BuildOptions & { write: false } {
+  return {
     stdin: { contents: source, resolveDir: new URL('..', import.meta.url).pathname, loader: 'ts' },
     bundle: true,
     minify: true,
@@ -28,7 +28,12 @@ export async function measure(source: string): Promise<{ minified: number; gzipp
     conditions: ['workerd', 'worker'],
     write: false,
     logLevel: 'silent',
-  });
+  };
+}
+
+/** Bundles `source` as the issue prescribes and returns minified and gzip -9 sizes in bytes. */
+export async function measure(source: string): Promise<{ minified: number; gzipped: number }> {
+  const result = await build(bundleOptions(source));
   const code = result.outputFiles[0]?.contents ?? new Uint8Array();
   return { minified: code.length, gzipped: gzipSync(code, { level: 9 }).length };
 }

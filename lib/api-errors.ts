@@ -4,9 +4,9 @@ import { type ErrorContext, type Issue, PaymentsError } from './errors.ts';
 export interface APIErrorContext extends ErrorContext {
   status: number;
   /** Stable error code from the body (`insufficient_funds`), when the body has one. */
-  code?: string;
+  code?: string | undefined;
   /** Per-field problems from the body, when it lists them. */
-  issues?: Issue[];
+  issues?: Issue[] | undefined;
 }
 
 /**
@@ -146,18 +146,18 @@ export function createAPIError(response: FailedResponse): APIError {
       status: response.status,
       headers: response.headers,
       rawBody: response.rawBody,
-      ...(requestId === undefined ? {} : { requestId }),
-      ...(body.code === undefined ? {} : { code: body.code }),
-      ...(body.issues === undefined ? {} : { issues: body.issues }),
+      requestId,
+      code: body.code,
+      issues: body.issues,
     },
   );
 }
 
 interface ErrorBody {
-  message?: string;
-  code?: string;
-  issues?: Issue[];
-  requestId?: string;
+  message?: string | undefined;
+  code?: string | undefined;
+  issues?: Issue[] | undefined;
+  requestId?: string | undefined;
 }
 
 // The body of DESIGN 4.4 when it is one; anything else (HTML from a proxy...) reads as {}.
@@ -168,22 +168,17 @@ function parseErrorBody(rawBody: string): ErrorBody {
   } catch {
     return {};
   }
-  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
-  const parsed: ErrorBody = {};
-  const assign = (name: keyof ErrorBody, value: unknown) => {
-    if (value !== undefined) Object.assign(parsed, { [name]: value });
+  return {
+    message: text(body.message),
+    code: text(body.code),
+    requestId: text(body.request_id),
+    issues: Array.isArray(body.issues)
+      ? body.issues
+          .map((issue) => Object(issue))
+          .filter((issue) => typeof issue.message === 'string')
+          .map((issue) => ({ path: text(issue.path) ?? '', message: issue.message }))
+      : undefined,
   };
-  assign('message', text(body.message));
-  assign('code', text(body.code));
-  assign('requestId', text(body.request_id));
-  if (Array.isArray(body.issues)) {
-    assign(
-      'issues',
-      body.issues
-        .map((issue) => Object(issue))
-        .filter((issue) => typeof issue.message === 'string')
-        .map((issue) => ({ path: text(issue.path) ?? '', message: issue.message })),
-    );
-  }
-  return parsed;
 }
+
+const text = (value: unknown) => (typeof value === 'string' ? value : undefined);

@@ -9,7 +9,7 @@ export interface ErrorContext {
   /** Response headers, when a response arrived. */
   headers?: Headers;
   /** `X-Request-Id` of the response (or of the request when no response arrived). */
-  requestId?: string;
+  requestId?: string | undefined;
   /** The response body exactly as received, when one arrived. */
   rawBody?: string;
   /** The underlying error (a fetch rejection, an abort reason, a valibot failure...). */

@@ -1,4 +1,5 @@
 import { AbortError, TimeoutError } from './errors.ts';
+import { delay } from './internal/delay.ts';
 
 /** Options of `waitForFinal` on transfers, refunds and debits (DESIGN 2: polling helper). */
 export interface WaitOptions {
@@ -29,29 +30,15 @@ export async function pollUntilFinal<T extends { status: string }>(
 ): Promise<T> {
   const { intervalMs = 2_000, timeoutMs = 120_000, signal } = options;
   const deadline = Date.now() + timeoutMs;
+  const stopped = () => new AbortError(`Stopped waiting for ${what}`, { cause: signal?.reason });
   for (;;) {
-    if (signal?.aborted)
-      throw new AbortError(`Stopped waiting for ${what}`, { cause: signal.reason });
+    if (signal?.aborted) throw stopped();
     const record = await look(signal);
     if (!PENDING_STATUSES.has(record.status)) return record;
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
       throw new TimeoutError(`${what} still ${record.status} after ${timeoutMs} ms`, timeoutMs);
     }
-    await pause(Math.min(intervalMs, remaining), signal, what);
+    await delay(Math.min(intervalMs, remaining), signal, stopped);
   }
-}
-
-function pause(ms: number, signal: AbortSignal | undefined, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new AbortError(`Stopped waiting for ${what}`, { cause: signal?.reason }));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { type Issue, ResponseValidationError, SignatureVerificationError } from './errors.ts';
-import { toIssues } from './internal/issues.ts';
+import { ResponseValidationError, SignatureVerificationError } from './errors.ts';
+import { parseOrThrow } from './internal/issues.ts';
 import { DEFAULT_TOLERANCE_SEC, type RawBody, verifyRequestSignature } from './signing.ts';
 
 const EnvelopeEntries = {
@@ -177,12 +177,11 @@ function validate<T extends v.GenericSchema>(
   value: unknown,
   rawBody: string,
 ): v.InferOutput<T> {
-  const result = v.safeParse(schema, value);
-  if (result.success) return result.output;
-  const issues: Issue[] = toIssues(result.issues);
-  throw new ResponseValidationError(
-    `Webhook body is not the spec's event envelope: ${issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ')}`,
-    issues,
+  return parseOrThrow(
+    schema,
+    value,
+    ResponseValidationError,
+    "Webhook body is not the spec's event envelope",
     { rawBody },
   );
 }

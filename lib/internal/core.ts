@@ -1,10 +1,10 @@
 // What every resource shares: input validation, sending, and shaping answers.
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import { NotFoundError } from '../api-errors.ts';
 import { RequestValidationError } from '../errors.ts';
 import { type Page, PagedList } from '../pagination.ts';
-import { conform, pageOf, type RawAnswer } from '../responses/envelope.ts';
-import { toIssues } from './issues.ts';
+import { conform, pageOf, type RawAnswer, recordOf } from '../responses/envelope.ts';
+import { parseOrThrow } from './issues.ts';
 import type { CallResult, CallSpec, Transport } from './transport.ts';
 
 /** Per-call options every method accepts (DESIGN 2: reliability). */
@@ -44,13 +44,7 @@ export class ClientCore {
     input: unknown,
     operation: string,
   ): v.InferOutput<T> {
-    const result = v.safeParse(schema, input);
-    if (result.success) return result.output;
-    const issues = toIssues(result.issues);
-    throw new RequestValidationError(
-      `Invalid input to ${operation}: ${issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ')}`,
-      issues,
-    );
+    return parseOrThrow(schema, input, RequestValidationError, `Invalid input to ${operation}`);
   }
 
   /** Sends one logical call with the per-call options. */
@@ -66,27 +60,29 @@ export class ClientCore {
   /**
    * A GET (retried as a read) whose answer is shaped and validated into one record.
    *
+   * @param shape - turns the body into the candidate record. @default recordOf (unwrap the envelope)
    * @throws {ResponseValidationError}; the errors of the transport.
    */
   read<T extends v.GenericSchema>(
     path: string,
     schema: T,
-    shape: (body: unknown) => unknown,
     options: RequestOptions | undefined,
+    shape?: (body: unknown) => unknown,
   ): Promise<v.InferOutput<T>> {
-    return this.call({ method: 'GET', path, retry: SAFE }, schema, shape, options);
+    return this.call({ method: 'GET', path, retry: SAFE }, schema, options, shape);
   }
 
   /**
    * Sends a call, then shapes and validates its answer (or returns the recovered record).
    *
+   * @param shape - turns the body into the candidate record. @default recordOf (unwrap the envelope)
    * @throws {ResponseValidationError}; the errors of the transport.
    */
   async call<T extends v.GenericSchema>(
     spec: CallSpec,
     schema: T,
-    shape: (body: unknown) => unknown,
     options: RequestOptions | undefined,
+    shape: (body: unknown) => unknown = recordOf,
   ): Promise<v.InferOutput<T>> {
     return this.record(schema, await this.send(spec, options), shape);
   }

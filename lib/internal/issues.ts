@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { Issue } from '../errors.ts';
+import type { ErrorContext, Issue, PaymentsError } from '../errors.ts';
 
 /**
  * Flattens valibot issues to `{ path, message }` with dot paths (`data.amount`,
@@ -7,4 +7,32 @@ import type { Issue } from '../errors.ts';
  */
 export function toIssues(issues: readonly v.BaseIssue<unknown>[]): Issue[] {
   return issues.map((issue) => ({ path: v.getDotPath(issue) ?? '', message: issue.message }));
+}
+
+/** An error class that carries the issues it lists (RequestValidationError, ResponseValidationError). */
+type IssuesErrorClass = new (
+  message: string,
+  issues: Issue[],
+  context?: ErrorContext,
+) => PaymentsError;
+
+/**
+ * Parses `value` with `schema`, or throws `Failure` listing every issue:
+ * `${prefix}: amount: Invalid type...; (root): ...`.
+ *
+ * @returns the schema's output.
+ * @throws {RequestValidationError | ResponseValidationError} as `Failure` says, with `context`.
+ */
+export function parseOrThrow<T extends v.GenericSchema>(
+  schema: T,
+  value: unknown,
+  Failure: IssuesErrorClass,
+  prefix: string,
+  context?: ErrorContext,
+): v.InferOutput<T> {
+  const result = v.safeParse(schema, value);
+  if (result.success) return result.output;
+  const issues = toIssues(result.issues);
+  const listed = issues.map((issue) => `${issue.path || '(root)'}: ${issue.message}`).join('; ');
+  throw new Failure(`${prefix}: ${listed}`, issues, context);
 }

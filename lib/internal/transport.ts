@@ -1,6 +1,7 @@
 import { createAPIError } from '../api-errors.ts';
 import { AbortError, ConnectionError, PaymentsError, TimeoutError } from '../errors.ts';
 import { signRequest } from '../signing.ts';
+import { delay } from './delay.ts';
 import { backoffDelayMs, isRetryableStatus, retryAfterMs } from './retry-timing.ts';
 
 /** How the transport authenticates: HMAC signing with the secret, or a gateway bearer token. */
@@ -161,7 +162,14 @@ export class Transport {
         (settings.deadlineMs === undefined ||
           settings.now() - started + wait < settings.deadlineMs);
       if (!retryable) throw error;
-      await sleep(wait, spec.signal, event);
+      await delay(
+        wait,
+        spec.signal,
+        () =>
+          new AbortError(`Request aborted: ${event.method} ${event.url}`, {
+            cause: spec.signal?.reason,
+          }),
+      );
       if (spec.retry.kind === 'verify' && ambiguous) {
         const found = await spec.retry.lookup().catch((cause: unknown) => {
           throw new PaymentsError(
@@ -282,23 +290,6 @@ export class Transport {
     if (isRetryableStatus(response.status)) return error;
     throw error;
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined, event: RequestEvent): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(
-        new AbortError(`Request aborted: ${event.method} ${event.url}`, { cause: signal?.reason }),
-      );
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function rejectOnAbort(signal: AbortSignal): Promise<never> {

@@ -7,7 +7,7 @@ import {
   type ResolvedAccount,
   ResolvedAccountSchema,
 } from '../responses/banks.ts';
-import { recordOf } from '../responses/envelope.ts';
+import { itemsOf } from '../responses/envelope.ts';
 import {
   type ListBanksQuery,
   ListBanksQuerySchema,
@@ -33,12 +33,11 @@ export class Banks {
    */
   async list(params: ListBanksQuery = {}, options?: RequestOptions): Promise<Bank[]> {
     const query = this.#core.validate(ListBanksQuerySchema, params, 'banks.list');
-    const result = await this.#core.send(
+    return this.#core.call(
       { method: 'GET', path: '/banks', query, unsigned: true, retry: SAFE },
+      v.array(BankSchema),
       options,
-    );
-    return this.#core.record(v.array(BankSchema), result, (body) =>
-      Array.isArray(body) ? body : (body as { data?: unknown } | undefined)?.data,
+      itemsOf,
     );
   }
 
@@ -54,7 +53,6 @@ export class Banks {
     return this.#core.call(
       { method: 'POST', path: '/banks/resolve', body, retry: SAFE },
       ResolvedAccountSchema,
-      recordOf,
       options,
     );
   }

@@ -1,6 +1,6 @@
 // Direct debit: mandates, debits, disbursement (spec: Endpoints > Direct debit).
 import * as v from 'valibot';
-import { type ClientCore, findOrUndefined, type RequestOptions, SAFE } from '../internal/core.ts';
+import { type ClientCore, findOrUndefined, type RequestOptions } from '../internal/core.ts';
 import { path } from '../internal/path.ts';
 import { pollUntilFinal, type WaitOptions } from '../polling.ts';
 import {
@@ -13,7 +13,6 @@ import {
   type MandateState,
   MandateStateSchema,
 } from '../responses/direct-debits.ts';
-import { recordOf } from '../responses/envelope.ts';
 import { type Transfer, TransferSchema } from '../responses/transfers.ts';
 import {
   type CreateMandateRequest,
@@ -29,7 +28,7 @@ import {
  * Body of `POST /direct-debits/disburse`, which the spec does not show: the fields the
  * sandbox takes, each optional, and any others passed through (docs/assumptions.md).
  */
-export const OpenDisburseRequestSchema = v.looseObject(
+export const OpenDisburseRequestSchema = v.object(
   Object.fromEntries(
     Object.entries(DisburseRequestSchema.entries).map(([name, schema]) => [
       name,
@@ -43,8 +42,10 @@ export const OpenDisburseRequestSchema = v.looseObject(
   },
 );
 
-/** Input of {@link OpenDisburseRequestSchema}. */
-export type DisburseRequest = v.InferInput<typeof OpenDisburseRequestSchema>;
+/** Input of {@link OpenDisburseRequestSchema}, plus any other field (sent as given). */
+export type DisburseRequest = v.InferInput<typeof OpenDisburseRequestSchema> & {
+  [field: string]: unknown;
+};
 
 /** Mandates, debits and disbursement of collected funds (spec: Direct debit). Reach it as `client.directDebits`. */
 export class DirectDebits {
@@ -72,7 +73,6 @@ export class DirectDebits {
     return this.#core.call(
       { method: 'POST', path: '/direct-debits/mandates', body, retry: { kind: 'never' } },
       MandateSchema,
-      recordOf,
       options,
     );
   }
@@ -87,15 +87,15 @@ export class DirectDebits {
     mandateReference: string,
     options?: RequestOptions,
   ): Promise<ActivationChallenge> {
-    const result = await this.#core.send(
+    return this.#core.call(
       {
         method: 'POST',
         path: path`/direct-debits/mandates/${mandateReference}/initiate-activation`,
         retry: { kind: 'never' },
       },
+      ActivationChallengeSchema,
       options,
     );
-    return this.#core.record(ActivationChallengeSchema, result, recordOf);
   }
 
   /**
@@ -115,16 +115,16 @@ export class DirectDebits {
       { ...params, mandate_reference: mandateReference },
       'directDebits.validateActivation',
     );
-    const result = await this.#core.send(
+    return this.#core.call(
       {
         method: 'POST',
         path: path`/direct-debits/mandates/${mandateReference}/validate-activation`,
         body,
         retry: { kind: 'never' },
       },
+      MandateStateSchema,
       options,
     );
-    return this.#core.record(MandateStateSchema, result, recordOf);
   }
 
   /**
@@ -133,15 +133,11 @@ export class DirectDebits {
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async retrieveMandate(mandateReference: string, options?: RequestOptions): Promise<Mandate> {
-    const result = await this.#core.send(
-      {
-        method: 'GET',
-        path: path`/direct-debits/mandates/${mandateReference}`,
-        retry: SAFE,
-      },
+    return this.#core.read(
+      path`/direct-debits/mandates/${mandateReference}`,
+      MandateSchema,
       options,
     );
-    return this.#core.record(MandateSchema, result, recordOf);
   }
 
   /**
@@ -152,7 +148,7 @@ export class DirectDebits {
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async cancelMandate(mandateReference: string, options?: RequestOptions): Promise<MandateState> {
-    const result = await this.#core.send(
+    return this.#core.call(
       {
         method: 'PATCH',
         path: path`/direct-debits/mandates/${mandateReference}/cancel`,
@@ -166,9 +162,9 @@ export class DirectDebits {
           },
         },
       },
+      MandateStateSchema,
       options,
     );
-    return this.#core.record(MandateStateSchema, result, recordOf);
   }
 
   /**
@@ -182,7 +178,7 @@ export class DirectDebits {
    */
   async debit(params: DebitRequest, options?: RequestOptions): Promise<Debit> {
     const body = this.#core.validate(DebitRequestSchema, params, 'directDebits.debit');
-    const result = await this.#core.send(
+    return this.#core.call(
       {
         method: 'POST',
         path: '/direct-debits/debit',
@@ -192,9 +188,9 @@ export class DirectDebits {
           lookup: () => findOrUndefined(() => this.debitStatus(body.payment_reference, options)),
         },
       },
+      DebitSchema,
       options,
     );
-    return this.#core.record(DebitSchema, result, recordOf);
   }
 
   /**
@@ -203,15 +199,7 @@ export class DirectDebits {
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async debitStatus(paymentReference: string, options?: RequestOptions): Promise<Debit> {
-    const result = await this.#core.send(
-      {
-        method: 'GET',
-        path: path`/direct-debits/status/${paymentReference}`,
-        retry: SAFE,
-      },
-      options,
-    );
-    return this.#core.record(DebitSchema, result, recordOf);
+    return this.#core.read(path`/direct-debits/status/${paymentReference}`, DebitSchema, options);
   }
 
   /**
@@ -237,11 +225,11 @@ export class DirectDebits {
    * @throws {RequestValidationError}; {@link InsufficientFundsError}; APIError, ...
    */
   async disburse(params: DisburseRequest, options?: RequestOptions): Promise<Transfer> {
-    const body = this.#core.validate(OpenDisburseRequestSchema, params, 'directDebits.disburse');
+    const known = this.#core.validate(OpenDisburseRequestSchema, params, 'directDebits.disburse');
+    const body = { ...params, ...known };
     return this.#core.call(
       { method: 'POST', path: '/direct-debits/disburse', body, retry: { kind: 'never' } },
       TransferSchema,
-      recordOf,
       options,
     );
   }

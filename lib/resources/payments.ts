@@ -8,7 +8,6 @@ import {
 } from '../internal/core.ts';
 import { path } from '../internal/path.ts';
 import type { PagedList } from '../pagination.ts';
-import { recordOf } from '../responses/envelope.ts';
 import {
   type Payment,
   PaymentSchema,
@@ -79,7 +78,7 @@ export class Payments {
    * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async verify(reference: string, options?: RequestOptions): Promise<Payment> {
-    return this.#core.read(path`/payments/verify/${reference}`, PaymentSchema, recordOf, options);
+    return this.#core.read(path`/payments/verify/${reference}`, PaymentSchema, options);
   }
 
   /**

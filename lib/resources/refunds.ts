@@ -6,12 +6,11 @@ import {
   findOrUndefined,
   type ListParams,
   type RequestOptions,
-  SAFE,
 } from '../internal/core.ts';
 import { path } from '../internal/path.ts';
 import type { PagedList } from '../pagination.ts';
 import { pollUntilFinal, type WaitOptions } from '../polling.ts';
-import { recordOf, withStatusFrom } from '../responses/envelope.ts';
+import { itemsOf, recordOf, withStatusFrom } from '../responses/envelope.ts';
 import {
   type Refund,
   type RefundCounts,
@@ -48,7 +47,7 @@ export class Refunds {
    */
   async initialize(params: InitializeRefundRequest, options?: RequestOptions): Promise<Refund> {
     const body = this.#core.validate(InitializeRefundRequestSchema, params, 'refunds.initialize');
-    const result = await this.#core.send(
+    return this.#core.call(
       {
         method: 'POST',
         path: '/refunds/initialize',
@@ -58,15 +57,16 @@ export class Refunds {
           lookup: () => findOrUndefined(() => this.retrieve(body.refund_reference, options)),
         },
       },
+      RefundSchema,
       options,
+      // The answer's `status` is the call's ("success") or "processing": a new refund is queued.
+      (answer) => ({
+        ...body,
+        amount: Number(body.amount),
+        ...(recordOf(answer) as object),
+        status: 'processing',
+      }),
     );
-    // The answer's `status` is the call's ("success") or "processing": a new refund is queued.
-    return this.#core.record(RefundSchema, result, (answer) => ({
-      ...body,
-      amount: Number(body.amount),
-      ...(recordOf(answer) as object),
-      status: 'processing',
-    }));
   }
 
   /**
@@ -75,12 +75,7 @@ export class Refunds {
    * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async retrieve(refundReference: string, options?: RequestOptions): Promise<Refund> {
-    return this.#core.call(
-      { method: 'GET', path: path`/refunds/${refundReference}`, retry: SAFE },
-      RefundSchema,
-      refundOf,
-      options,
-    );
+    return this.#core.read(path`/refunds/${refundReference}`, RefundSchema, options, refundOf);
   }
 
   /**
@@ -89,16 +84,11 @@ export class Refunds {
    * @throws {NotFoundError} for an unknown payment; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async listForPayment(paymentReference: string, options?: RequestOptions): Promise<Refund[]> {
-    const result = await this.#core.send(
-      {
-        method: 'GET',
-        path: path`/refunds/transactions/${paymentReference}`,
-        retry: SAFE,
-      },
+    return this.#core.read(
+      path`/refunds/transactions/${paymentReference}`,
+      v.array(RefundItemSchema),
       options,
-    );
-    return this.#core.record(v.array(RefundItemSchema), result, (body) =>
-      Array.isArray(body) ? body : (body as { data?: unknown } | undefined)?.data,
+      itemsOf,
     );
   }
 
@@ -127,13 +117,8 @@ export class Refunds {
    * @returns `{ processing, success, failed }` (integers; other states kept).
    */
   async countByStatus(options?: RequestOptions): Promise<RefundCounts> {
-    const result = await this.#core.send(
-      { method: 'GET', path: '/refunds/count-by-status', retry: SAFE },
-      options,
-    );
-    return this.#core.record(RefundCountsSchema, result, (body) => {
-      const record = recordOf(body) as Record<string, unknown>;
-      const { status: _status, ...counts } = record;
+    return this.#core.read('/refunds/count-by-status', RefundCountsSchema, options, (body) => {
+      const { status: _status, ...counts } = recordOf(body) as Record<string, unknown>;
       return counts;
     });
   }

@@ -73,8 +73,8 @@ export class Transfers {
     return this.#core.read(
       path`/disbursements/verify/${reference}`,
       TransferSchema,
-      transferOf,
       options,
+      transferOf,
     );
   }
 

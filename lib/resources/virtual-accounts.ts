@@ -76,10 +76,9 @@ export class VirtualAccounts {
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
   async retrieve(accountReference: string, options?: RequestOptions): Promise<VirtualAccount> {
-    return this.#core.call(
-      { method: 'GET', path: path`/virtual-accounts/${accountReference}`, retry: SAFE },
+    return this.#core.read(
+      path`/virtual-accounts/${accountReference}`,
       VirtualAccountSchema,
-      recordOf,
       options,
     );
   }
@@ -99,7 +98,6 @@ export class VirtualAccounts {
     return this.#core.call(
       { method: 'POST', path: '/virtual-accounts/email', body, retry: SAFE },
       VirtualAccountSchema,
-      recordOf,
       options,
     );
   }

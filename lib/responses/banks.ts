@@ -1,14 +1,15 @@
 // Canonical shapes of the Banks section (spec: Resources > Bank, Resolved account).
 import * as v from 'valibot';
+import type { Open } from './common.ts';
 
 /** A bank (spec: Resources > Bank). Codes are not unique across names. */
-export const BankSchema = v.looseObject({ bank_name: v.string(), bank_code: v.string() });
+export const BankSchema = v.object({ bank_name: v.string(), bank_code: v.string() });
 
 /** A bank. */
-export type Bank = v.InferOutput<typeof BankSchema>;
+export type Bank = Open<v.InferOutput<typeof BankSchema>>;
 
 /** An account number resolved to its holder (spec: Resources > Resolved account). */
-export const ResolvedAccountSchema = v.looseObject({
+export const ResolvedAccountSchema = v.object({
   bank_name: v.string(),
   bank_code: v.string(),
   account_number: v.string(),
@@ -16,4 +17,4 @@ export const ResolvedAccountSchema = v.looseObject({
 });
 
 /** A resolved account. */
-export type ResolvedAccount = v.InferOutput<typeof ResolvedAccountSchema>;
+export type ResolvedAccount = Open<v.InferOutput<typeof ResolvedAccountSchema>>;

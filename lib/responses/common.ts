@@ -12,12 +12,23 @@ export const ResponseAmount = v.pipe(
 );
 
 /** An optional text field that may come as `null`. */
-export const OptionalText = v.nullish(v.string());
-
-/** Metadata: an object, or `null`/absent. */
-export const OptionalMetadata = v.nullish(
-  v.custom<Record<string, unknown>>(
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    'Expected an object',
+export const OptionalText = v.optional(
+  v.custom<string | null>(
+    (value) => value === null || typeof value === 'string',
+    'Expected a string or null',
   ),
 );
+
+/** Metadata: an object, or `null`/absent. */
+export const OptionalMetadata = v.optional(
+  v.custom<Record<string, unknown> | null>(
+    (value) => value === null || (typeof value === 'object' && !Array.isArray(value)),
+    'Expected an object or null',
+  ),
+);
+
+/**
+ * A canonical record: its typed fields plus every other field the service sent, kept as
+ * sent (DESIGN 2: unknown fields kept; the response schemas list only the known ones).
+ */
+export type Open<T> = T & { [field: string]: unknown };

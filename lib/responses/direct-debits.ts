@@ -1,10 +1,10 @@
 // Canonical shapes of the Direct debit section (spec: Resources > Mandate, Activation
 // challenge, Direct debit transaction).
 import * as v from 'valibot';
-import { OptionalText, ResponseAmount } from './common.ts';
+import { type Open, OptionalText, ResponseAmount } from './common.ts';
 
 /** A mandate (pending, active, cancelled, or a newer state passed through). Amount in major units. */
-export const MandateSchema = v.looseObject({
+export const MandateSchema = v.object({
   mandate_reference: v.string(),
   status: v.string(),
   customer_name: OptionalText,
@@ -20,19 +20,19 @@ export const MandateSchema = v.looseObject({
 });
 
 /** A mandate (spec: Resources > Mandate). */
-export type Mandate = v.InferOutput<typeof MandateSchema>;
+export type Mandate = Open<v.InferOutput<typeof MandateSchema>>;
 
 /** A mandate's reference and new state, as validate-activation and cancel answer. */
-export const MandateStateSchema = v.looseObject({
+export const MandateStateSchema = v.object({
   mandate_reference: v.string(),
   status: v.string(),
 });
 
 /** A mandate state change. */
-export type MandateState = v.InferOutput<typeof MandateStateSchema>;
+export type MandateState = Open<v.InferOutput<typeof MandateStateSchema>>;
 
 /** The two authorization parameters to ask the customer for (spec: Activation challenge). */
-export const ActivationChallengeSchema = v.looseObject({
+export const ActivationChallengeSchema = v.object({
   mandate_reference: v.string(),
   param1: v.string(),
   value1: v.string(),
@@ -41,10 +41,10 @@ export const ActivationChallengeSchema = v.looseObject({
 });
 
 /** An activation challenge. */
-export type ActivationChallenge = v.InferOutput<typeof ActivationChallengeSchema>;
+export type ActivationChallenge = Open<v.InferOutput<typeof ActivationChallengeSchema>>;
 
 /** A debit on a mandate (processing, success, failed, or a newer state). Amount in major units. */
-export const DebitSchema = v.looseObject({
+export const DebitSchema = v.object({
   payment_reference: v.string(),
   mandate_reference: v.string(),
   status: v.string(),
@@ -55,4 +55,4 @@ export const DebitSchema = v.looseObject({
 });
 
 /** A direct debit transaction (spec: Resources > Direct debit transaction). */
-export type Debit = v.InferOutput<typeof DebitSchema>;
+export type Debit = Open<v.InferOutput<typeof DebitSchema>>;

@@ -1,7 +1,7 @@
 // Unwrapping the spec's response variants (DESIGN 2: normalized responses).
 import * as v from 'valibot';
 import { type ErrorContext, ResponseValidationError } from '../errors.ts';
-import { toIssues } from '../internal/issues.ts';
+import { parseOrThrow } from '../internal/issues.ts';
 import type { Page } from '../pagination.ts';
 
 type Json = Record<string, unknown>;
@@ -26,6 +26,14 @@ export function recordOf(body: unknown): unknown {
   if (isObject(body.data)) return body.data;
   const { message: _message, ...record } = body;
   return record;
+}
+
+/**
+ * The items of an answer that is a bare array or an object holding them in `data`
+ * (spec: GET /banks, GET /refunds/transactions/{payment_reference}).
+ */
+export function itemsOf(body: unknown): unknown {
+  return Array.isArray(body) ? body : isObject(body) ? body.data : undefined;
 }
 
 /**
@@ -60,7 +68,8 @@ export function listOf(body: unknown): {
 }
 
 /**
- * Validates `value` against `schema`.
+ * Validates `value` against `schema`; fields the schema does not list are kept as sent
+ * (in a record, and in each record of a list).
  *
  * @throws {ResponseValidationError} naming every mismatch, with the raw body.
  */
@@ -69,22 +78,28 @@ export function conform<T extends v.GenericSchema>(
   value: unknown,
   answer: RawAnswer,
 ): v.InferOutput<T> {
-  const result = v.safeParse(schema, value);
-  if (result.success) return result.output;
-  const issues = toIssues(result.issues);
   const where = `${answer.context.method ?? ''} ${answer.context.url ?? ''}`.trim();
-  throw new ResponseValidationError(
-    `Unexpected response shape from ${where}: ${issues
-      .map((issue) => `${issue.path || '(root)'}: ${issue.message}`)
-      .join('; ')}`,
-    issues,
+  const output = parseOrThrow(
+    schema,
+    value,
+    ResponseValidationError,
+    `Unexpected response shape from ${where}`,
     { ...answer.context, rawBody: answer.rawBody },
   );
+  return withUnknownFields(value, output);
+}
+
+// The schemas list the known fields; put back the others, in records and lists of records.
+function withUnknownFields(input: unknown, output: unknown): unknown {
+  if (Array.isArray(input) && Array.isArray(output)) {
+    return output.map((item, index) => withUnknownFields(input[index], item));
+  }
+  return isObject(input) && isObject(output) ? { ...input, ...output } : output;
 }
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
-const PageMeta = v.looseObject({
+const PageMeta = v.object({
   total: Count,
   page: v.pipe(Count, v.minValue(1)),
   pageSize: v.pipe(Count, v.minValue(1)),

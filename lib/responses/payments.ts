@@ -1,6 +1,6 @@
 // Canonical shapes of the Payments section (spec: Resources > Payment; Endpoints > Payments).
 import * as v from 'valibot';
-import { OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
+import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
 
 /**
  * A payment (transaction) whichever variant the service sent (enveloped or flat verify,
@@ -8,7 +8,7 @@ import { OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
  * abandoned, reversed, expired, or a newer value passed through); `amount` and `fee`
  * are in major units. Unknown fields are kept.
  */
-export const PaymentSchema = v.looseObject({
+export const PaymentSchema = v.object({
   reference: v.string(),
   status: v.string(),
   transaction_id: v.optional(v.string()),
@@ -23,14 +23,14 @@ export const PaymentSchema = v.looseObject({
 });
 
 /** A payment (spec: Resources > Payment). */
-export type Payment = v.InferOutput<typeof PaymentSchema>;
+export type Payment = Open<v.InferOutput<typeof PaymentSchema>>;
 
 /** What `POST /payments/initialize` answers: the hosted checkout address (spec: Payments). */
-export const PaymentSessionSchema = v.looseObject({
+export const PaymentSessionSchema = v.object({
   reference: v.string(),
   /** Single use; expires after a short window. */
   authorization_url: v.string(),
 });
 
 /** A started payment session. */
-export type PaymentSession = v.InferOutput<typeof PaymentSessionSchema>;
+export type PaymentSession = Open<v.InferOutput<typeof PaymentSessionSchema>>;

@@ -1,6 +1,6 @@
 // Canonical shapes of the Refunds section (spec: Resources > Refund; Endpoints > Refunds).
 import * as v from 'valibot';
-import { OptionalText, ResponseAmount } from './common.ts';
+import { type Open, OptionalText, ResponseAmount } from './common.ts';
 import { withStatusFrom } from './envelope.ts';
 
 /**
@@ -8,7 +8,7 @@ import { withStatusFrom } from './envelope.ts';
  * (`refund_status`, or `status` in the flat variant; processing, success, failed, or a
  * newer value passed through). Amount in major units. Unknown fields are kept.
  */
-export const RefundSchema = v.looseObject({
+export const RefundSchema = v.object({
   refund_reference: v.string(),
   payment_reference: v.string(),
   status: v.string(),
@@ -22,7 +22,7 @@ export const RefundSchema = v.looseObject({
 });
 
 /** A refund (spec: Resources > Refund). */
-export type Refund = v.InferOutput<typeof RefundSchema>;
+export type Refund = Open<v.InferOutput<typeof RefundSchema>>;
 
 /** A refund as list items carry it (state in `refund_status`). */
 export const RefundItemSchema = v.pipe(
@@ -32,11 +32,11 @@ export const RefundItemSchema = v.pipe(
 );
 
 /** Refund counts by state (spec: GET /refunds/count-by-status); other states are kept. */
-export const RefundCountsSchema = v.looseObject({
+export const RefundCountsSchema = v.object({
   processing: v.pipe(v.number(), v.integer()),
   success: v.pipe(v.number(), v.integer()),
   failed: v.pipe(v.number(), v.integer()),
 });
 
 /** Refund counts by state. */
-export type RefundCounts = v.InferOutput<typeof RefundCountsSchema>;
+export type RefundCounts = Open<v.InferOutput<typeof RefundCountsSchema>>;

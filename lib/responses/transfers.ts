@@ -1,6 +1,6 @@
 // Canonical shape of the Transfers section (spec: Resources > Transfer; Endpoints > Transfers).
 import * as v from 'valibot';
-import { OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
+import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
 import { withStatusFrom } from './envelope.ts';
 
 /**
@@ -9,7 +9,7 @@ import { withStatusFrom } from './envelope.ts';
  * processing, success, failed, reversed, expired, or a newer value passed through).
  * Amounts in major units. Unknown fields are kept, `transfer_status` included.
  */
-export const TransferSchema = v.looseObject({
+export const TransferSchema = v.object({
   reference: v.string(),
   status: v.string(),
   amount: v.optional(ResponseAmount),
@@ -28,7 +28,7 @@ export const TransferSchema = v.looseObject({
 });
 
 /** A transfer (spec: Resources > Transfer). */
-export type Transfer = v.InferOutput<typeof TransferSchema>;
+export type Transfer = Open<v.InferOutput<typeof TransferSchema>>;
 
 /** A transfer as list items carry it (state in `transfer_status`). */
 export const TransferItemSchema = v.pipe(

@@ -1,13 +1,13 @@
 // Canonical shapes of the Virtual accounts section (spec: Resources > Virtual account,
 // Virtual account transaction).
 import * as v from 'valibot';
-import { OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
+import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
 
 /**
  * A virtual account. The creation answer is flat and lacks currency_code, metadata and
  * created_at, so those are optional. `account_status`: active, inactive, frozen, or newer.
  */
-export const VirtualAccountSchema = v.looseObject({
+export const VirtualAccountSchema = v.object({
   account_reference: v.string(),
   account_number: v.string(),
   bank_name: OptionalText,
@@ -22,10 +22,10 @@ export const VirtualAccountSchema = v.looseObject({
 });
 
 /** A virtual account (spec: Resources > Virtual account). */
-export type VirtualAccount = v.InferOutput<typeof VirtualAccountSchema>;
+export type VirtualAccount = Open<v.InferOutput<typeof VirtualAccountSchema>>;
 
 /** An inbound transfer to a virtual account. Amount in major units. */
-export const VirtualAccountTransactionSchema = v.looseObject({
+export const VirtualAccountTransactionSchema = v.object({
   transaction_id: v.string(),
   account_reference: v.string(),
   status: v.string(),
@@ -41,4 +41,4 @@ export const VirtualAccountTransactionSchema = v.looseObject({
 });
 
 /** A virtual account transaction (spec: Resources > Virtual account transaction). */
-export type VirtualAccountTransaction = v.InferOutput<typeof VirtualAccountTransactionSchema>;
+export type VirtualAccountTransaction = Open<v.InferOutput<typeof VirtualAccountTransactionSchema>>;

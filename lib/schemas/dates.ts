@@ -1,9 +1,9 @@
 // Calendar dates and ISO 8601 instants as the spec's filters and mandates use them.
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** A date, or a date-time with optional seconds, fraction and zone (list filters, spec: ISO 8601). */
 export const DATE_TIME =
-  /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+  /^(\d{4}-\d{2}-\d{2})(?:T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.(\d{1,9}))?)?(Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?$/;
 
 const DAY_MS = 86_400_000;
 
@@ -13,13 +13,9 @@ const DAY_MS = 86_400_000;
  * @param text - the candidate date.
  */
 export function isCalendarDate(text: string): boolean {
-  const match = DATE.exec(text);
-  if (match === null) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return (
-    date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
-  );
+  // Date.parse rolls 2025-02-30 over to March: a real date reads back unchanged.
+  const ms = DATE.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN;
+  return !Number.isNaN(ms) && new Date(ms).toISOString().startsWith(text);
 }
 
 /**
@@ -29,7 +25,7 @@ export function isCalendarDate(text: string): boolean {
  * @returns epoch milliseconds, or `NaN` when `date` is not a calendar date.
  */
 export function startOfDayMs(date: string): number {
-  return isCalendarDate(date) ? Date.parse(`${date}T00:00:00.000Z`) : Number.NaN;
+  return isCalendarDate(date) ? Date.parse(`${date}T00:00:00Z`) : Number.NaN;
 }
 
 /**
@@ -55,23 +51,15 @@ export function addDays(date: string, days: number): string {
  */
 export function parseInstant(text: string, bound: 'start' | 'end'): number | undefined {
   const match = DATE_TIME.exec(text);
-  if (match === null) return undefined;
-  const [, date = '', hours, minutes, seconds, fraction, zone] = match;
-  if (!isCalendarDate(date)) return undefined;
-  if (hours === undefined) {
-    const start = startOfDayMs(date);
-    return bound === 'start' ? start : start + DAY_MS - 1;
-  }
-  if (Number(hours) > 23 || Number(minutes) > 59 || Number(seconds ?? 0) > 59) return undefined;
+  if (match === null || !isCalendarDate(match[1] ?? '')) return undefined;
+  const [, date, hours, minutes = '00', seconds, fraction, zone = 'Z'] = match;
+  // The offset as Date.parse reads it everywhere: "+01:00", not "+0100".
+  const offset = zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
   const ms = (fraction ?? '').padEnd(3, '0').slice(0, 3);
-  const offset = zone === undefined || zone === 'Z' ? 'Z' : normalizeOffset(zone);
-  const start = Date.parse(`${date}T${hours}:${minutes}:${seconds ?? '00'}.${ms}${offset}`);
-  if (Number.isNaN(start)) return undefined;
+  const start = Date.parse(`${date}T${hours ?? '00'}:${minutes}:${seconds ?? '00'}.${ms}${offset}`);
   if (bound === 'start') return start;
-  if (seconds === undefined) return start + 59_999;
-  return fraction === undefined ? start + 999 : start;
-}
-
-function normalizeOffset(zone: string): string {
-  return zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  // The written precision: a whole day, minute or second, or the instant itself.
+  const span =
+    hours === undefined ? DAY_MS - 1 : seconds === undefined ? 59_999 : fraction ? 0 : 999;
+  return start + span;
 }

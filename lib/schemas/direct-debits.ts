@@ -5,6 +5,7 @@ import {
   AmountSchema,
   BankCodeSchema,
   CurrencySchema,
+  crossFieldCheck,
   DateSchema,
   EmailSchema,
   ReferenceSchema,
@@ -36,22 +37,14 @@ export const CreateMandateRequestSchema = v.pipe(
     start_date: DateSchema,
     end_date: DateSchema,
     monthly_amount: AmountSchema,
-    monthly_debit_count: v.pipe(
-      v.number('Expected a whole number'),
-      v.integer('Expected a whole number'),
-      v.minValue(1, 'Expected at least 1'),
-      v.maxValue(1000, 'Expected at most 1000'),
-    ),
+    monthly_debit_count: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)),
   }),
-  v.forward(
-    v.partialCheck(
-      [['start_date'], ['end_date']],
-      (input) =>
-        !isCalendarDate(input.start_date) ||
-        input.end_date >= addDays(input.start_date, MIN_MANDATE_DAYS),
-      `Expected at least ${MIN_MANDATE_DAYS} days after start_date`,
-    ),
-    ['end_date'],
+  crossFieldCheck(
+    ['start_date', 'end_date'],
+    (input) =>
+      !isCalendarDate(input.start_date) ||
+      input.end_date >= addDays(input.start_date, MIN_MANDATE_DAYS),
+    `Expected at least ${MIN_MANDATE_DAYS} days after start_date`,
   ),
 );
 

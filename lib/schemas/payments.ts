@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import {
   AmountSchema,
   CurrencySchema,
+  crossFieldCheck,
   DateTimeSchema,
   EmailSchema,
   HttpUrlSchema,
@@ -44,7 +45,7 @@ export const InitializePaymentRequestSchema = v.object({
   callback_url: v.optional(HttpUrlSchema),
   webhook_url: v.optional(HttpUrlSchema),
   metadata: v.optional(MetadataSchema),
-  merchant_bears_fees: v.optional(v.boolean('Expected true or false')),
+  merchant_bears_fees: v.optional(v.boolean()),
 });
 
 /** Input of {@link InitializePaymentRequestSchema}. */
@@ -59,20 +60,14 @@ export type InitializePaymentParams = v.InferOutput<typeof InitializePaymentRequ
  */
 export const ListTransactionsQuerySchema = v.pipe(
   v.object({
-    status: v.optional(
-      v.picklist(PAYMENT_STATUSES, `Expected one of ${PAYMENT_STATUSES.join(', ')}`),
-    ),
-    payment_method: v.optional(
-      v.picklist(PAYMENT_METHODS, `Expected one of ${PAYMENT_METHODS.join(', ')}`),
-    ),
+    status: v.optional(v.picklist(PAYMENT_STATUSES)),
+    payment_method: v.optional(v.picklist(PAYMENT_METHODS)),
     customer_email: v.optional(EmailSchema),
     start_date: v.optional(DateTimeSchema),
     end_date: v.optional(DateTimeSchema),
     ...PaginationQueryEntries,
   }),
-  v.forward(v.partialCheck([['start_date'], ['end_date']], isOrderedRange, RANGE_ORDER_MESSAGE), [
-    'end_date',
-  ]),
+  crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
 );
 
 /** Input of {@link ListTransactionsQuerySchema} (query strings). */

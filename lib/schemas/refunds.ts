@@ -5,6 +5,7 @@ import {
   AmountSchema,
   BankCodeSchema,
   CurrencySchema,
+  crossFieldCheck,
   DateSchema,
   isOrderedRange,
   PaginationQueryEntries,
@@ -33,13 +34,10 @@ export const InitializeRefundRequestSchema = v.pipe(
     account_number: v.optional(AccountNumberSchema),
     bank_code: v.optional(BankCodeSchema),
   }),
-  v.forward(
-    v.partialCheck(
-      [['account_number'], ['bank_code']],
-      (input) => input.account_number === undefined || input.bank_code !== undefined,
-      'Required when account_number is given',
-    ),
-    ['bank_code'],
+  crossFieldCheck(
+    ['account_number', 'bank_code'],
+    (input) => input.account_number === undefined || input.bank_code !== undefined,
+    'Required when account_number is given',
   ),
 );
 
@@ -55,17 +53,13 @@ export type InitializeRefundParams = v.InferOutput<typeof InitializeRefundReques
  */
 export const ListRefundsQuerySchema = v.pipe(
   v.object({
-    status: v.optional(
-      v.picklist(REFUND_STATUSES, `Expected one of ${REFUND_STATUSES.join(', ')}`),
-    ),
+    status: v.optional(v.picklist(REFUND_STATUSES)),
     payment_reference: v.optional(ReferenceSchema),
     start_date: v.optional(DateSchema),
     end_date: v.optional(DateSchema),
     ...PaginationQueryEntries,
   }),
-  v.forward(v.partialCheck([['start_date'], ['end_date']], isOrderedRange, RANGE_ORDER_MESSAGE), [
-    'end_date',
-  ]),
+  crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
 );
 
 /** Input of {@link ListRefundsQuerySchema} (query strings). */

@@ -5,6 +5,7 @@ import {
   AmountSchema,
   BankCodeSchema,
   CurrencySchema,
+  crossFieldCheck,
   DateSchema,
   EmailSchema,
   HttpUrlSchema,
@@ -58,17 +59,13 @@ export type InitializeTransferParams = v.InferOutput<typeof InitializeTransferRe
  */
 export const ListDisbursementsQuerySchema = v.pipe(
   v.object({
-    status: v.optional(
-      v.picklist(TRANSFER_STATUSES, `Expected one of ${TRANSFER_STATUSES.join(', ')}`),
-    ),
+    status: v.optional(v.picklist(TRANSFER_STATUSES)),
     customer_email: v.optional(EmailSchema),
     start_date: v.optional(DateSchema),
     end_date: v.optional(DateSchema),
     ...PaginationQueryEntries,
   }),
-  v.forward(v.partialCheck([['start_date'], ['end_date']], isOrderedRange, RANGE_ORDER_MESSAGE), [
-    'end_date',
-  ]),
+  crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
 );
 
 /** Input of {@link ListDisbursementsQuerySchema} (query strings). */

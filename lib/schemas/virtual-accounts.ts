@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import {
   CurrencySchema,
+  crossFieldCheck,
   DateTimeSchema,
   EmailSchema,
   isOrderedRange,
@@ -24,10 +25,7 @@ export const CreateVirtualAccountRequestSchema = v.object({
   customer_name: textSchema(200),
   customer_email: EmailSchema,
   currency_code: CurrencySchema,
-  bvn: v.pipe(
-    v.string('Expected an 11-digit BVN'),
-    v.regex(/^\d{11}$/, 'Expected an 11-digit BVN'),
-  ),
+  bvn: v.pipe(v.string(), v.regex(/^\d{11}$/, 'Expected an 11-digit BVN')),
   metadata: v.optional(MetadataSchema),
 });
 
@@ -60,9 +58,7 @@ export const ListVirtualAccountTransactionsQuerySchema = v.pipe(
     end_date: v.optional(DateTimeSchema),
     ...PaginationQueryEntries,
   }),
-  v.forward(v.partialCheck([['start_date'], ['end_date']], isOrderedRange, RANGE_ORDER_MESSAGE), [
-    'end_date',
-  ]),
+  crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
 );
 
 /** Input of {@link ListVirtualAccountTransactionsQuerySchema} (query strings). */

@@ -459,6 +459,30 @@ describe('PaymentsClient', () => {
     });
   });
 
+  describe('directDebits.disburse', () => {
+    it('should validate the known fields and send the others on as given', async () => {
+      const sdk = client();
+      const reference = uniqueRef('dd-out');
+      const {
+        customer_name: _n,
+        customer_email: _e,
+        ...params
+      } = transferParams(reference, '250.00');
+      const transfer = await sdk.directDebits.disburse({ ...params, settlement_batch: 'B-7' });
+      expect(transfer).toMatchObject({ reference, status: 'processing', amount: 250 });
+      const requestId = requests.at(-1)?.requestId;
+      const log = await sandbox.control(`requests?request_id=${requestId}`);
+      expect(JSON.parse(log.body.data[0].body)).toEqual({ ...params, settlement_batch: 'B-7' });
+      const error = await sdk.directDebits
+        .disburse({ reference: uniqueRef('dd-out'), amount: '-1', settlement_batch: 7 })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RequestValidationError);
+      expect((error as RequestValidationError).issues.map((issue) => issue.path)).toEqual([
+        'amount',
+      ]);
+    });
+  });
+
   describe('virtualAccounts', () => {
     it('should create, retrieve, find by email and list inflows', async () => {
       const sdk = client();
@@ -495,6 +519,23 @@ describe('PaymentsClient', () => {
   });
 
   describe('response validation', () => {
+    it('should keep the fields the schemas do not list, in records and in list items', async () => {
+      const sdk = client();
+      const reference = uniqueRef('tr-keep');
+      const email = `${reference}@example.com`;
+      await sdk.transfers.initialize({ ...transferParams(reference), customer_email: email });
+      // The enveloped variant names the state `transfer_status`: normalized into `status`, kept too.
+      const verified = await sdk.transfers.verify(reference);
+      expect(verified).toMatchObject({ status: 'processing', transfer_status: 'processing' });
+      const [listed] = await sdk.transfers.list({ customer_email: email }).toArray({ limit: 1 });
+      expect(listed).toMatchObject({
+        reference,
+        status: 'processing',
+        transfer_status: 'processing',
+      });
+      expect(Object.keys(listed ?? {}).sort()).toEqual(Object.keys(verified).sort());
+    });
+
     it('should raise ResponseValidationError with the raw body for a wrong shape', async () => {
       // A real sandbox answer that is not a transfer: its state, served for every call.
       const sdk = client({ fetch: () => fetch(`${sandbox.url}/__sandbox/state`) });

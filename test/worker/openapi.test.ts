@@ -4,6 +4,9 @@
  */
 import * as v from 'valibot';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EmailSchema } from '../../lib/schemas/common.ts';
+import { CreateMandateRequestSchema } from '../../lib/schemas/direct-debits.ts';
+import { InitializeRefundRequestSchema } from '../../lib/schemas/refunds.ts';
 import { openApiPath } from '../../worker/openapi/document.ts';
 import { convertSchemas } from '../../worker/openapi/schemas.ts';
 import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
@@ -243,6 +246,20 @@ describe('GET /openapi.json', () => {
   });
 
   describe('convertSchemas', () => {
+    it('should write cross-field rules into the object description and emails as a format', () => {
+      const converted = convertSchemas({
+        Refund: InitializeRefundRequestSchema,
+        Mandate: CreateMandateRequestSchema,
+        Email: EmailSchema,
+      }) as Record<string, Json>;
+      expect(converted.Refund?.description).toBe('Rule: Required when account_number is given.');
+      expect(converted.Mandate?.description).toMatch(
+        /^Rule: Expected at least 30 days after start_date\.$/,
+      );
+      expect(converted.Email).toMatchObject({ type: 'string', format: 'email', maxLength: 254 });
+      expect(converted.Email?.pattern).toBeUndefined();
+    });
+
     it('should refuse a check it has no meaning for rather than widen the contract', () => {
       const schema = v.pipe(
         v.string(),

@@ -9,7 +9,7 @@ import {
   type OverrideSchemaContext,
   toJsonSchemaDefs,
 } from '@valibot/to-json-schema';
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import {
   DECIMAL_AMOUNT,
   MAX_AMOUNT_MINOR,
@@ -122,12 +122,21 @@ interface Requirement {
 }
 
 function overrideAction(context: OverrideActionContext): JsonSchema | undefined {
-  const action = context.valibotAction as { type: string; message?: unknown };
+  const action = context.valibotAction as {
+    type: string;
+    message?: unknown;
+    requirement?: unknown;
+  };
   const meaning = CHECK_ACTIONS.get(action);
+  // The email rule is valibot's own email regex (whose `u` flag JSON Schema has no room for).
+  if (action.type === 'regex' && action.requirement === v.EMAIL_REGEX) {
+    const { pattern: _flagged, ...schema } = context.jsonSchema;
+    return { ...schema, format: 'email' };
+  }
   if (meaning !== undefined) return { ...context.jsonSchema, ...meaning };
   // Cross-field rules (date ranges, 30-day mandates, bank_code with account_number) are
   // not expressible per property: their message goes to the object's description.
-  if (action.type === 'partial_check' && typeof action.message === 'string') {
+  if (action.type === 'raw_check' && typeof action.message === 'string') {
     const before = context.jsonSchema.description;
     const rule = `Rule: ${action.message}.`;
     return { ...context.jsonSchema, description: before ? `${before} ${rule}` : rule };
