@@ -1,42 +1,33 @@
 // Gateway throughput (issue: gateway hardening, "Measured"). Under `wrangler dev`, with
 // load from this second process (autocannon): (a) a bare pass-through Worker to the same
 // upstream (the floor), (b) the gateway on GET /payments/verify/<ref>, (c) the gateway on
-// an idempotent POST /disbursements/initialize (new key and reference each request).
+// an idempotent POST /disbursements/initialize (new key and reference each request); and,
+// as a diagnostic, (a') the floor writing one access-log line per request like the gateway.
+// The floors are sent what the gateway sends upstream for (b): a signed GET, same path.
 // 10 connections, 10 s after a 3 s warm-up, 3 rounds with the order rotated, medians.
 // Run: node bench/gateway.ts   (DURATION_SEC, WARMUP_SEC, ROUNDS to shorten)
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
+import { signRequest } from '../lib/signing.ts';
 import { startSandboxServer } from '../scripts/sandbox-server.ts';
-import { HOST, migrate, root, startWorker } from './harness.ts';
+import { HOST, type LoadResult, median, migrate, root, runLoad, startWorker } from './harness.ts';
 
 // 197xx/198xx: apart from the e2e test's 187xx, so a benchmark never collides with npm test.
 const SANDBOX_PORT = 19888;
 const GATEWAY_PORT = 19787;
 const FLOOR_PORT = 19789;
+const LOGGING_FLOOR_PORT = 19790;
 const DURATION = Number(process.env.DURATION_SEC ?? 10);
 const WARMUP = Number(process.env.WARMUP_SEC ?? 3);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TOKEN = 'dev-gateway-token';
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-}
-
-async function load(options: autocannon.Options, seconds: number): Promise<Result> {
-  const result = await autocannon({ connections: 10, duration: seconds, ...options });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-  };
-}
+// The floor is sent exactly what the gateway sends upstream for (b): a signed GET.
+const KEY_ID = 'sandbox-key';
+const SECRET = 'sandbox-secret';
 
 const transfer = (reference: string) =>
   JSON.stringify({
@@ -68,32 +59,49 @@ async function main(): Promise<void> {
         state,
       ),
     );
+    const floor = join(root, 'bench', 'passthrough', 'wrangler.toml');
+    children.push(await startWorker(['-c', floor], FLOOR_PORT, join(state, 'floor')));
     children.push(
       await startWorker(
-        ['-c', join(root, 'bench', 'passthrough', 'wrangler.toml')],
-        FLOOR_PORT,
-        join(state, 'floor'),
+        ['-c', floor, '--var', 'LOG_LINE:true'],
+        LOGGING_FLOOR_PORT,
+        join(state, 'logging-floor'),
       ),
     );
     const gateway = `http://${HOST}:${GATEWAY_PORT}`;
-    const seed = await fetch(`${gateway}/disbursements/initialize`, {
+    const seed = await fetch(`${gateway}/payments/initialize`, {
       method: 'POST',
       headers: {
         Authorization: `Bearer ${TOKEN}`,
         'Content-Type': 'application/json',
         'Idempotency-Key': 'bench-seed',
       },
-      body: transfer('bench-seed'),
+      body: JSON.stringify({
+        reference: 'bench-seed',
+        email: 'bench@example.com',
+        amount: 1,
+        currency: 'NGN',
+      }),
     });
-    if (!seed.ok) throw new Error(`seed transfer failed: ${seed.status} ${await seed.text()}`);
+    if (!seed.ok) throw new Error(`seed payment failed: ${seed.status} ${await seed.text()}`);
+    const verify = '/payments/verify/bench-seed';
     let counter = 0;
-    const cases: Record<string, autocannon.Options> = {
-      '(a) pass-through Worker': { url: `http://${HOST}:${FLOOR_PORT}/payments/verify/bench-seed` },
-      '(b) gateway GET verify': {
-        url: `${gateway}/disbursements/verify/bench-seed`,
+    const cases: Record<string, () => Promise<autocannon.Options>> = {
+      // Signed just before each run (a signature is good for 300 s; a run lasts 13).
+      '(a) pass-through Worker': async () => ({
+        url: `http://${HOST}:${FLOOR_PORT}${verify}`,
+        headers: { ...(await signRequest({ keyId: KEY_ID, secret: SECRET, body: '' })) },
+      }),
+      // Diagnostic, not a target: the floor plus the one log line every gateway request writes.
+      "(a') pass-through Worker + one log line": async () => ({
+        url: `http://${HOST}:${LOGGING_FLOOR_PORT}${verify}`,
+        headers: { ...(await signRequest({ keyId: KEY_ID, secret: SECRET, body: '' })) },
+      }),
+      '(b) gateway GET verify': async () => ({
+        url: `${gateway}${verify}`,
         headers: { Authorization: `Bearer ${TOKEN}` },
-      },
-      '(c) gateway idempotent POST': {
+      }),
+      '(c) gateway idempotent POST': async () => ({
         url: `${gateway}/disbursements/initialize`,
         method: 'POST',
         headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
@@ -109,21 +117,21 @@ async function main(): Promise<void> {
             },
           },
         ],
-      },
+      }),
     };
     const names = Object.keys(cases);
-    const results: Record<string, Result[]> = Object.fromEntries(names.map((name) => [name, []]));
+    const results: Record<string, LoadResult[]> = Object.fromEntries(
+      names.map((name) => [name, []]),
+    );
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of names
         .slice(round % names.length)
         .concat(names.slice(0, round % names.length))) {
-        const options = cases[name] as autocannon.Options;
-        await load(options, WARMUP);
-        results[name]?.push(await load(options, DURATION));
+        const options = (await cases[name]?.()) as autocannon.Options;
+        await runLoad(options, WARMUP);
+        results[name]?.push(await runLoad(options, DURATION));
       }
     }
-    const median = (values: number[]) =>
-      [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
     const summary = Object.fromEntries(
       names.map((name) => {
         const runs = results[name] ?? [];
@@ -145,10 +153,14 @@ async function main(): Promise<void> {
       if (r !== undefined)
         console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} |`);
     }
-    const [a, b, c] = names.map((name) => summary[name]);
-    if (a !== undefined && b !== undefined && c !== undefined) {
+    const [a, logged, b, c] = names.map((name) => summary[name]);
+    if (a !== undefined && logged !== undefined && b !== undefined && c !== undefined) {
+      const ratio = (x: number, y: number) => (x / y).toFixed(2);
       console.log(
-        `\nb/a = ${(b.rps / a.rps).toFixed(2)} (target >= 0.80), b p99 / a p99 = ${(b.p99 / a.p99).toFixed(2)} (target <= 1.2), c/a = ${(c.rps / a.rps).toFixed(2)} (target >= 0.50)`,
+        `\nb/a = ${ratio(b.rps, a.rps)} (target >= 0.80), b p99 / a p99 = ${ratio(b.p99, a.p99)} (target <= 1.2), c/a = ${ratio(c.rps, a.rps)} (target >= 0.50)`,
+      );
+      console.log(
+        `against (a'), the floor with the same log line: b/a' = ${ratio(b.rps, logged.rps)}, b p99 / a' p99 = ${ratio(b.p99, logged.p99)}, c/a' = ${ratio(c.rps, logged.rps)}; a'/a = ${ratio(logged.rps, a.rps)}`,
       );
     }
     console.log(`${ROUNDS} rounds, ${DURATION} s each after ${WARMUP} s warm-up, 10 connections`);

@@ -1,6 +1,8 @@
-// What the wrangler dev benchmarks share: starting Workers and applying migrations.
+// What the wrangler dev benchmarks share: starting Workers, applying migrations, load runs.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import autocannon from 'autocannon';
 
 /** The repository root. */
 export const root = join(import.meta.dirname, '..');
@@ -18,12 +20,16 @@ const quiet = {
 
 /**
  * Starts `wrangler dev` on `port` with local state in `state`, resolving once it is ready.
- * Its output is drained, never kept: the load generator shares this process and the machine.
+ * Its output (the Worker's log lines included) goes to `state/wrangler.log`, never through
+ * this process: the load generator runs here, and reading every log line would tax it.
  *
  * @param args - extra wrangler dev arguments (`-c`, `--env-file`, `--var`...).
  * @throws when wrangler exits before it is ready (with its output).
  */
 export function startWorker(args: string[], port: number, state: string): Promise<ChildProcess> {
+  mkdirSync(state, { recursive: true });
+  const logPath = join(state, 'wrangler.log');
+  const log = openSync(logPath, 'w');
   const child = spawn(
     wrangler,
     [
@@ -37,23 +43,30 @@ export function startWorker(args: string[], port: number, state: string): Promis
       '--show-interactive-dev-session=false',
       ...args,
     ],
-    { cwd: root, env: quiet, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: root, env: quiet, stdio: ['ignore', log, log] },
   );
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (!output.includes('Ready on')) return;
-      child.stdout?.off('data', onData);
-      child.stderr?.off('data', onData);
-      child.stdout?.resume();
-      child.stderr?.resume();
-      resolve(child);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`wrangler dev exited ${code}:\n${output}`)));
+  closeSync(log);
+  const output = () => readFileSync(logPath, 'utf8');
+  let exited: number | null | undefined;
+  child.once('exit', (code) => {
+    exited = code;
   });
+  return (async () => {
+    // Ready when it answers HTTP at all; bounded: two minutes means it never will be.
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+      if (exited !== undefined) throw new Error(`wrangler dev exited ${exited}:\n${output()}`);
+      const answered = await fetch(`http://${HOST}:${port}/`, { signal: AbortSignal.timeout(1000) })
+        .then(async (res) => {
+          await res.arrayBuffer();
+          return true;
+        })
+        .catch(() => false);
+      if (answered) return child;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    child.kill('SIGTERM');
+    throw new Error(`wrangler dev not ready after 120 s:\n${output()}`);
+  })();
 }
 
 /**
@@ -76,4 +89,32 @@ export function migrate(state: string): Promise<void> {
       code === 0 ? resolve() : reject(new Error(`migrations exited ${code}`)),
     );
   });
+}
+
+/** One load run's outcome: mean req/s, latency percentiles in ms, answers that were not 2xx. */
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+/**
+ * Runs autocannon in this process (10 connections unless `options` says otherwise).
+ *
+ * @param seconds - the run's length in seconds.
+ */
+export async function runLoad(options: autocannon.Options, seconds: number): Promise<LoadResult> {
+  const result = await autocannon({ connections: 10, ...options, duration: seconds });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+  };
+}
+
+/** The median of `values` (the upper one of an even count); 0 when empty. */
+export function median(values: number[]): number {
+  return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
 }

@@ -11,11 +11,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { startReceiver } from '../examples/receiver/server.ts';
 import { signRequest } from '../lib/signing.ts';
 import { startSandboxServer } from '../scripts/sandbox-server.ts';
-import { HOST, migrate, root, startWorker } from './harness.ts';
+import { HOST, type LoadResult, median, migrate, root, runLoad, startWorker } from './harness.ts';
 
 // 197xx/198xx: apart from the e2e test's 187xx, so a benchmark never collides with npm test.
 const SANDBOX_PORT = 19888;
@@ -94,49 +93,35 @@ async function checkSyncSigner(): Promise<void> {
   if (actual !== expected['X-Signature']) throw new Error('sync signer differs from signRequest');
 }
 
-interface Result {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-}
-
-async function load(url: string, seconds: number): Promise<Result> {
+async function load(url: string, seconds: number): Promise<LoadResult> {
   const pool = await Promise.all(
     Array.from({ length: Math.ceil(1500 * seconds) }, () => signedEvent(nextEventId('load'))),
   );
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    connections: 10,
-    duration: seconds,
-    requests: [
-      {
-        setupRequest: (request) => {
-          let event = pool.pop();
-          if (event === undefined) {
-            fallbackSigned++;
-            event = signedEventSync(nextEventId('load'));
-          }
-          return {
-            ...request,
-            headers: { ...request.headers, ...event.headers },
-            body: event.body,
-          };
+  return runLoad(
+    {
+      url,
+      method: 'POST',
+      requests: [
+        {
+          setupRequest: (request) => {
+            let event = pool.pop();
+            if (event === undefined) {
+              fallbackSigned++;
+              event = signedEventSync(nextEventId('load'));
+            }
+            return {
+              ...request,
+              headers: { ...request.headers, ...event.headers },
+              body: event.body,
+            };
+          },
         },
-      },
-    ],
-  });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-  };
+      ],
+    },
+    seconds,
+  );
 }
 
-const median = (values: number[]) =>
-  [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
@@ -206,7 +191,9 @@ async function main(): Promise<void> {
       '(b) relay POST /webhooks': `${gateway}/webhooks`,
     };
     const names = Object.keys(cases);
-    const results: Record<string, Result[]> = Object.fromEntries(names.map((name) => [name, []]));
+    const results: Record<string, LoadResult[]> = Object.fromEntries(
+      names.map((name) => [name, []]),
+    );
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of names
         .slice(round % names.length)

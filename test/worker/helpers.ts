@@ -153,7 +153,7 @@ export async function setFaults(faults: Record<string, unknown>): Promise<void> 
   expect(res.status, await res.text()).toBe(200);
 }
 
-/** Log lines captured from `console.log` and `console.error`, parsed as JSON. */
+/** Log lines captured from `console.info`, `console.warn` and `console.error`, parsed as JSON. */
 export interface CapturedLogs {
   /** Every line so far, in order. */
   lines(): Record<string, unknown>[];
@@ -187,8 +187,9 @@ export function captureLogs(): CapturedLogs {
   const record = (...args: unknown[]) => {
     raw.push(args.map(String).join(' '));
   };
-  vi.spyOn(console, 'log').mockImplementation(record);
-  vi.spyOn(console, 'error').mockImplementation(record);
+  for (const method of ['log', 'info', 'warn', 'error'] as const) {
+    vi.spyOn(console, method).mockImplementation(record);
+  }
   return {
     lines: () => raw.map((line) => JSON.parse(line) as Record<string, unknown>),
     text: () => raw.join('\n'),

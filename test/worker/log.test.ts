@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { logEvent, maskAccountNumbers } from '../../worker/http/log.ts';
 import {
   CALLER_NAME,
@@ -101,6 +101,21 @@ describe('gateway', () => {
   });
 
   describe('logEvent', () => {
+    it('should write each line through the console method of its level', () => {
+      const plain = vi.spyOn(console, 'log').mockImplementation(() => {});
+      for (const level of ['info', 'warn', 'error'] as const) {
+        const method = vi.spyOn(console, level).mockImplementation(() => {});
+        logEvent(level, 'probe', { n: 1 });
+        expect(method).toHaveBeenCalledTimes(1);
+        expect(JSON.parse(String(method.mock.calls[0]?.[0]))).toEqual({
+          level,
+          event: 'probe',
+          n: 1,
+        });
+      }
+      expect(plain).not.toHaveBeenCalled();
+    });
+
     it('should mask account numbers in every string field but the request id', () => {
       logEvent('error', 'unexpected_error', {
         request_id: '0123456789',

@@ -25,7 +25,8 @@ export function maskAccountNumbers(text: string): string {
  * is the caller's own, sent upstream and echoed as it is: masking it in the log would
  * only break the correlation).
  *
- * @param level - severity; `error` goes to `console.error`.
+ * @param level - severity, and the console method that writes the line (`console.info`,
+ *   `console.warn`, `console.error`), so log tooling sees the level without parsing.
  * @param event - stable snake_case event name.
  * @param fields - extra JSON-serializable fields.
  */
@@ -36,8 +37,7 @@ export function logEvent(level: LogLevel, event: string, fields: Record<string, 
       typeof value === 'string' && name !== 'request_id' ? maskAccountNumbers(value) : value;
   }
   const line = JSON.stringify({ level, event, ...masked });
-  if (level === 'error') console.error(line);
-  else console.log(line);
+  console[level](line);
 }
 
 /**
