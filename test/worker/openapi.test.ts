@@ -7,8 +7,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmailSchema } from '../../lib/schemas/common.ts';
 import { CreateMandateRequestSchema } from '../../lib/schemas/direct-debits.ts';
 import { InitializeRefundRequestSchema } from '../../lib/schemas/refunds.ts';
+import { isAdminPath } from '../../worker/auth/admin.ts';
 import { openApiPath } from '../../worker/openapi/document.ts';
 import { convertSchemas } from '../../worker/openapi/schemas.ts';
+import { createRouter, OPEN_PATHS } from '../../worker/router.ts';
+import { EventListQuerySchema } from '../../worker/routes/admin/events.ts';
+import { GATEWAY_ROUTES, gatewayErrorStatuses } from '../../worker/routes/gateway-routes.ts';
 import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
 import {
   captureLogs,
@@ -42,10 +46,17 @@ function resolve(node: unknown): Json {
   return resolve(target);
 }
 
-function operationOf(route: (typeof UPSTREAM_ROUTES)[number]): Json {
+/** The operation of a route (`{ method, pattern }`, from either route table). */
+function operationOf(route: { readonly method: string; readonly pattern: string }): Json {
   const operation = doc.paths[openApiPath(route.pattern)]?.[route.method.toLowerCase()];
   expect(operation, `${route.method} ${route.pattern}`).toBeDefined();
   return operation as Json;
+}
+
+/** The JSON Schema of an operation's JSON request body, `$ref`s followed. */
+function bodySchemaOf(operation: Json): Json {
+  const body = operation.requestBody as { content: Record<string, { schema: unknown }> };
+  return resolve(body.content['application/json']?.schema);
 }
 
 function parametersOf(operation: Json): Json[] {
@@ -100,19 +111,53 @@ describe('GET /openapi.json', () => {
       });
     });
 
-    it('should describe every route of the route table with its method and name', () => {
-      for (const route of UPSTREAM_ROUTES) {
+    it('should describe every route of both route tables with its method and name', () => {
+      for (const route of [...UPSTREAM_ROUTES, ...GATEWAY_ROUTES]) {
         expect(operationOf(route).operationId, route.name).toBe(route.name);
       }
       const described = Object.entries(doc.paths).flatMap(([path, item]) =>
         Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
       );
-      const expected = UPSTREAM_ROUTES.map((r) => `${r.method} ${openApiPath(r.pattern)}`);
-      expect(described.sort()).toEqual([...expected, 'GET /healthz', 'GET /openapi.json'].sort());
+      const expected = [...UPSTREAM_ROUTES, ...GATEWAY_ROUTES].map(
+        (r) => `${r.method} ${openApiPath(r.pattern)}`,
+      );
+      expect(described.sort()).toEqual(expected.sort());
+      expect(new Set(expected).size).toBe(expected.length);
+      // The literal routes, so the comparison above cannot pass on two empty tables.
+      expect(described).toEqual(
+        expect.arrayContaining([
+          'GET /healthz',
+          'GET /openapi.json',
+          'POST /webhooks',
+          'POST /admin/subscriptions',
+          'GET /admin/subscriptions',
+          'GET /admin/subscriptions/{id}',
+          'PATCH /admin/subscriptions/{id}',
+          'DELETE /admin/subscriptions/{id}',
+          'POST /admin/subscriptions/{id}/rotate-secret',
+          'GET /admin/events',
+          'GET /admin/events/{id}',
+          'POST /admin/events/{id}/replay',
+          'GET /admin/deliveries/counts',
+          'POST /admin/deliveries/{id}/retry',
+          'POST /payments/initialize',
+        ]),
+      );
+    });
+
+    it('should describe exactly the routes the router serves', () => {
+      const served = createRouter()
+        .routes.filter(([method]) => method !== 'ALL')
+        .map(([method, , , path]) => `${method} ${openApiPath(path ?? '')}`);
+      const described = Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+      );
+      expect(served.length).toBe(UPSTREAM_ROUTES.length + GATEWAY_ROUTES.length);
+      expect(described.sort()).toEqual(served.sort());
     });
 
     it('should template path parameters and declare each as required', () => {
-      for (const route of UPSTREAM_ROUTES) {
+      for (const route of [...UPSTREAM_ROUTES, ...GATEWAY_ROUTES]) {
         const path = openApiPath(route.pattern);
         expect(path).not.toContain(':');
         const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
@@ -242,6 +287,159 @@ describe('GET /openapi.json', () => {
       walk(doc);
       expect(refs.length).toBeGreaterThan(50);
       for (const ref of new Set(refs)) expect(resolve({ $ref: ref }), ref).toBeTypeOf('object');
+    });
+  });
+
+  describe('gateway routes', () => {
+    const SECURITY = {
+      none: [],
+      bearer: undefined,
+      admin: [{ adminToken: [] }],
+      'webhook-signature': [{ webhookSignature: [] }],
+    } as const;
+
+    it('should give each gateway route the security scheme of its auth', () => {
+      for (const route of GATEWAY_ROUTES) {
+        expect(operationOf(route).security, route.name).toEqual(SECURITY[route.auth]);
+        // The admin guard covers exactly /admin/*; the scheme must say the same.
+        expect(isAdminPath(route.pattern), route.name).toBe(route.auth === 'admin');
+      }
+      const open = GATEWAY_ROUTES.filter(
+        (r) => r.auth === 'none' || r.auth === 'webhook-signature',
+      );
+      expect([...OPEN_PATHS].sort()).toEqual(open.map((r) => r.pattern).sort());
+      expect([...OPEN_PATHS].sort()).toEqual(['/healthz', '/webhooks']);
+    });
+
+    it('should declare the admin token and the webhook HMAC headers as security schemes', () => {
+      const schemes = doc.components.securitySchemes as Record<string, Json>;
+      expect(schemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+      expect(schemes.adminToken?.description).toMatch(/ADMIN_TOKEN/);
+      expect(schemes.webhookSignature).toMatchObject({
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-Signature',
+      });
+      const description = schemes.webhookSignature?.description as string;
+      for (const part of ['X-Key-Id', 'X-Timestamp', 'X-Signature', '300 s', 'WEBHOOK_SECRET']) {
+        expect(description).toContain(part);
+      }
+    });
+
+    it('should describe POST /webhooks as signed, not bearer, with the envelope as its body', () => {
+      const ingest = doc.paths['/webhooks']?.post as Json;
+      expect(ingest.security).toEqual([{ webhookSignature: [] }]);
+      expect(JSON.stringify(ingest.security)).not.toContain('bearerAuth');
+      expect((ingest.requestBody as Json).required).toBe(true);
+      const body = bodySchemaOf(ingest);
+      expect(body.required).toEqual(['event_type', 'event_id', 'timestamp', 'data']);
+      expect((body.properties as Record<string, Json>).data).toEqual({ type: 'object' });
+      expect(body.additionalProperties).toBeUndefined();
+      const responses = ingest.responses as Json;
+      expect(responses['401']).toEqual({ $ref: '#/components/responses/InvalidSignature' });
+      expect(resolve(responses['503']).description).toMatch(/upstream_unreachable/);
+      const ack = resolve(
+        (responses['200'] as { content: Record<string, { schema: unknown }> }).content[
+          'application/json'
+        ]?.schema,
+      );
+      expect(ack.required).toEqual(['status', 'event_id', 'duplicate']);
+    });
+
+    it('should describe POST /admin/subscriptions with the admin token and a strict body', () => {
+      const create = doc.paths['/admin/subscriptions']?.post as Json;
+      expect(create.security).toEqual([{ adminToken: [] }]);
+      expect(create.tags).toEqual(['admin']);
+      expect((create.requestBody as Json).required).toBe(true);
+      const body = bodySchemaOf(create);
+      expect(body.required).toEqual(['url']);
+      expect(Object.keys(body.properties as Json)).toEqual([
+        'url',
+        'event_types',
+        'description',
+        'enabled',
+      ]);
+      expect(body.additionalProperties).toBe(false);
+      const url = (body.properties as Record<string, Json>).url as Json;
+      expect(url).toMatchObject({ type: 'string', maxLength: 2048 });
+      expect(url.description).toMatch(/https/);
+      expect(Object.keys(create.responses as Json)).toContain('201');
+      expect((create.responses as Json)['401']).toEqual({
+        $ref: '#/components/responses/Unauthorized',
+      });
+    });
+
+    it('should require at least one field on PATCH /admin/subscriptions/{id}', () => {
+      const update = doc.paths['/admin/subscriptions/{id}']?.patch as Json;
+      const body = bodySchemaOf(update);
+      expect(body.required).toEqual([]);
+      expect(body.minProperties).toBe(1);
+      expect(body.additionalProperties).toBe(false);
+    });
+
+    it('should publish the query parameters of GET /admin/events', () => {
+      const list = doc.paths['/admin/events']?.get as Json;
+      const query = parametersOf(list).filter((p) => p.in === 'query');
+      expect(query.map((p) => p.name)).toEqual([
+        'event_type',
+        'status',
+        'from',
+        'to',
+        'page_size',
+        'cursor',
+      ]);
+      expect(query.map((p) => p.name)).toEqual(entriesOf(EventListQuerySchema).keys);
+      expect(query.every((p) => p.required === false)).toBe(true);
+      expect(query.find((p) => p.name === 'status')?.schema).toMatchObject({
+        enum: ['received', 'confirmed', 'unconfirmed'],
+      });
+      expect(query.find((p) => p.name === 'from')?.schema).toMatchObject({ format: 'date-time' });
+      expect(list.description).toBe('Rule: Expected `to` to be later than `from`.');
+      expect(list.requestBody).toBeUndefined();
+    });
+
+    it('should publish the body and query schemas of every gateway route that has one', () => {
+      for (const route of GATEWAY_ROUTES) {
+        const operation = operationOf(route);
+        if (route.body === undefined) {
+          expect(operation.requestBody, route.name).toBeUndefined();
+        } else {
+          expect((operation.requestBody as Json).required, route.name).toBe(route.body.required);
+          const { keys, required } = entriesOf(route.body.schema);
+          const schema = bodySchemaOf(operation);
+          expect(Object.keys(schema.properties as Json), route.name).toEqual(keys);
+          expect(schema.required, route.name).toEqual(required);
+        }
+        const query = parametersOf(operation).filter((p) => p.in === 'query');
+        const keys = route.query === undefined ? [] : entriesOf(route.query).keys;
+        expect(
+          query.map((p) => p.name),
+          route.name,
+        ).toEqual(keys);
+      }
+    });
+
+    it('should answer each gateway route with its success status and DESIGN 4.4 errors', () => {
+      const errorSchema = resolve({ $ref: '#/components/schemas/ErrorBody' });
+      for (const route of GATEWAY_ROUTES) {
+        const responses = operationOf(route).responses as Json;
+        const statuses = gatewayErrorStatuses(route).map(String);
+        expect(Object.keys(responses).sort(), route.name).toEqual(
+          [String(route.status), ...statuses].sort(),
+        );
+        for (const status of statuses) {
+          const content = resolve(responses[status]).content as Record<string, { schema: unknown }>;
+          expect(resolve(content['application/json']?.schema), `${route.name} ${status}`).toBe(
+            errorSchema,
+          );
+        }
+      }
+      const remove = doc.paths['/admin/subscriptions/{id}']?.delete as Json;
+      expect((remove.responses as Json)['204']).not.toHaveProperty('content');
+      expect(Object.keys(remove.responses as Json).sort()).toEqual(['204', '401', '404', '500']);
+      const replay = doc.paths['/admin/events/{id}/replay']?.post as Json;
+      expect((replay.requestBody as Json).required).toBe(false);
+      expect(Object.keys(replay.responses as Json)).toContain('202');
     });
   });
 

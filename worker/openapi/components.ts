@@ -1,6 +1,10 @@
 // The reusable parts of the gateway's OpenAPI document: the DESIGN 4.4 bodies, the error
-// responses of DESIGN 4.5, the headers and the bearer security scheme.
+// responses of DESIGN 4.5, the headers and the security schemes.
 import * as v from 'valibot';
+import { KEY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../lib/signing.ts';
+
+/** Path of the document itself (bearer auth, like every route but the open ones, DESIGN 4.1). */
+export const OPENAPI_PATH = '/openapi.json';
 
 /** An OpenAPI object as plain JSON (the document is served as JSON). */
 export type OpenApiObject = Record<string, unknown>;
@@ -101,18 +105,42 @@ export const ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
   { status: 504, name: 'GatewayTimeout', description: '`upstream_timeout`.' },
 ]);
 
+/**
+ * Error responses of the gateway's own routes that the proxy's table above has no room
+ * for (their status means something else there): the webhook ingress's 401
+ * `invalid_signature` (no `WWW-Authenticate`) and its 503 while a money event cannot be
+ * confirmed (DESIGN 4.2).
+ */
+export const INGRESS_ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
+  {
+    status: 401,
+    name: 'InvalidSignature',
+    description:
+      '`invalid_signature`: the HMAC headers are missing, stale or do not match the body.',
+  },
+  {
+    status: 503,
+    name: 'ServiceUnavailable',
+    description:
+      '`upstream_unreachable`: a money event could not be confirmed upstream; nothing is ' +
+      'stored, retry later.',
+    headers: { 'Retry-After': 'RetryAfter' },
+  },
+]);
+
 /** Statuses only a request with a body can get. */
 export const BODY_ONLY_STATUSES: ReadonlySet<number> = new Set([413, 415]);
 
 /**
- * The `components.responses` entries for {@link ERROR_RESPONSES}.
+ * The `components.responses` entries for {@link ERROR_RESPONSES} and
+ * {@link INGRESS_ERROR_RESPONSES}.
  *
  * @param errorBodyRef - `$ref` of the error body schema.
  * @returns responses by component name.
  */
 export function errorResponseComponents(errorBodyRef: string): Record<string, OpenApiObject> {
   return Object.fromEntries(
-    ERROR_RESPONSES.map(({ name, description, headers = {} }) => [
+    [...ERROR_RESPONSES, ...INGRESS_ERROR_RESPONSES].map(({ name, description, headers = {} }) => [
       name,
       {
         description,
@@ -126,6 +154,44 @@ export function errorResponseComponents(errorBodyRef: string): Record<string, Op
       },
     ]),
   );
+}
+
+/**
+ * The security schemes (DESIGN 4.1, 4.2, 4.3): a caller token (`bearerAuth`, the default),
+ * the admin token (`adminToken`, `/admin/*` only) and the payment service's HMAC headers
+ * (`webhookSignature`, `POST /webhooks` only).
+ *
+ * @param toleranceSec - accepted `X-Timestamp` skew of the ingress, in seconds.
+ * @returns `components.securitySchemes`.
+ */
+export function securitySchemes(toleranceSec: number): Record<string, OpenApiObject> {
+  return {
+    bearerAuth: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'A caller token (`GATEWAY_CALLERS`).',
+    },
+    adminToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        'The admin token, the `ADMIN_TOKEN` secret (DESIGN 4.3), on `/admin/*` only: caller ' +
+        'tokens are refused there and the admin token is refused elsewhere. An unset ' +
+        '`ADMIN_TOKEN` turns the admin API off (every request 401).',
+    },
+    webhookSignature: {
+      type: 'apiKey',
+      in: 'header',
+      name: SIGNATURE_HEADER,
+      description:
+        `The payment service's HMAC headers (spec: Authentication): \`${KEY_ID_HEADER}\` ` +
+        `(its key id, not checked), \`${TIMESTAMP_HEADER}\` (unix seconds, within ` +
+        `${toleranceSec} s of the gateway's clock, past or future) and ` +
+        `\`${SIGNATURE_HEADER}\` (lowercase hex HMAC-SHA256, keyed with \`WEBHOOK_SECRET\`, ` +
+        'of `<timestamp>:<exact body bytes>`). Checked only when `WEBHOOK_SECRET` is set ' +
+        '(unsigned webhooks are accepted in local development).',
+    },
+  };
 }
 
 function header(description: string, type: 'string' | 'integer' = 'string'): OpenApiObject {

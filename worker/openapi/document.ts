@@ -1,8 +1,10 @@
-// The gateway's OpenAPI 3.1 document, generated from the route table and the SDK's valibot
-// schemas (issue 4 point 8): nothing here lists an endpoint or a field by hand.
+// The gateway's OpenAPI 3.1 document, generated from the route tables (UPSTREAM_ROUTES, the
+// proxied endpoints; GATEWAY_ROUTES, the gateway's own) and the valibot schemas (issue 4
+// point 8): nothing here lists an endpoint or a field by hand.
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { HEALTH_PATH } from '../routes/health.ts';
+import { GATEWAY_ROUTES, type GatewayRoute } from '../routes/gateway-routes.ts';
+import { WEBHOOK_TOLERANCE_SEC } from '../routes/webhooks.ts';
 import { UPSTREAM_ROUTES, type UpstreamRoute } from '../upstream/routes.ts';
 import {
   BODY_ONLY_STATUSES,
@@ -13,61 +15,69 @@ import {
   IdempotencyKeySchema,
   type OpenApiObject,
   SuccessEnvelopeSchema,
+  securitySchemes,
 } from './components.ts';
+import { gatewayOperation, gatewaySchemas } from './gateway-operations.ts';
+import { componentName, openApiPath, routeParameters } from './parameters.ts';
 import { convertSchemas, SCHEMA_REF_PREFIX } from './schemas.ts';
+
+export { OPENAPI_PATH } from './components.ts';
+export { openApiPath } from './parameters.ts';
 
 /** The OpenAPI version the document follows. */
 export const OPENAPI_VERSION = '3.1.0';
 
-/** Path of the document itself (bearer auth, like every route but the health check). */
-export const OPENAPI_PATH = '/openapi.json';
-
 /**
- * An OpenAPI path template from an itty-router pattern (`/payments/verify/:reference`
- * becomes `/payments/verify/{reference}`).
+ * Builds the document (DESIGN 4.1 to 4.3 routes, DESIGN 4.4 bodies, DESIGN 4.5 statuses):
+ * one operation per proxied route with its path and query parameters, the
+ * `Idempotency-Key` header (required on `idempotency: 'required'` routes, optional on
+ * `optional` ones) and the request body schema; one operation per gateway route (health,
+ * this document, `POST /webhooks`, `/admin/*`) with its own security scheme, body, query
+ * and success status; the security schemes `bearerAuth` (the default), `adminToken` and
+ * `webhookSignature`.
  *
- * @param pattern - the route pattern.
- * @returns the templated path.
- */
-export function openApiPath(pattern: string): string {
-  return pattern.replace(/:(\w+)/g, '{$1}');
-}
-
-/**
- * Builds the document (DESIGN 4.1 routes, DESIGN 4.4 bodies, DESIGN 4.5 statuses): one
- * operation per route with its path and query parameters, the `Idempotency-Key` header
- * (required on `idempotency: 'required'` routes, optional on `optional` ones), the
- * request body schema, the bearer security scheme, and `/healthz`.
- *
- * @param routes - the route table. @default UPSTREAM_ROUTES
+ * @param routes - the proxied routes. @default UPSTREAM_ROUTES
+ * @param gatewayRoutes - the gateway's own routes. @default GATEWAY_ROUTES
  * @returns the OpenAPI 3.1 document as JSON-ready data.
  * @throws {Error} when a schema uses a valibot feature the converter cannot describe.
  */
 export function buildOpenApiDocument(
   routes: readonly UpstreamRoute[] = UPSTREAM_ROUTES,
+  gatewayRoutes: readonly GatewayRoute[] = GATEWAY_ROUTES,
 ): OpenApiObject {
-  const named: Record<string, v.GenericSchema> = {
+  const components = new SchemaNames({
     ErrorBody: ErrorBodySchema,
     SuccessEnvelope: SuccessEnvelopeSchema,
     IdempotencyKey: IdempotencyKeySchema,
-  };
+  });
   for (const route of routes) {
-    if (route.body !== undefined) named[bodyName(route)] = route.body;
-    if (route.query !== undefined) named[queryName(route)] = route.query;
+    if (route.body !== undefined) components.add(bodyName(route), route.body);
+    if (route.query !== undefined) components.add(queryName(route), route.query);
   }
-  const schemas = convertSchemas(named);
+  for (const route of gatewayRoutes) {
+    for (const [name, schema] of gatewaySchemas(route)) components.add(name, schema);
+  }
+  const schemas = convertSchemas(components.named);
   const queries = new Map<string, JsonSchema>();
-  for (const route of routes) {
-    const query = schemas[queryName(route)];
+  for (const route of [...routes, ...gatewayRoutes]) {
+    const name = queryName(route);
+    const query = schemas[name];
     if (query === undefined) continue;
     queries.set(route.name, query);
     // Query schemas are published as parameters, not as components.
-    delete schemas[queryName(route)];
+    delete schemas[name];
   }
-  const paths: Record<string, Record<string, OpenApiObject>> = {
-    [HEALTH_PATH]: { get: healthOperation() },
-    [OPENAPI_PATH]: { get: documentOperation() },
-  };
+  const paths: Record<string, Record<string, OpenApiObject>> = {};
+  const refOf = (name: string) => `${SCHEMA_REF_PREFIX}${components.canonical(name)}`;
+  for (const route of gatewayRoutes) {
+    const path = openApiPath(route.pattern);
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = gatewayOperation(
+      route,
+      queries.get(route.name),
+      refOf,
+    );
+  }
   for (const route of routes) {
     const path = openApiPath(route.pattern);
     paths[path] ??= {};
@@ -81,7 +91,9 @@ export function buildOpenApiDocument(
       description:
         'The signing proxy of the payments API (DESIGN 4.1): the same methods and paths as ' +
         'the payment service, authenticated with a bearer token, validated before anything ' +
-        'leaves, idempotent on the POSTs that move money.',
+        "leaves, idempotent on the POSTs that move money. Also the webhook relay's ingress " +
+        '(DESIGN 4.2, signed by the payment service) and the admin API (DESIGN 4.3, the ' +
+        'admin token).',
     },
     security: [{ bearerAuth: [] }],
     paths,
@@ -100,22 +112,42 @@ export function buildOpenApiDocument(
           schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
         },
       },
-      securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'A caller token.' },
-      },
+      securitySchemes: securitySchemes(WEBHOOK_TOLERANCE_SEC),
     },
   };
 }
 
+/**
+ * The schemas to convert, by component name; a schema met again under another name keeps
+ * its first name (the admin routes answer with the `SuccessEnvelope` itself).
+ */
+class SchemaNames {
+  readonly named: Record<string, v.GenericSchema>;
+  readonly #first = new Map<v.GenericSchema, string>();
+  readonly #alias = new Map<string, string>();
+
+  constructor(initial: Readonly<Record<string, v.GenericSchema>>) {
+    this.named = {};
+    for (const [name, schema] of Object.entries(initial)) this.add(name, schema);
+  }
+
+  add(name: string, schema: v.GenericSchema): void {
+    const first = this.#first.get(schema);
+    if (first === undefined) {
+      this.named[name] = schema;
+      this.#first.set(schema, name);
+    } else {
+      this.#alias.set(name, first);
+    }
+  }
+
+  canonical(name: string): string {
+    return this.#alias.get(name) ?? name;
+  }
+}
+
 function operation(route: UpstreamRoute, query: JsonSchema | undefined): OpenApiObject {
-  const parameters: OpenApiObject[] = [{ $ref: '#/components/parameters/RequestId' }];
-  for (const [, name] of route.pattern.matchAll(/:(\w+)/g)) {
-    parameters.push({ name, in: 'path', required: true, schema: { type: 'string', minLength: 1 } });
-  }
-  const required = new Set(query?.required ?? []);
-  for (const [name, schema] of Object.entries(query?.properties ?? {})) {
-    parameters.push({ name, in: 'query', required: required.has(name), schema });
-  }
+  const parameters = routeParameters(route.pattern, query);
   if (route.idempotency !== 'none') {
     const which = route.idempotency === 'required' ? 'Required' : 'Optional';
     parameters.push({ $ref: `#/components/parameters/IdempotencyKey${which}` });
@@ -181,49 +213,10 @@ function idempotencyParameter(required: boolean): OpenApiObject {
   };
 }
 
-function healthOperation(): OpenApiObject {
-  return {
-    operationId: 'health',
-    tags: ['gateway'],
-    summary: 'Liveness check; needs no token.',
-    security: [],
-    responses: {
-      '200': {
-        description: 'The gateway is up.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              properties: { status: { const: 'ok' } },
-              required: ['status'],
-            },
-          },
-        },
-      },
-    },
-  };
-}
-
-function documentOperation(): OpenApiObject {
-  return {
-    operationId: 'openapi',
-    tags: ['gateway'],
-    summary: 'This document.',
-    responses: {
-      '200': { description: 'The OpenAPI 3.1 document.', content: { 'application/json': {} } },
-      '401': { $ref: '#/components/responses/Unauthorized' },
-    },
-  };
-}
-
-function pascal(name: string): string {
-  return name.replace(/(?:^|\.)(\w)/g, (_, first: string) => first.toUpperCase());
-}
-
 function bodyName(route: UpstreamRoute): string {
-  return `${pascal(route.name)}Request`;
+  return componentName(route.name, 'Request');
 }
 
-function queryName(route: UpstreamRoute): string {
-  return `${pascal(route.name)}Query`;
+function queryName(route: { readonly name: string }): string {
+  return componentName(route.name, 'Query');
 }

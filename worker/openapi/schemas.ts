@@ -31,6 +31,9 @@ import {
   ReferenceSchema,
 } from '../../lib/schemas/common.ts';
 import { DATE_TIME } from '../../lib/schemas/dates.ts';
+import { JsonObjectSchema } from '../relay/envelope.ts';
+import { EventListQuerySchema } from '../routes/admin/events.ts';
+import { SubscriptionChangesSchema } from '../routes/admin/subscription-input.ts';
 
 /** Where converted schemas live in the OpenAPI document. */
 export const SCHEMA_REF_PREFIX = '#/components/schemas/';
@@ -67,6 +70,8 @@ const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([
     },
   ],
   [MetadataSchema, { type: 'object', description: 'Key-value pairs returned unchanged.' }],
+  // The webhook envelope's `data` (worker/relay/envelope.ts): an object, never an array.
+  [JsonObjectSchema, { type: 'object' }],
 ]);
 
 // What each `check` predicate of the shared schemas means, as JSON Schema keywords merged
@@ -85,6 +90,10 @@ const CHECK_MEANINGS = new Map<v.GenericSchema, JsonSchema>([
     },
   ],
   [HttpUrlSchema, { format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?:' }],
+  // The admin API's object-level checks (worker/routes/admin/). A PATCH needs at least one
+  // field (JSON has no undefined, so at least one member); `to` must follow `from`.
+  [SubscriptionChangesSchema, { minProperties: 1 }],
+  [EventListQuerySchema, { description: 'Rule: Expected `to` to be later than `from`.' }],
 ]);
 
 const CHECK_ACTIONS = new Map<unknown, JsonSchema>(

@@ -11,8 +11,12 @@ const key = v.pipe(
   v.maxLength(MAX_EVENT_KEY_LENGTH, `Expected at most ${MAX_EVENT_KEY_LENGTH} characters`),
 );
 
-// valibot's object schemas accept arrays (and copy them into objects): check the input itself.
-const jsonObject = v.custom<Record<string, unknown>>(
+/**
+ * A JSON object (not an array, not `null`): the envelope's `data` (spec: Events). A
+ * `custom` schema because valibot's object schemas accept arrays (and copy them into
+ * objects); the OpenAPI converter describes it through an override (worker/openapi/schemas.ts).
+ */
+export const JsonObjectSchema = v.custom<Record<string, unknown>>(
   (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
   'Invalid type: Expected a JSON object',
 );
@@ -29,7 +33,7 @@ export const WebhookEnvelopeSchema = v.looseObject({
   timestamp: v.pipe(v.string(), v.nonEmpty('Expected a non-empty string')),
   status: v.optional(v.string()),
   message: v.optional(v.string()),
-  data: jsonObject,
+  data: JsonObjectSchema,
 });
 
 /** A validated webhook envelope (spec: Events). */

@@ -8,7 +8,7 @@ let serialized: string | undefined;
 
 /**
  * The OpenAPI 3.1 document as JSON text, built on first use and kept for the isolate's
- * lifetime (the route table and schemas never change while it runs).
+ * lifetime (the route tables and schemas never change while it runs).
  *
  * @returns the serialized document.
  * @throws {Error} when the document cannot be generated (a schema without an override).
@@ -19,9 +19,10 @@ export function openApiJson(): string {
 }
 
 /**
- * `GET /openapi.json` (issue 4 point 8): the gateway's routes as an OpenAPI 3.1 document
- * generated from the route table and the SDK's valibot schemas. Bearer auth applies, as
- * on every route but the health check (DESIGN 4.1).
+ * `GET /openapi.json` (issue 4 point 8): every gateway route (the proxied ones, the health
+ * check, this document, the webhook ingress and the admin API) as an OpenAPI 3.1 document
+ * generated from the route tables and the valibot schemas. Bearer auth applies, as on
+ * every route but the open ones (DESIGN 4.1).
  *
  * @param request - the incoming request.
  * @returns 200 JSON.

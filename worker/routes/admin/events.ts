@@ -37,8 +37,13 @@ const isoTime = v.pipe(
   v.check((ms) => Number.isFinite(ms), 'Expected a valid date-time'),
 );
 
-// Strict: a misspelt filter (`type`) is refused rather than silently listing everything.
-const listQuerySchema = v.pipe(
+/**
+ * The `GET /admin/events` query (DESIGN 4.3), values as strings: `event_type`, `status`
+ * (`received` | `confirmed` | `unconfirmed`), `from` / `to` (ISO 8601, `to` later than
+ * `from`: a `check`), `page_size` (1 to {@link MAX_PAGE_SIZE}) and the opaque `cursor`.
+ * Strict: a misspelt filter (`type`) is refused rather than silently listing everything.
+ */
+export const EventListQuerySchema = v.pipe(
   v.strictObject({
     event_type: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
     status: v.optional(v.picklist(['received', 'confirmed', 'unconfirmed'])),
@@ -74,7 +79,8 @@ const listQuerySchema = v.pipe(
   ),
 );
 
-const replaySchema = v.strictObject({
+/** The optional `POST /admin/events/:id/replay` body (DESIGN 4.3): strict `{ subscription_id? }`. */
+export const EventReplaySchema = v.strictObject({
   subscription_id: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
 });
 
@@ -93,7 +99,7 @@ export async function listEvents(request: IRequest, env: Env): Promise<Response>
   if (repeated.length > 0) {
     throw invalid(repeated.map((path) => ({ path, message: 'Expected at most one value' })));
   }
-  const parsed = v.safeParse(listQuerySchema, Object.fromEntries(params));
+  const parsed = v.safeParse(EventListQuerySchema, Object.fromEntries(params));
   if (!parsed.success) throw invalid(toIssues(parsed.issues));
   const q = parsed.output;
   const page = await listWebhookEvents(env.DB, {
@@ -148,7 +154,7 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
 export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
   contextOf(request).routeName = 'admin.events.replay';
   const body = hasBody(request) ? await readJsonObject(request, env) : {};
-  const parsed = v.safeParse(replaySchema, body);
+  const parsed = v.safeParse(EventReplaySchema, body);
   if (!parsed.success) throw invalid(toIssues(parsed.issues));
   const subscriptionId = parsed.output.subscription_id ?? null;
   const event = await foundEvent(request, env);

@@ -32,10 +32,18 @@ export interface NewSubscriptionInput {
 // Fatal: invalid UTF-8 is refused, not replaced.
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
+/** What the URL rules of worker/relay/subscription-url.ts accept, for the OpenAPI document. */
+export const SUBSCRIPTION_URL_RULES =
+  'An https URL, stored normalized. Private, link-local and metadata addresses are ' +
+  'refused; loopback ones too unless ALLOW_LOCAL_SUBSCRIBERS is on (then http is allowed for them).';
+
 const urlSchema = (allowLocal: boolean) =>
   v.pipe(
     v.string(),
     v.maxLength(MAX_URL_LENGTH, `Expected at most ${MAX_URL_LENGTH} characters`),
+    // Metadata only (skipped when parsing): the rules below are a transform, which the
+    // OpenAPI converter stops at, so they are said in words.
+    v.description(SUBSCRIPTION_URL_RULES),
     v.rawTransform(({ dataset, addIssue, NEVER }) => {
       const check = checkSubscriptionUrl(dataset.value, { allowLocal });
       if (check.ok) return check.url;
@@ -91,6 +99,22 @@ const patchSchema = (allowLocal: boolean) =>
       `Expected at least one of ${FIELDS.join(', ')}`,
     ),
   );
+
+/**
+ * The `POST /admin/subscriptions` body as published in the OpenAPI document (DESIGN 4.3):
+ * strict `{ url, event_types?, description?, enabled? }`, built with
+ * `ALLOW_LOCAL_SUBSCRIBERS` off. {@link parseNewSubscription} validates with the same
+ * schema built for the current setting.
+ */
+export const NewSubscriptionSchema = createSchema(false);
+
+/**
+ * The `PATCH /admin/subscriptions/:id` body as published in the OpenAPI document
+ * (DESIGN 4.3): strict, at least one of `url`, `event_types`, `description`, `enabled`
+ * (a `check`), built with `ALLOW_LOCAL_SUBSCRIBERS` off. {@link parseSubscriptionChanges}
+ * validates with the same schema built for the current setting.
+ */
+export const SubscriptionChangesSchema = patchSchema(false);
 
 /**
  * Reads a JSON object body: `Content-Type` first (415), then at most `MAX_BODY_BYTES`
