@@ -2,7 +2,8 @@
 // load from this second process (autocannon): (a) a bare pass-through Worker to the same
 // upstream (the floor), (b) the gateway on GET /payments/verify/<ref>, (c) the gateway on
 // an idempotent POST /disbursements/initialize (new key and reference each request); and,
-// as a diagnostic, (a') the floor writing one access-log line per request like the gateway.
+// as diagnostics, (a') the floor writing one access-log line per request like the gateway
+// and (a'') the floor sent (c)'s signed POST, so the upstream's share of (c) shows.
 // The floors are sent what the gateway sends upstream for (b): a signed GET, same path.
 // 10 connections, 10 s after a 3 s warm-up, 3 rounds with the order rotated, medians.
 // Run: node bench/gateway.ts   (DURATION_SEC, WARMUP_SEC, ROUNDS to shorten)
@@ -97,6 +98,35 @@ async function main(): Promise<void> {
         url: `http://${HOST}:${LOGGING_FLOOR_PORT}${verify}`,
         headers: { ...(await signRequest({ keyId: KEY_ID, secret: SECRET, body: '' })) },
       }),
+      // Diagnostic: what (c) asks of the upstream, without the gateway. Signed in advance
+      // (setupRequest is synchronous); the pool outlasts a run at the floor's rate.
+      "(a'') pass-through Worker, the same POST": async () => {
+        const pool = await Promise.all(
+          Array.from({ length: 400 * (WARMUP + DURATION) }, async () => {
+            const id = `bench-floor-${process.pid}-${counter++}`;
+            const body = transfer(id);
+            return { body, headers: await signRequest({ keyId: KEY_ID, secret: SECRET, body }) };
+          }),
+        );
+        return {
+          url: `http://${HOST}:${FLOOR_PORT}/disbursements/initialize`,
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          requests: [
+            {
+              setupRequest: (request) => {
+                const signed = pool.pop();
+                if (signed === undefined) throw new Error('signed pool exhausted');
+                return {
+                  ...request,
+                  headers: { ...request.headers, ...signed.headers },
+                  body: signed.body,
+                };
+              },
+            },
+          ],
+        };
+      },
       '(b) gateway GET verify': async () => ({
         url: `${gateway}${verify}`,
         headers: { Authorization: `Bearer ${TOKEN}` },
@@ -153,14 +183,17 @@ async function main(): Promise<void> {
       if (r !== undefined)
         console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} |`);
     }
-    const [a, logged, b, c] = names.map((name) => summary[name]);
-    if (a !== undefined && logged !== undefined && b !== undefined && c !== undefined) {
+    const [a, logged, posted, b, c] = names.map((name) => summary[name]);
+    if (a && logged && posted && b && c) {
       const ratio = (x: number, y: number) => (x / y).toFixed(2);
       console.log(
         `\nb/a = ${ratio(b.rps, a.rps)} (target >= 0.80), b p99 / a p99 = ${ratio(b.p99, a.p99)} (target <= 1.2), c/a = ${ratio(c.rps, a.rps)} (target >= 0.50)`,
       );
       console.log(
         `against (a'), the floor with the same log line: b/a' = ${ratio(b.rps, logged.rps)}, b p99 / a' p99 = ${ratio(b.p99, logged.p99)}, c/a' = ${ratio(c.rps, logged.rps)}; a'/a = ${ratio(logged.rps, a.rps)}`,
+      );
+      console.log(
+        `the POST upstream alone: a''/a = ${ratio(posted.rps, a.rps)}; c/a'' = ${ratio(c.rps, posted.rps)}`,
       );
     }
     console.log(`${ROUNDS} rounds, ${DURATION} s each after ${WARMUP} s warm-up, 10 connections`);

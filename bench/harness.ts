@@ -16,6 +16,9 @@ const quiet = {
   WRANGLER_SEND_METRICS: 'false',
   NO_UPDATE_NOTIFIER: '1',
   CI: 'true',
+  // wrangler also appends every line it prints to a debug log under ~/.wrangler/logs
+  // (a mutex and a file append per line); the benchmark keeps its own copy of the output.
+  WRANGLER_WRITE_LOGS: 'false',
 };
 
 /**
