@@ -1,7 +1,7 @@
 import { AutoRouter, type AutoRouterType, type IRequest } from 'itty-router';
 import { authenticateAdmin } from './auth/admin.ts';
 import { authenticate } from './auth/authenticate.ts';
-import { beginRequest } from './http/context.ts';
+import { beginRequest, contextOf } from './http/context.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
 import { countDeliveries, retryDelivery } from './routes/admin/deliveries.ts';
 import { getEvent, listEvents, replayEvent } from './routes/admin/events.ts';
@@ -90,7 +90,12 @@ export function createRouter(): GatewayRouter {
     finally: [finalizeResponse],
   });
   for (const route of GATEWAY_ROUTES) {
-    router[REGISTER[route.method]](route.pattern, HANDLERS[route.name]);
+    const handler = HANDLERS[route.name];
+    // The access log's `route` is the table's name, set here once for every handler.
+    router[REGISTER[route.method]](route.pattern, (request, env, ctx) => {
+      contextOf(request).routeName = route.name;
+      return handler(request, env, ctx);
+    });
   }
   for (const route of UPSTREAM_ROUTES) {
     router[REGISTER[route.method]](route.pattern, proxyRoute(route));

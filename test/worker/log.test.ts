@@ -1,5 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { logEvent, maskAccountNumbers } from '../../worker/http/log.ts';
+import { GATEWAY_ROUTES } from '../../worker/routes/gateway-routes.ts';
+import { adminRequest } from './admin-helpers.ts';
 import {
   CALLER_NAME,
   CALLER_TOKEN,
@@ -42,6 +44,29 @@ describe('gateway', () => {
         latency_ms: expect.any(Number),
       });
       expect(lines[0]?.latency_ms).toBeGreaterThanOrEqual(0);
+    });
+
+    it("should name the gateway's own routes as the route table does", async () => {
+      await fetchGateway(gatewayRequest('/healthz', { token: null }));
+      await fetchGateway(gatewayRequest('/openapi.json'));
+      await fetchGateway(adminRequest('GET', '/admin/subscriptions'));
+      // A forged webhook still reaches its handler (the signature is checked there): 401.
+      await fetchGateway(
+        gatewayRequest('/webhooks', {
+          token: null,
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Signature': 'forged' },
+          body: '{}',
+        }),
+      );
+      expect(requestLines().map((line) => [line.route, line.status])).toEqual([
+        ['health', 200],
+        ['openapi', 200],
+        ['admin.subscriptions.list', 200],
+        ['webhooks.ingest', 401],
+      ]);
+      const names = new Set<string>(GATEWAY_ROUTES.map((route) => route.name));
+      for (const line of requestLines()) expect(names.has(String(line.route))).toBe(true);
     });
 
     it('should record the cache outcome and the idempotency outcome', async () => {

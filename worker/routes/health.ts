@@ -1,5 +1,4 @@
 import type { IRequest } from 'itty-router';
-import { contextOf } from '../http/context.ts';
 import { jsonResponse } from '../http/respond.ts';
 
 /** Path of the liveness check; open (no bearer token). */
@@ -11,7 +10,6 @@ export const HEALTH_PATH = '/healthz';
  * @param request - the incoming request.
  * @returns 200 JSON.
  */
-export function health(request: IRequest): Response {
-  contextOf(request).routeName = 'health';
+export function health(_request: IRequest): Response {
   return jsonResponse({ status: 'ok' });
 }

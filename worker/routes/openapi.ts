@@ -1,5 +1,4 @@
 import type { IRequest } from 'itty-router';
-import { contextOf } from '../http/context.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 
 export { OPENAPI_PATH } from '../openapi/document.ts';
@@ -27,8 +26,7 @@ export function openApiJson(): string {
  * @param request - the incoming request.
  * @returns 200 JSON.
  */
-export function openapi(request: IRequest): Response {
-  contextOf(request).routeName = 'openapi';
+export function openapi(_request: IRequest): Response {
   return new Response(openApiJson(), {
     headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
   });

@@ -51,7 +51,6 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  */
 export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {
   const context = contextOf(request);
-  context.routeName = 'webhooks.ingest';
   const body = await readBody(request, maxBodyBytes(env.MAX_BODY_BYTES));
   const secret = env.WEBHOOK_SECRET ?? '';
   if (secret !== '') await verifySignature(secret, body, request.headers);

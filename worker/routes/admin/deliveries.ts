@@ -105,7 +105,6 @@ export async function enqueueDeliveryIds(
  * @throws {HttpError} 404 `not_found`.
  */
 export async function retryDelivery(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.deliveries.retry';
   const id = request.params.id ?? '';
   const record = await resetDelivery(env.DB, id, Date.now());
   // JSON.stringify keeps control characters of a hostile id out of the message.
@@ -125,8 +124,7 @@ export async function retryDelivery(request: IRequest, env: Env): Promise<Respon
  *
  * @returns 200 `{ status: 'success', data: { pending, delivered, failed, total } }`.
  */
-export async function countDeliveries(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.deliveries.counts';
+export async function countDeliveries(_request: IRequest, env: Env): Promise<Response> {
   const counts = await countDeliveriesByStatus(env.DB);
   const total = counts.pending + counts.delivered + counts.failed;
   return jsonResponse({ status: 'success', data: { ...counts, total } });

@@ -93,7 +93,6 @@ export const EventReplaySchema = v.strictObject({
  * @throws {HttpError} 400 `validation_failed` with every issue.
  */
 export async function listEvents(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.events.list';
   const params = new URL(request.url).searchParams;
   const repeated = [...new Set([...params.keys()].filter((k) => params.getAll(k).length > 1))];
   if (repeated.length > 0) {
@@ -124,7 +123,6 @@ export async function listEvents(request: IRequest, env: Env): Promise<Response>
  * @throws {HttpError} 404 `not_found`.
  */
 export async function getEvent(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.events.get';
   const event = await foundEvent(request, env);
   const deliveries = await listEventDeliveries(env.DB, event.eventId);
   const attempts = await Promise.all(deliveries.map((d) => listDeliveryAttempts(env.DB, d.id)));
@@ -152,7 +150,6 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  *   `validation_failed` for a bad body or a disabled subscription; 415, 413.
  */
 export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.events.replay';
   const body = hasBody(request) ? await readJsonObject(request, env) : {};
   const parsed = v.safeParse(EventReplaySchema, body);
   if (!parsed.success) throw invalid(toIssues(parsed.issues));

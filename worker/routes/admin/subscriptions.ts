@@ -72,7 +72,6 @@ export function toSubscriptionView(record: SubscriptionRecord, now: number): Sub
  * ```
  */
 export async function createSubscription(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.subscriptions.create';
   const input = parseNewSubscription(
     await readJsonObject(request, env),
     allowLocalSubscribers(env.ALLOW_LOCAL_SUBSCRIBERS),
@@ -94,8 +93,7 @@ export async function createSubscription(request: IRequest, env: Env): Promise<R
 }
 
 /** `GET /admin/subscriptions`: every subscription, newest first, without secrets. */
-export async function listSubscriptions(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.subscriptions.list';
+export async function listSubscriptions(_request: IRequest, env: Env): Promise<Response> {
   const now = Date.now();
   const records = await subscriptions.listSubscriptions(env.DB);
   return jsonResponse({ status: 'success', data: records.map((r) => toSubscriptionView(r, now)) });
@@ -107,7 +105,6 @@ export async function listSubscriptions(request: IRequest, env: Env): Promise<Re
  * @throws {HttpError} 404 `not_found`.
  */
 export async function getSubscription(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.subscriptions.get';
   const id = idOf(request);
   const record = found(id, await subscriptions.findSubscription(env.DB, id));
   return jsonResponse({ status: 'success', data: toSubscriptionView(record, Date.now()) });
@@ -120,7 +117,6 @@ export async function getSubscription(request: IRequest, env: Env): Promise<Resp
  * @throws {HttpError} 404 `not_found` (checked after the body), 415, 413, or 400 `validation_failed`.
  */
 export async function updateSubscription(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.subscriptions.update';
   const id = idOf(request);
   const changes = parseSubscriptionChanges(
     await readJsonObject(request, env),
@@ -139,7 +135,6 @@ export async function updateSubscription(request: IRequest, env: Env): Promise<R
  * @throws {HttpError} 404 `not_found`.
  */
 export async function deleteSubscription(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.subscriptions.delete';
   const id = idOf(request);
   if (!(await subscriptions.deleteSubscription(env.DB, id))) throw notFound(id);
   audit(request, 'subscription_deleted', id);
@@ -154,7 +149,6 @@ export async function deleteSubscription(request: IRequest, env: Env): Promise<R
  * @throws {HttpError} 404 `not_found`.
  */
 export async function rotateSubscriptionSecret(request: IRequest, env: Env): Promise<Response> {
-  contextOf(request).routeName = 'admin.subscriptions.rotate_secret';
   const id = idOf(request);
   const now = Date.now();
   const rotation = {
