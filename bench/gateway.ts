@@ -14,16 +14,22 @@ import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { signRequest } from '../lib/signing.ts';
 import { startSandboxServer } from '../scripts/sandbox-server.ts';
-import { HOST, type LoadResult, median, migrate, root, runLoad, startWorker } from './harness.ts';
+import {
+  compareCases,
+  HOST,
+  LOAD_PLAN,
+  migrate,
+  printComparison,
+  root,
+  runLoad,
+  startWorker,
+} from './harness.ts';
 
 // 197xx/198xx: apart from the e2e test's 187xx, so a benchmark never collides with npm test.
 const SANDBOX_PORT = 19888;
 const GATEWAY_PORT = 19787;
 const FLOOR_PORT = 19789;
 const LOGGING_FLOOR_PORT = 19790;
-const DURATION = Number(process.env.DURATION_SEC ?? 10);
-const WARMUP = Number(process.env.WARMUP_SEC ?? 3);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TOKEN = 'dev-gateway-token';
 
 // The floor is sent exactly what the gateway sends upstream for (b): a signed GET.
@@ -102,7 +108,7 @@ async function main(): Promise<void> {
       // (setupRequest is synchronous); the pool outlasts a run at the floor's rate.
       "(a'') pass-through Worker, the same POST": async () => {
         const pool = await Promise.all(
-          Array.from({ length: 400 * (WARMUP + DURATION) }, async () => {
+          Array.from({ length: 400 * (LOAD_PLAN.warmup + LOAD_PLAN.duration) }, async () => {
             const id = `bench-floor-${process.pid}-${counter++}`;
             const body = transfer(id);
             return { body, headers: await signRequest({ keyId: KEY_ID, secret: SECRET, body }) };
@@ -149,41 +155,16 @@ async function main(): Promise<void> {
         ],
       }),
     };
-    const names = Object.keys(cases);
-    const results: Record<string, LoadResult[]> = Object.fromEntries(
-      names.map((name) => [name, []]),
-    );
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const name of names
-        .slice(round % names.length)
-        .concat(names.slice(0, round % names.length))) {
-        const options = (await cases[name]?.()) as autocannon.Options;
-        await runLoad(options, WARMUP);
-        results[name]?.push(await runLoad(options, DURATION));
-      }
-    }
-    const summary = Object.fromEntries(
-      names.map((name) => {
-        const runs = results[name] ?? [];
-        return [
+    const summary = await compareCases(
+      Object.fromEntries(
+        Object.entries(cases).map(([name, options]) => [
           name,
-          {
-            rps: median(runs.map((r) => r.rps)),
-            p50: median(runs.map((r) => r.p50)),
-            p99: median(runs.map((r) => r.p99)),
-            non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
-          },
-        ];
-      }),
+          async (seconds: number) => runLoad(await options(), seconds),
+        ]),
+      ),
     );
-    console.log('| case | req/s | p50 ms | p99 ms | non-2xx |');
-    console.log('|---|---|---|---|---|');
-    for (const name of names) {
-      const r = summary[name];
-      if (r !== undefined)
-        console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} |`);
-    }
-    const [a, logged, posted, b, c] = names.map((name) => summary[name]);
+    printComparison(summary);
+    const [a, logged, posted, b, c] = Object.values(summary);
     if (a && logged && posted && b && c) {
       const ratio = (x: number, y: number) => (x / y).toFixed(2);
       console.log(
@@ -196,7 +177,9 @@ async function main(): Promise<void> {
         `the POST upstream alone: a''/a = ${ratio(posted.rps, a.rps)}; c/a'' = ${ratio(c.rps, posted.rps)}`,
       );
     }
-    console.log(`${ROUNDS} rounds, ${DURATION} s each after ${WARMUP} s warm-up, 10 connections`);
+    console.log(
+      `${LOAD_PLAN.rounds} rounds, ${LOAD_PLAN.duration} s each after ${LOAD_PLAN.warmup} s warm-up, 10 connections`,
+    );
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await sandbox.close();

@@ -121,3 +121,53 @@ export async function runLoad(options: autocannon.Options, seconds: number): Pro
 export function median(values: number[]): number {
   return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0;
 }
+
+/** Seconds and rounds of a throughput comparison, from DURATION_SEC, WARMUP_SEC and ROUNDS. */
+export const LOAD_PLAN = {
+  duration: Number(process.env.DURATION_SEC ?? 10),
+  warmup: Number(process.env.WARMUP_SEC ?? 3),
+  rounds: Number(process.env.ROUNDS ?? 3),
+};
+
+/**
+ * Runs every case once per round, a warm-up run before each measured one, the order
+ * rotated each round so no case always goes first; returns each case's medians (req/s,
+ * p50 and p99 in ms) and its summed non-2xx count.
+ *
+ * @param cases - by name: runs that case's load for the given seconds.
+ */
+export async function compareCases(
+  cases: Record<string, (seconds: number) => Promise<LoadResult>>,
+): Promise<Record<string, LoadResult>> {
+  const names = Object.keys(cases);
+  const runs = new Map<string, LoadResult[]>(names.map((name) => [name, []]));
+  for (let round = 0; round < LOAD_PLAN.rounds; round++) {
+    const shift = round % names.length;
+    for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
+      const run = cases[name] as (seconds: number) => Promise<LoadResult>;
+      await run(LOAD_PLAN.warmup);
+      runs.get(name)?.push(await run(LOAD_PLAN.duration));
+    }
+  }
+  return Object.fromEntries(
+    names.map((name) => {
+      const results = runs.get(name) ?? [];
+      const summary: LoadResult = {
+        rps: median(results.map((r) => r.rps)),
+        p50: median(results.map((r) => r.p50)),
+        p99: median(results.map((r) => r.p99)),
+        non2xx: results.reduce((sum, r) => sum + r.non2xx, 0),
+      };
+      return [name, summary];
+    }),
+  );
+}
+
+/** Prints {@link compareCases}' results as the Markdown table bench/README.md records. */
+export function printComparison(summary: Record<string, LoadResult>): void {
+  console.log('| case | req/s | p50 ms | p99 ms | non-2xx |');
+  console.log('|---|---|---|---|---|');
+  for (const [name, r] of Object.entries(summary)) {
+    console.log(`| ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} |`);
+  }
+}

@@ -14,15 +14,23 @@ import { join } from 'node:path';
 import { startReceiver } from '../examples/receiver/server.ts';
 import { signRequest } from '../lib/signing.ts';
 import { startSandboxServer } from '../scripts/sandbox-server.ts';
-import { HOST, type LoadResult, median, migrate, root, runLoad, startWorker } from './harness.ts';
+import {
+  compareCases,
+  HOST,
+  LOAD_PLAN,
+  type LoadResult,
+  median,
+  migrate,
+  printComparison,
+  root,
+  runLoad,
+  startWorker,
+} from './harness.ts';
 
 // 197xx/198xx: apart from the e2e test's 187xx, so a benchmark never collides with npm test.
 const SANDBOX_PORT = 19888;
 const GATEWAY_PORT = 19787;
 const FLOOR_PORT = 19790;
-const DURATION = Number(process.env.DURATION_SEC ?? 10);
-const WARMUP = Number(process.env.WARMUP_SEC ?? 3);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const STORM_EVENTS = Number(process.env.STORM_EVENTS ?? 200);
 const LATENCY_EVENTS = 100;
 const KEY_ID = 'sandbox-key';
@@ -190,29 +198,11 @@ async function main(): Promise<void> {
       '(a) bare Worker answering 200': `http://${HOST}:${FLOOR_PORT}/webhooks`,
       '(b) relay POST /webhooks': `${gateway}/webhooks`,
     };
-    const names = Object.keys(cases);
-    const results: Record<string, LoadResult[]> = Object.fromEntries(
-      names.map((name) => [name, []]),
+    const summary = await compareCases(
+      Object.fromEntries(
+        Object.entries(cases).map(([name, url]) => [name, (seconds: number) => load(url, seconds)]),
+      ),
     );
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const name of names
-        .slice(round % names.length)
-        .concat(names.slice(0, round % names.length))) {
-        const url = cases[name] as string;
-        await load(url, WARMUP);
-        results[name]?.push(await load(url, DURATION));
-      }
-    }
-    const summary = names.map((name) => {
-      const runs = results[name] ?? [];
-      return {
-        name,
-        rps: median(runs.map((r) => r.rps)),
-        p50: median(runs.map((r) => r.p50)),
-        p99: median(runs.map((r) => r.p99)),
-        non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
-      };
-    });
 
     // (2) Duplicate storm: every event sent 3 times at once, all events concurrently.
     const stormFrom = new Date(Date.now() - 1000).toISOString();
@@ -274,19 +264,15 @@ async function main(): Promise<void> {
     });
 
     // Report.
-    console.log('| case | req/s | p50 ms | p99 ms | non-2xx |');
-    console.log('|---|---|---|---|---|');
-    for (const r of summary) {
-      console.log(`| ${r.name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.non2xx} |`);
-    }
-    const [a, b] = summary;
+    printComparison(summary);
+    const [a, b] = Object.values(summary);
     if (a !== undefined && b !== undefined) {
       console.log(
         `\nb/a req/s = ${(b.rps / a.rps).toFixed(2)}, b p99 / a p99 = ${(b.p99 / a.p99).toFixed(2)}`,
       );
     }
     console.log(
-      `${ROUNDS} rounds, ${DURATION} s each after ${WARMUP} s warm-up, 10 connections` +
+      `${LOAD_PLAN.rounds} rounds, ${LOAD_PLAN.duration} s each after ${LOAD_PLAN.warmup} s warm-up, 10 connections` +
         (fallbackSigned > 0 ? ` (${fallbackSigned} events signed by the sync fallback)` : ''),
     );
     console.log('\n| measure | value |');
