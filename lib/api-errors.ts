@@ -10,7 +10,7 @@ export interface APIErrorContext extends ErrorContext {
 }
 
 /**
- * The service answered with an error status (DESIGN 2). Subclasses exist per status and
+ * The service answered with an error status. Subclasses exist per status and
  * for the spec's four known 409s; `status`, `code`, `issues`, `headers`, `requestId` and
  * `rawBody` come from the response.
  */
@@ -161,7 +161,8 @@ interface ErrorBody {
   requestId?: string | undefined;
 }
 
-// The body of DESIGN 4.4 when it is one; anything else (HTML from a proxy...) reads as {}.
+// The error body of the gateway and the sandbox (`{ status, message, code, issues?,
+// request_id }`, docs/gateway.md) when it is one; anything else (HTML from a proxy...) reads as {}.
 function parseErrorBody(rawBody: string): ErrorBody {
   let body: Record<string, unknown>;
   try {

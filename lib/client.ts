@@ -1,4 +1,5 @@
-import { ClientCore } from './internal/core.ts';
+import type { Endpoint } from './endpoints.ts';
+import { ClientCore, type EndpointInput, type RequestOptions } from './internal/core.ts';
 import {
   type Logger,
   type RequestEvent,
@@ -54,7 +55,7 @@ export interface PaymentsClientOptions {
 }
 
 /**
- * The client of the payments API (DESIGN 2), with one resource per spec section.
+ * The client of the payments API, with one resource per spec section.
  * Works unchanged on Node >= 22, Deno, Bun, Cloudflare Workers and browsers.
  *
  * @throws {TypeError} on missing credentials or base address, or without a global `fetch`.
@@ -79,16 +80,43 @@ export class PaymentsClient {
   readonly directDebits: DirectDebits;
   /** Virtual accounts and their inbound transfers (spec: Virtual accounts). */
   readonly virtualAccounts: VirtualAccounts;
+  readonly #core: ClientCore;
 
   /** @param options - credentials, address, timeouts and hooks; see {@link PaymentsClientOptions}. */
   constructor(options: PaymentsClientOptions) {
     const core = new ClientCore(new Transport(resolveSettings(options)));
+    this.#core = core;
     this.payments = new Payments(core);
     this.transfers = new Transfers(core);
     this.refunds = new Refunds(core);
     this.banks = new Banks(core);
     this.directDebits = new DirectDebits(core);
     this.virtualAccounts = new VirtualAccounts(core);
+  }
+
+  /**
+   * Calls any endpoint of {@link ENDPOINTS} by its table entry; the resources' methods are
+   * typed shortcuts over it. Validation, signing, retries (as the endpoint's effect
+   * allows) and normalization are the same.
+   *
+   * @param endpoint - an entry of `ENDPOINTS`, e.g. `ENDPOINTS['transfers.verify']`.
+   * @param input - `params` (path parameter values in order), `body`, `query`.
+   * @param options - signal, timeoutMs, idempotencyKey, requestId.
+   * @returns the normalized record (lists: use the resource's method for paging).
+   * @throws {RequestValidationError}, {@link ResponseValidationError}, APIError subclasses,
+   *   ConnectionError, TimeoutError, AbortError.
+   *
+   * @example
+   * ```ts
+   * const transfer = await client.request(ENDPOINTS['transfers.verify'], { params: ['payout-42'] });
+   * ```
+   */
+  request<Out>(
+    endpoint: Endpoint<Out>,
+    input: EndpointInput = {},
+    options?: RequestOptions,
+  ): Promise<Out> {
+    return this.#core.request(endpoint, input, options);
   }
 }
 

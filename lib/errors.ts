@@ -23,8 +23,9 @@ export interface Issue {
 }
 
 /**
- * Base class of every error edgepay throws (DESIGN 2). Carries what is known of the
- * HTTP exchange: method, URL, status, headers, request id, raw body and `cause`.
+ * Base class of every error edgepay throws, so one `instanceof` catches them all.
+ * Carries what is known of the HTTP exchange: method, URL, status, headers, request id,
+ * raw body and `cause`.
  */
 export class PaymentsError extends Error {
   override name = 'PaymentsError';
@@ -81,7 +82,7 @@ export class SignatureVerificationError extends PaymentsError {
   }
 }
 
-/** The request never got an answer: DNS, refused or reset connection, TLS (DESIGN 2). */
+/** The request never got an answer: DNS, refused or reset connection, TLS. */
 export class ConnectionError extends PaymentsError {
   override name = 'ConnectionError';
 }

@@ -19,6 +19,26 @@ export {
 } from './api-errors.ts';
 // Client
 export { ENVIRONMENTS, PaymentsClient, type PaymentsClientOptions } from './client.ts';
+// Confirming money webhooks against the service
+export {
+  type ConfirmableEvent,
+  type Confirmation,
+  confirmWebhookEvent,
+  MONEY_EVENTS,
+  type MoneyEventRule,
+} from './confirm.ts';
+// The endpoint table (spec: Endpoints)
+export {
+  type Effect,
+  ENDPOINTS,
+  type Endpoint,
+  type EndpointName,
+  type HttpMethod,
+  type Lookup,
+  listEndpoints,
+  type NamedEndpoint,
+  type Shape,
+} from './endpoints.ts';
 export {
   AbortError,
   ConnectionError,
@@ -31,7 +51,7 @@ export {
   SignatureVerificationError,
   TimeoutError,
 } from './errors.ts';
-export type { ListParams, RequestOptions } from './internal/core.ts';
+export type { EndpointInput, ListParams, RequestOptions } from './internal/core.ts';
 export type { Logger, RequestEvent, ResponseEvent } from './internal/transport.ts';
 // Money (exact decimal <-> minor units)
 export { formatMinorUnits, parseMinorUnits, toMajorUnits, toMinorUnits } from './money.ts';

@@ -1,4 +1,5 @@
-// Exact money: amounts as integer minor units, never binary-float sums (DESIGN 3, STYLE).
+// Exact money: amounts as integer minor units, never binary-float sums (0.1 + 0.2 is not
+// 0.3 in floating point, and a balance must add up to the kobo).
 
 /** Fraction digits of every currency the sandbox handles (NGN kobo, GHS pesewas, ...). */
 export const MINOR_UNIT_DIGITS = 2;

@@ -13,7 +13,7 @@ export type PageLoader<T> = (page: number) => Promise<Page<T>>;
 
 /**
  * A list call: iterate every item across pages with `for await`, or take pages
- * explicitly (DESIGN 2: lists). Nothing is fetched until it is used.
+ * explicitly with `.page(n)` / `.pages()`. Nothing is fetched until it is used.
  *
  * @example
  * ```ts

@@ -1,7 +1,10 @@
 import { AbortError, TimeoutError } from './errors.ts';
 import { delay } from './internal/delay.ts';
 
-/** Options of `waitForFinal` on transfers, refunds and debits (DESIGN 2: polling helper). */
+/**
+ * Options of `waitForFinal` on transfers, refunds and debits, which polls the record
+ * until its state is no longer `processing` or `pending`.
+ */
 export interface WaitOptions {
   /** Pause between two looks, in milliseconds. @default 2000 */
   intervalMs?: number;

@@ -92,7 +92,10 @@ export async function signRequest(options: SignRequestOptions): Promise<Signatur
  * Verifies the signature headers of a received request (spec: Authentication): the
  * timestamp must be unix seconds within `toleranceSec` of now (past or future), and the
  * signature must be the HMAC of `${timestamp}:${rawBody}`. The comparison is constant
- * time (`SubtleCrypto.verify`). Repeated signatures are not rejected (DESIGN 3).
+ * time (`SubtleCrypto.verify`). Repeated signatures are not rejected: the scheme signs
+ * neither method nor path and the timestamp has one-second resolution, so two legitimate
+ * requests with the same body in the same second carry the same signature
+ * (docs/assumptions.md, "Authentication").
  *
  * @param options - secret, exact body, received headers, tolerance (seconds), clock, SubtleCrypto.
  * @returns nothing when the signature is valid.
@@ -144,7 +147,9 @@ export async function verifyRequestSignature(
 
 /**
  * Imports (once per SubtleCrypto and secret) the HMAC-SHA256 key for `secret`.
- * Internal to edgepay; exported for the gateway and the sandbox.
+ * Internal to edgepay: used only by {@link signRequest} and {@link verifyRequestSignature}
+ * in this file (the gateway and the sandbox call those), and not re-exported from the
+ * package entry point.
  */
 export function importHmacKey(subtle: SubtleCrypto, secret: string): Promise<CryptoKey> {
   let keys = keyCache.get(subtle);

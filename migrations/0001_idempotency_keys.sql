@@ -1,4 +1,5 @@
--- Idempotency keys of the signing proxy (DESIGN 4.1), scoped per caller.
+-- Idempotency keys of the signing proxy (docs/gateway.md, "Idempotency keys"), scoped per
+-- caller, so two callers choosing the same key never see each other's answers.
 -- The primary key is the atomic claim: INSERT ... ON CONFLICT DO NOTHING.
 CREATE TABLE idempotency_keys (
   caller TEXT NOT NULL,

@@ -1,7 +1,7 @@
--- Webhook subscriptions of the relay (DESIGN 4.2 and 4.3, issue 5 point 3), managed
--- through the admin API. Every time is epoch milliseconds.
+-- Webhook subscriptions of the relay, managed through the admin API
+-- (/admin/subscriptions). Every time is epoch milliseconds.
 -- event_types: a JSON array of event types, NULL = every event type.
--- enabled: 1 or 0; a 410 from the subscriber sets it to 0 (a later slice).
+-- enabled: 1 or 0; a 410 from the subscriber sets it to 0.
 -- secret: the current `whsec_` signing secret. On rotation the old one moves to
 -- previous_secret, still signed with until previous_secret_expires_at (24 h later).
 CREATE TABLE subscriptions (

@@ -1,9 +1,9 @@
--- Deliveries of the relay (DESIGN 4.2, issue 5 point 4): one row per (event, subscription),
+-- Deliveries of the relay: one row per (event, subscription),
 -- written in the same D1 batch as the event at ingress, delivered through the
 -- DELIVERIES queue. Every time is epoch milliseconds.
 -- status: 'pending' until delivered (2xx), 'failed' on a 410 or once dead-lettered.
 -- attempts: how many attempts delivery_attempts holds for it.
--- next_attempt_at: when the next attempt is due (NULL once settled); the sweeper slice
+-- next_attempt_at: when the next attempt is due (NULL once settled); the sweeper
 -- re-enqueues pending deliveries stuck past it.
 -- last_status: the HTTP status of the last attempt, NULL when it got no response.
 -- subscription_id has no foreign key: deleting a subscription keeps its delivery history
@@ -25,7 +25,7 @@ CREATE TABLE deliveries (
 CREATE INDEX deliveries_status_due ON deliveries (status, next_attempt_at);
 CREATE INDEX deliveries_subscription ON deliveries (subscription_id, created_at);
 
--- Every attempt of a delivery (issue 5 point 4): status NULL when no response came
+-- Every attempt of a delivery, kept for the admin API: status NULL when no response came
 -- (network error, timeout); response_excerpt is the first 2 KB of the response body.
 CREATE TABLE delivery_attempts (
   delivery_id TEXT NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,

@@ -1,7 +1,8 @@
-// `npm start`: the main job on an embedded default (DESIGN 5). Brings up, with nothing
+// `npm start`: the main job on an embedded default. Brings up, with nothing
 // deployed: the sandbox emulator on 127.0.0.1:8788 and the gateway (wrangler dev, local
 // D1 and KV, migrations applied) on 127.0.0.1:8787 in front of it, and the example
 // webhook receiver (examples/receiver) on 127.0.0.1:8789, subscribed through the admin API.
+// The tokens and credentials it uses are listed in docs/sandbox.md, "Local defaults".
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

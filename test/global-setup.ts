@@ -8,6 +8,11 @@ declare module 'vitest' {
     sandboxUrl: string;
     /** A second sandbox for tests that inject faults (latency, errors, drops), so they never disturb others. */
     faultSandboxUrl: string;
+    /**
+     * A third sandbox whose clock the money-event tests advance (settling transfers,
+     * refunds and debits), so no other test sees its items settle early.
+     */
+    confirmSandboxUrl: string;
     /** A recording webhook receiver for the relay's delivery tests (test/support/delivery-receiver.ts). */
     receiverUrl: string;
   }
@@ -20,11 +25,18 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const server = await startSandboxServer({ port: 0 });
   const faultServer = await startSandboxServer({ port: 0 });
+  const confirmServer = await startSandboxServer({ port: 0 });
   const receiver = await startDeliveryReceiver();
   project.provide('sandboxUrl', server.url);
   project.provide('faultSandboxUrl', faultServer.url);
+  project.provide('confirmSandboxUrl', confirmServer.url);
   project.provide('receiverUrl', receiver.url);
   return async () => {
-    await Promise.all([server.close(), faultServer.close(), receiver.close()]);
+    await Promise.all([
+      server.close(),
+      faultServer.close(),
+      confirmServer.close(),
+      receiver.close(),
+    ]);
   };
 }

@@ -10,12 +10,12 @@ export const PURGE_MAX_BATCHES = 10;
 
 /**
  * The cron trigger (wrangler.toml `[triggers]`): housekeeping that must not depend on
- * traffic. Today: purge idempotency keys past their retention (DESIGN 4.1), at most
- * {@link PURGE_BATCH_SIZE} x {@link PURGE_MAX_BATCHES} rows per run, stopping at the
- * first batch that is not full. Keys past `expires_at` are already treated as absent
- * by the proxy; the purge only reclaims their space. Then the relay sweeper
- * (worker/relay/sweeper.ts, issue 5 point 5): overdue `pending` deliveries re-enqueued,
- * events past `RELAY_RETENTION_DAYS` purged.
+ * traffic. Today: purge idempotency keys past their retention
+ * (`IDEMPOTENCY_RETENTION_SEC`), at most {@link PURGE_BATCH_SIZE} x
+ * {@link PURGE_MAX_BATCHES} rows per run, stopping at the first batch that is not full.
+ * Keys past `expires_at` are already treated as absent by the proxy; the purge only
+ * reclaims their space. Then the relay sweeper (worker/relay/sweeper.ts): overdue
+ * `pending` deliveries re-enqueued, events past `RELAY_RETENTION_DAYS` purged.
  *
  * @param controller - the scheduled event; its `scheduledTime` (epoch ms) is "now".
  * @param env - bindings (D1 `DB`, Queue `DELIVERIES`) and settings.

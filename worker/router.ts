@@ -1,6 +1,6 @@
 import { AutoRouter, type AutoRouterType, type IRequest } from 'itty-router';
-import { authenticateAdmin } from './auth/admin.ts';
-import { authenticate } from './auth/authenticate.ts';
+import { requireAdmin } from './auth/admin.ts';
+import { requireCaller } from './auth/authenticate.ts';
 import { beginRequest, contextOf } from './http/context.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
 import { countDeliveries, retryDelivery } from './routes/admin/deliveries.ts';
@@ -13,25 +13,18 @@ import {
   rotateSubscriptionSecret,
   updateSubscription,
 } from './routes/admin/subscriptions.ts';
-import { fallback } from './routes/fallback.ts';
-import { GATEWAY_ROUTES, type GatewayRouteName } from './routes/gateway-routes.ts';
+import { methodNotAllowed, notFound } from './routes/fallback.ts';
 import { health } from './routes/health.ts';
 import { openapi } from './routes/openapi.ts';
 import { proxyRoute } from './routes/proxy.ts';
+import {
+  type GatewayAuth,
+  type GatewayRoute,
+  type OwnRouteName,
+  type ProxyRoute,
+  ROUTES,
+} from './routes/table.ts';
 import { ingestWebhook } from './routes/webhooks.ts';
-import { UPSTREAM_ROUTES } from './upstream/routes.ts';
-
-/**
- * Paths that need no bearer token (DESIGN 4.1), read from `GATEWAY_ROUTES`: the health
- * check (`auth: 'none'`) and the webhook ingress (`auth: 'webhook-signature'`, the
- * provider's HMAC headers instead). Admin paths (`/admin/*`) need the admin token instead
- * of a caller's (DESIGN 4.3).
- */
-export const OPEN_PATHS: ReadonlySet<string> = new Set(
-  GATEWAY_ROUTES.filter((r) => r.auth === 'none' || r.auth === 'webhook-signature').map(
-    (r) => r.pattern,
-  ),
-);
 
 /** The gateway's router: `fetch(request, env, ctx)` as a Worker handler expects. */
 export type GatewayRouter = AutoRouterType<IRequest, [Env, ExecutionContext]>;
@@ -46,10 +39,10 @@ type RouteHandler = (
 ) => Response | Promise<Response>;
 
 /**
- * The handler of each route in `GATEWAY_ROUTES`, by route name; the type demands exactly
+ * The handler of each of the gateway's own routes, by route name; the type demands exactly
  * one per name, so a route cannot be described without being served or the reverse.
  */
-const HANDLERS: Readonly<Record<GatewayRouteName, RouteHandler>> = {
+const HANDLERS: Readonly<Record<OwnRouteName, RouteHandler>> = {
   health,
   openapi,
   'webhooks.ingest': ingestWebhook,
@@ -67,13 +60,25 @@ const HANDLERS: Readonly<Record<GatewayRouteName, RouteHandler>> = {
 };
 
 /**
- * Assembles the gateway: itty-router's AutoRouter with the `before` stages (request
- * context, caller authentication, the admin guard), the gateway's own routes from
- * `GATEWAY_ROUTES` (health check, OpenAPI document, webhook ingress, the admin API's
- * subscription, event and delivery routes), one proxy route per spec endpoint, a
- * 404/405 catch-all, the `catch` stage rendering DESIGN 4.4 error bodies, and the
- * `finally` stage stamping `X-Request-Id` and writing the access log. The
- * upstream is reached with the global `fetch`.
+ * The middleware enforcing each kind of route authentication. The webhook ingress has
+ * none here: the provider's signature covers the exact body bytes, so the handler checks
+ * it once it has read them (before anything else is done with the request).
+ */
+const AUTH: Readonly<Record<GatewayAuth, Middleware | undefined>> = {
+  none: undefined,
+  bearer: requireCaller,
+  admin: requireAdmin,
+  'webhook-signature': undefined,
+};
+
+/**
+ * Assembles the gateway on itty-router's AutoRouter: a `before` stage creating the
+ * request context (request id, arrival time); every route of `ROUTES` registered with the
+ * authentication it declares as route middleware (`router.get(path, requireCaller,
+ * handler)`), then its handler (the gateway's own, or the proxy pipeline of its
+ * endpoint); a 404/405 catch-all; the `catch` stage rendering error bodies; and the
+ * `finally` stage stamping `X-Request-Id` and writing the access log. The upstream is
+ * reached with the global `fetch`.
  *
  * @returns the router; call `router.fetch(request, env, ctx)`.
  *
@@ -85,22 +90,50 @@ const HANDLERS: Readonly<Record<GatewayRouteName, RouteHandler>> = {
  */
 export function createRouter(): GatewayRouter {
   const router = AutoRouter<IRequest, [Env, ExecutionContext]>({
-    before: [beginRequest, authenticate(OPEN_PATHS), authenticateAdmin],
+    before: [beginRequest],
     catch: renderError,
     finally: [finalizeResponse],
   });
-  for (const route of GATEWAY_ROUTES) {
-    const handler = HANDLERS[route.name];
-    // The access log's `route` is the table's name, set here once for every handler.
-    router[REGISTER[route.method]](route.pattern, (request, env, ctx) => {
+  for (const route of ROUTES) {
+    const auth = AUTH[route.auth];
+    // The access log names the route from the table, before authentication can fail.
+    const named = (request: IRequest) => {
       contextOf(request).routeName = route.name;
-      return handler(request, env, ctx);
-    });
+      return undefined;
+    };
+    add(router, REGISTER[route.method], route.pattern, named, auth, handlerOf(route));
   }
-  for (const route of UPSTREAM_ROUTES) {
-    router[REGISTER[route.method]](route.pattern, proxyRoute(route));
-  }
+  // A known path with another method: 405, after the path's own authentication.
   const registered = () => router.routes;
-  router.all('*', fallback(registered));
+  const auths = new Map(ROUTES.map((route) => [route.pattern, route.auth]));
+  for (const [pattern, auth] of auths) {
+    add(router, 'all', pattern, AUTH[auth], methodNotAllowed(registered));
+  }
+  // Unknown paths: 404 only with a token of their namespace (the admin API's, or a
+  // caller's), so an unauthenticated client learns nothing about which paths exist.
+  add(router, 'all', ADMIN_PATH, requireAdmin, notFound);
+  add(router, 'all', `${ADMIN_PATH}/*`, requireAdmin, notFound);
+  add(router, 'all', '*', requireCaller, notFound);
   return router;
+}
+
+/** The admin API's namespace: every path under it takes the admin token. */
+const ADMIN_PATH = '/admin';
+
+type Middleware = (request: IRequest, env: Env) => undefined | Response | Promise<Response>;
+
+// Registers `handlers` in order on `pattern`, skipping an absent authentication step.
+function add(
+  router: GatewayRouter,
+  method: (typeof REGISTER)[keyof typeof REGISTER] | 'all',
+  pattern: string,
+  ...handlers: Array<Middleware | RouteHandler | undefined>
+): void {
+  router[method](pattern, ...(handlers.filter((h) => h !== undefined) as RouteHandler[]));
+}
+
+function handlerOf(route: GatewayRoute): RouteHandler {
+  return route.endpoint === undefined
+    ? HANDLERS[route.name as OwnRouteName]
+    : proxyRoute(route as ProxyRoute);
 }

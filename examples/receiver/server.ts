@@ -1,5 +1,6 @@
-// The example internal service of `npm start` (issue 5 point 7): receives the gateway's
-// webhook deliveries, verifies each with the `standardwebhooks` package and prints it.
+// The example internal service of `npm start`, the relay as a subscriber sees it: receives
+// the gateway's webhook deliveries, verifies each with the `standardwebhooks` package and
+// prints it.
 //
 //   node examples/receiver/server.ts whsec_...        (or EDGEPAY_RECEIVER_SECRET=whsec_...)
 //   EDGEPAY_RECEIVER_PORT=8789 (default), always on 127.0.0.1

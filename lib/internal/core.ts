@@ -1,11 +1,13 @@
 // What every resource shares: input validation, sending, and shaping answers.
 import type * as v from 'valibot';
 import { NotFoundError } from '../api-errors.ts';
-import { RequestValidationError } from '../errors.ts';
+import type { Endpoint } from '../endpoints.ts';
+import { PaymentsError, RequestValidationError } from '../errors.ts';
 import { type Page, PagedList } from '../pagination.ts';
-import { conform, pageOf, type RawAnswer, recordOf } from '../responses/envelope.ts';
+import { conform, pageOf, type RawAnswer } from '../responses/envelope.ts';
 import { parseOrThrow } from './issues.ts';
-import type { CallResult, CallSpec, Transport } from './transport.ts';
+import { fillPath } from './path.ts';
+import type { CallResult, CallSpec, RetryPolicy, Transport } from './transport.ts';
 
 /** Per-call options every method accepts (DESIGN 2: reliability). */
 export interface RequestOptions {
@@ -15,6 +17,8 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Gateway mode: the `Idempotency-Key` to send. @default a new UUID per call, reused by its retries */
   idempotencyKey?: string;
+  /** `X-Request-Id` sent with every attempt, e.g. to carry a caller's id through. @default a new id per call */
+  requestId?: string;
 }
 
 /** The query of a list as the SDK takes it: page numbers as numbers. */
@@ -36,7 +40,7 @@ export class ClientCore {
   /**
    * Validates `input` before anything is sent (DESIGN 2).
    *
-   * @param operation - names the method in the error, e.g. `transfers.initialize`.
+   * @param operation - names the call in the error, e.g. `POST /disbursements/initialize`.
    * @throws {RequestValidationError} listing every issue with its path.
    */
   validate<T extends v.GenericSchema>(
@@ -54,52 +58,67 @@ export class ClientCore {
       signal: options?.signal,
       timeoutMs: options?.timeoutMs,
       idempotencyKey: options?.idempotencyKey,
+      requestId: options?.requestId,
     });
   }
 
   /**
-   * A GET (retried as a read) whose answer is shaped and validated into one record.
+   * Calls one endpoint of the table and returns its normalized record: validates the body
+   * (or the query) before anything is sent, fills the path parameters, retries as the
+   * endpoint's effect allows (reads always; a `money` POST with a lookup only after finding
+   * that its record does not exist yet; others never after an ambiguous failure), then
+   * shapes and validates the answer.
    *
-   * @param shape - turns the body into the candidate record. @default recordOf (unwrap the envelope)
-   * @throws {ResponseValidationError}; the errors of the transport.
+   * @param endpoint - the table entry (lib/endpoints.ts).
+   * @param input - `params`: path parameter values in order; `body`; `query` (strings).
+   * @param retry - overrides the policy derived from the endpoint; the record its lookup
+   *   finds is then the answer.
+   * @returns the record, or the record verify-before-resend found.
+   * @throws {RequestValidationError} before sending; {@link ResponseValidationError};
+   *   {@link PaymentsError} when the call was carried out, its answer was lost and the
+   *   record found has another shape than the answer (a payment session's checkout
+   *   address cannot be recovered); the errors of the transport.
    */
-  read<T extends v.GenericSchema>(
-    path: string,
-    schema: T,
+  async request<Out>(
+    endpoint: Endpoint<Out>,
+    input: EndpointInput,
     options: RequestOptions | undefined,
-    shape?: (body: unknown) => unknown,
-  ): Promise<v.InferOutput<T>> {
-    return this.call({ method: 'GET', path, retry: SAFE }, schema, options, shape);
-  }
-
-  /**
-   * Sends a call, then shapes and validates its answer (or returns the recovered record).
-   *
-   * @param shape - turns the body into the candidate record. @default recordOf (unwrap the envelope)
-   * @throws {ResponseValidationError}; the errors of the transport.
-   */
-  async call<T extends v.GenericSchema>(
-    spec: CallSpec,
-    schema: T,
-    options: RequestOptions | undefined,
-    shape: (body: unknown) => unknown = recordOf,
-  ): Promise<v.InferOutput<T>> {
-    return this.record(schema, await this.send(spec, options), shape);
-  }
-
-  /**
-   * Shapes and validates one record of a response.
-   *
-   * @param shape - turns the body into the candidate record (unwrap, rename fields).
-   * @throws {ResponseValidationError} with the raw body when it does not fit.
-   */
-  record<T extends v.GenericSchema>(
-    schema: T,
-    result: CallResult,
-    shape: (body: unknown) => unknown,
-  ): v.InferOutput<T> {
-    if (result.kind === 'recovered') return result.value as v.InferOutput<T>;
-    return conform(schema, shape(result.body), answerOf(result));
+    retry?: RetryPolicy,
+  ): Promise<Out> {
+    const operation = operationOf(endpoint);
+    const check = (schema: v.GenericSchema | undefined, value: unknown) =>
+      schema === undefined ? value : this.validate(schema, value, operation);
+    const body = check(endpoint.body, input.body) as Record<string, unknown> | undefined;
+    const lookup = endpoint.lookup;
+    const reference = lookup && body?.[lookup.field];
+    const result = await this.send(
+      {
+        method: endpoint.method,
+        path: fillPath(endpoint.path, input.params ?? []),
+        query: check(endpoint.query, input.query) as Record<string, string> | undefined,
+        body,
+        unsigned: endpoint.unsigned,
+        retry:
+          retry ??
+          (endpoint.effect === 'read'
+            ? SAFE
+            : lookup && typeof reference === 'string'
+              ? {
+                  kind: 'verify',
+                  lookup: () =>
+                    findOrUndefined(() =>
+                      this.request(lookup.endpoint, { params: [reference] }, options),
+                    ),
+                }
+              : NEVER),
+      },
+      options,
+    );
+    if (result.kind === 'response') {
+      return conform(endpoint.response, endpoint.shape(result.body, body), answerOf(result));
+    }
+    if (retry || lookup?.endpoint.response === endpoint.response) return result.value as Out;
+    throw new PaymentsError(`${operation} was done, its answer lost: start over`);
   }
 
   /**
@@ -108,22 +127,23 @@ export class ClientCore {
    *
    * @throws {RequestValidationError} at once for bad filters or page numbers.
    */
-  list<Q extends object, T extends v.GenericSchema>(
-    endpoint: { operation: string; path: string; query: v.GenericSchema; item: T },
+  list<Q extends object, Out>(
+    endpoint: Endpoint<Out>,
     params: ListParams<Q> | undefined,
     options: RequestOptions | undefined,
-  ): PagedList<v.InferOutput<T>> {
+  ): PagedList<Out> {
     const first = params?.page ?? 1;
-    this.validate(endpoint.query, listQuery(params, first), endpoint.operation);
+    if (endpoint.query)
+      this.validate(endpoint.query, listQuery(params, first), operationOf(endpoint));
     const pageSize = params?.page_size ?? DEFAULT_PAGE_SIZE;
-    return new PagedList(async (page): Promise<Page<v.InferOutput<T>>> => {
+    return new PagedList(async (page): Promise<Page<Out>> => {
       const query = listQuery(params, page);
       const result = await this.send(
         { method: 'GET', path: endpoint.path, query, retry: SAFE },
         options,
       );
       if (result.kind === 'recovered') throw new TypeError('A list is never recovered');
-      return pageOf(endpoint.item, answerOf(result), { page, pageSize });
+      return pageOf(endpoint.response, answerOf(result), { page, pageSize });
     }, first);
   }
 }
@@ -142,7 +162,22 @@ export async function findOrUndefined<T>(lookup: () => Promise<T>): Promise<T | 
 }
 
 /** The retry policy of reads. */
-export const SAFE = { kind: 'safe' } as const;
+const SAFE = { kind: 'safe' } as const;
+/** The retry policy of writes with nothing to look up. */
+const NEVER = { kind: 'never' } as const;
+
+/** The inputs of one endpoint call. */
+export interface EndpointInput {
+  /** Path parameter values, in the order the path names them (each encoded as one segment). */
+  params?: readonly string[];
+  /** The JSON body, validated with the endpoint's body schema. */
+  body?: unknown;
+  /** The query, validated with the endpoint's query schema. */
+  query?: unknown;
+}
+
+// Names the call in validation errors: `POST /disbursements/initialize`.
+const operationOf = (endpoint: Endpoint) => `${endpoint.method} ${endpoint.path}`;
 
 /** Items per page when the caller gives none (spec: Limits). */
 const DEFAULT_PAGE_SIZE = 10;

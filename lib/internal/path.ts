@@ -1,7 +1,7 @@
 /**
  * Builds a URL path with every interpolated value percent-encoded as one path segment
- * (`encodeURIComponent`), so ids can never add segments or a query (STYLE: Runtime
- * isolation; after the Stainless SDKs' `path` helper).
+ * (`encodeURIComponent`), so ids can never add segments or a query (after the
+ * Stainless SDKs' `path` helper).
  *
  * @example
  * ```ts
@@ -16,6 +16,20 @@ export function path(strings: TemplateStringsArray, ...values: Array<string | nu
     result += encodeSegment(String(values[i])) + (strings[i + 1] ?? '');
   }
   return result;
+}
+
+/**
+ * Fills the `:name` parameters of an endpoint path, in order, each value percent-encoded
+ * as one segment like {@link path}.
+ *
+ * @param pattern - e.g. `/disbursements/verify/:reference`.
+ * @param values - one value per parameter, in the order they appear.
+ * @returns the path to send, e.g. `/disbursements/verify/ref%2F1`.
+ * @throws {RangeError} for a value of `.` or `..`.
+ */
+export function fillPath(pattern: string, values: readonly string[]): string {
+  let index = 0;
+  return pattern.replace(/:\w+/g, () => encodeSegment(values[index++] ?? ''));
 }
 
 // `.` and `..` (even percent-encoded) are resolved away by URL parsing: refuse them.

@@ -1,4 +1,8 @@
-/** Retry timing policy of the SDK transport (DESIGN 2: reliability). Kept apart from the client, as ky does. */
+/**
+ * Retry timing policy of the SDK transport: exponential backoff with jitter, honouring
+ * `Retry-After`. Kept apart from the client, as ky does.
+ */
+import { parseRetryAfter } from './retry-after.ts';
 
 /** Options of {@link backoffDelayMs}. */
 export interface BackoffOptions {
@@ -28,25 +32,18 @@ export function backoffDelayMs(retry: number, options: BackoffOptions = {}): num
 }
 
 /**
- * Reads `Retry-After` (delta seconds or an HTTP date) from a response.
+ * The wait a response asks for in `Retry-After` (delay-seconds or an HTTP-date, read by
+ * {@link parseRetryAfter}).
  *
- * @param headers - the response headers.
+ * @param headers - the response headers; `undefined` when no response arrived.
  * @param nowMs - current time in milliseconds since the epoch, for HTTP dates.
  * @returns milliseconds to wait (0 for a date in the past); `undefined` when absent or
  *   unreadable; `Infinity` when above {@link MAX_RETRY_AFTER_MS}, meaning "do not retry".
  */
-export function retryAfterMs(headers: Headers, nowMs: number): number | undefined {
-  const value = headers.get('retry-after')?.trim();
-  if (value === undefined || value === '') return undefined;
-  let delayMs: number;
-  if (/^\d+$/.test(value)) {
-    delayMs = Number(value) * 1000;
-  } else {
-    const date = Date.parse(value);
-    if (Number.isNaN(date)) return undefined;
-    delayMs = Math.max(0, date - nowMs);
-  }
-  return delayMs > MAX_RETRY_AFTER_MS ? Number.POSITIVE_INFINITY : delayMs;
+export function retryAfterMs(headers: Headers | undefined, nowMs: number): number | undefined {
+  const seconds = parseRetryAfter(headers?.get('retry-after'), nowMs);
+  if (seconds === undefined) return undefined;
+  return seconds > MAX_RETRY_AFTER_MS / 1000 ? Number.POSITIVE_INFINITY : seconds * 1000;
 }
 
 /** Whether a response status is worth retrying: 408, 429 and every 5xx. */

@@ -2,7 +2,9 @@ import { createAPIError } from '../api-errors.ts';
 import { AbortError, ConnectionError, PaymentsError, TimeoutError } from '../errors.ts';
 import { signRequest } from '../signing.ts';
 import { delay } from './delay.ts';
+import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 import { backoffDelayMs, isRetryableStatus, retryAfterMs } from './retry-timing.ts';
+import { untilAborted } from './until-aborted.ts';
 
 /** How the transport authenticates: HMAC signing with the secret, or a gateway bearer token. */
 export type Credentials =
@@ -74,12 +76,14 @@ export interface CallSpec {
   query?: Record<string, string | number | undefined> | undefined;
   body?: unknown;
   /** Sent without signature headers (spec: GET /banks). */
-  unsigned?: boolean;
+  unsigned?: boolean | undefined;
   retry: RetryPolicy;
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
   /** Gateway mode: the `Idempotency-Key`, reused by every attempt of this call. */
   idempotencyKey?: string | undefined;
+  /** The `X-Request-Id` of every attempt. @default a new id per call */
+  requestId?: string | undefined;
 }
 
 /** A successful answer. */
@@ -100,7 +104,11 @@ export type CallResult = CallResponse | { kind: 'recovered'; value: unknown };
 
 const TIMED_OUT = Symbol('edgepay.timeout');
 
-/** Sends calls with signing, timeouts, retries and verify-before-resend (DESIGN 2: reliability). */
+/**
+ * Sends calls with signing, timeouts, retries and verify-before-resend: before a POST
+ * that may have landed (timeout, reset, 5xx) is sent again, its merchant reference is
+ * looked up, so a request the service did process is never sent twice.
+ */
 export class Transport {
   readonly #settings: TransportSettings;
   readonly #base: string;
@@ -132,12 +140,12 @@ export class Transport {
       method: spec.method,
       url,
       attempt: 0,
-      requestId: crypto.randomUUID(),
+      requestId: spec.requestId ?? newRequestId(),
     };
     const rawBody = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const headers: Record<string, string> = {
       Accept: 'application/json',
-      'X-Request-Id': event.requestId,
+      [REQUEST_ID_HEADER]: event.requestId,
     };
     if (rawBody !== undefined) headers['Content-Type'] = 'application/json';
     if (settings.credentials.kind === 'bearer') {
@@ -150,9 +158,9 @@ export class Transport {
       const outcome = await this.#attempt(spec, { ...event }, headers, rawBody, started);
       if (outcome instanceof PaymentsError === false) return outcome;
       const error = outcome;
-      const retryAfter =
-        error.headers === undefined ? undefined : retryAfterMs(error.headers, settings.now());
-      const wait = retryAfter ?? backoffDelayMs(event.attempt, { random: settings.random });
+      const wait =
+        retryAfterMs(error.headers, settings.now()) ??
+        backoffDelayMs(event.attempt, { random: settings.random });
       // 408 and 429 mean "not processed": only other failures may have landed.
       const ambiguous = error.status !== 408 && error.status !== 429;
       const retryable =
@@ -245,7 +253,7 @@ export class Transport {
       });
       // Race the body read against the signal too: not every fetch (or injected Response)
       // ties its body stream to the signal, and the timeout must cover the whole read.
-      text = await Promise.race([response.text(), rejectOnAbort(controller.signal)]);
+      text = await untilAborted(response.text(), controller.signal);
     } catch (cause) {
       // Free the connection of a body we will not read.
       response?.body?.cancel().catch(() => {});
@@ -278,7 +286,7 @@ export class Transport {
         headers: response.headers,
         rawBody: text,
         body: parseJson(text),
-        requestId: response.headers.get('x-request-id') ?? event.requestId,
+        requestId: response.headers.get(REQUEST_ID_HEADER) ?? event.requestId,
       };
     }
     const error = createAPIError({
@@ -290,13 +298,6 @@ export class Transport {
     if (isRetryableStatus(response.status)) return error;
     throw error;
   }
-}
-
-function rejectOnAbort(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
 }
 
 function parseJson(text: string): unknown {

@@ -1,27 +1,29 @@
 // Direct debit: mandates, debits, disbursement (spec: Endpoints > Direct debit).
 import * as v from 'valibot';
-import { type ClientCore, findOrUndefined, type RequestOptions } from '../internal/core.ts';
-import { path } from '../internal/path.ts';
-import { pollUntilFinal, type WaitOptions } from '../polling.ts';
 import {
-  type ActivationChallenge,
-  ActivationChallengeSchema,
-  type Debit,
-  DebitSchema,
-  type Mandate,
-  MandateSchema,
-  type MandateState,
-  MandateStateSchema,
+  DEBITS_CREATE,
+  DEBITS_DISBURSE,
+  DEBITS_STATUS,
+  MANDATES_CANCEL,
+  MANDATES_CREATE,
+  MANDATES_INITIATE_ACTIVATION,
+  MANDATES_RETRIEVE,
+  MANDATES_VALIDATE_ACTIVATION,
+} from '../endpoints.ts';
+import type { ClientCore, RequestOptions } from '../internal/core.ts';
+import { pollUntilFinal, type WaitOptions } from '../polling.ts';
+import type {
+  ActivationChallenge,
+  Debit,
+  Mandate,
+  MandateState,
 } from '../responses/direct-debits.ts';
-import { type Transfer, TransferSchema } from '../responses/transfers.ts';
+import type { Transfer } from '../responses/transfers.ts';
 import {
   type CreateMandateRequest,
-  CreateMandateRequestSchema,
   type DebitRequest,
-  DebitRequestSchema,
   DisburseRequestSchema,
   type ValidateActivationRequest,
-  ValidateActivationRequestSchema,
 } from '../schemas/direct-debits.ts';
 
 /**
@@ -64,17 +66,8 @@ export class DirectDebits {
    *
    * @throws {RequestValidationError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async createMandate(params: CreateMandateRequest, options?: RequestOptions): Promise<Mandate> {
-    const body = this.#core.validate(
-      CreateMandateRequestSchema,
-      params,
-      'directDebits.createMandate',
-    );
-    return this.#core.call(
-      { method: 'POST', path: '/direct-debits/mandates', body, retry: { kind: 'never' } },
-      MandateSchema,
-      options,
-    );
+  createMandate(params: CreateMandateRequest, options?: RequestOptions): Promise<Mandate> {
+    return this.#core.request(MANDATES_CREATE, { body: params }, options);
   }
 
   /**
@@ -83,17 +76,13 @@ export class DirectDebits {
    * @returns the two parameters to ask the customer for (`param1`/`value1`, `param2`/`value2`).
    * @throws {NotFoundError}; {@link ConflictError} for an active or cancelled mandate; APIError, ...
    */
-  async initiateActivation(
+  initiateActivation(
     mandateReference: string,
     options?: RequestOptions,
   ): Promise<ActivationChallenge> {
-    return this.#core.call(
-      {
-        method: 'POST',
-        path: path`/direct-debits/mandates/${mandateReference}/initiate-activation`,
-        retry: { kind: 'never' },
-      },
-      ActivationChallengeSchema,
+    return this.#core.request(
+      MANDATES_INITIATE_ACTIVATION,
+      { params: [mandateReference] },
       options,
     );
   }
@@ -105,24 +94,14 @@ export class DirectDebits {
    * @returns `{ mandate_reference, status: 'active' }`.
    * @throws {ActivationNotInitiatedError} (409) before initiate-activation; APIError, ...
    */
-  async validateActivation(
+  validateActivation(
     mandateReference: string,
     params: Omit<ValidateActivationRequest, 'mandate_reference'>,
     options?: RequestOptions,
   ): Promise<MandateState> {
-    const body = this.#core.validate(
-      ValidateActivationRequestSchema,
-      { ...params, mandate_reference: mandateReference },
-      'directDebits.validateActivation',
-    );
-    return this.#core.call(
-      {
-        method: 'POST',
-        path: path`/direct-debits/mandates/${mandateReference}/validate-activation`,
-        body,
-        retry: { kind: 'never' },
-      },
-      MandateStateSchema,
+    return this.#core.request(
+      MANDATES_VALIDATE_ACTIVATION,
+      { params: [mandateReference], body: { ...params, mandate_reference: mandateReference } },
       options,
     );
   }
@@ -132,12 +111,8 @@ export class DirectDebits {
    *
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async retrieveMandate(mandateReference: string, options?: RequestOptions): Promise<Mandate> {
-    return this.#core.read(
-      path`/direct-debits/mandates/${mandateReference}`,
-      MandateSchema,
-      options,
-    );
+  retrieveMandate(mandateReference: string, options?: RequestOptions): Promise<Mandate> {
+    return this.#core.request(MANDATES_RETRIEVE, { params: [mandateReference] }, options);
   }
 
   /**
@@ -147,24 +122,16 @@ export class DirectDebits {
    * @returns `{ mandate_reference, status: 'cancelled' }`.
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async cancelMandate(mandateReference: string, options?: RequestOptions): Promise<MandateState> {
-    return this.#core.call(
-      {
-        method: 'PATCH',
-        path: path`/direct-debits/mandates/${mandateReference}/cancel`,
-        retry: {
-          kind: 'verify',
-          lookup: async () => {
-            const mandate = await this.retrieveMandate(mandateReference, options);
-            return mandate.status === 'cancelled'
-              ? { mandate_reference: mandate.mandate_reference, status: mandate.status }
-              : undefined;
-          },
-        },
+  cancelMandate(mandateReference: string, options?: RequestOptions): Promise<MandateState> {
+    return this.#core.request(MANDATES_CANCEL, { params: [mandateReference] }, options, {
+      kind: 'verify',
+      lookup: async () => {
+        const mandate = await this.retrieveMandate(mandateReference, options);
+        return mandate.status === 'cancelled'
+          ? { mandate_reference: mandate.mandate_reference, status: mandate.status }
+          : undefined;
       },
-      MandateStateSchema,
-      options,
-    );
+    });
   }
 
   /**
@@ -176,21 +143,8 @@ export class DirectDebits {
    * @throws {MandateNotActiveError} (409); {@link UnprocessableEntityError} for monthly
    *   limits or the mandate's dates; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async debit(params: DebitRequest, options?: RequestOptions): Promise<Debit> {
-    const body = this.#core.validate(DebitRequestSchema, params, 'directDebits.debit');
-    return this.#core.call(
-      {
-        method: 'POST',
-        path: '/direct-debits/debit',
-        body,
-        retry: {
-          kind: 'verify',
-          lookup: () => findOrUndefined(() => this.debitStatus(body.payment_reference, options)),
-        },
-      },
-      DebitSchema,
-      options,
-    );
+  debit(params: DebitRequest, options?: RequestOptions): Promise<Debit> {
+    return this.#core.request(DEBITS_CREATE, { body: params }, options);
   }
 
   /**
@@ -198,8 +152,8 @@ export class DirectDebits {
    *
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async debitStatus(paymentReference: string, options?: RequestOptions): Promise<Debit> {
-    return this.#core.read(path`/direct-debits/status/${paymentReference}`, DebitSchema, options);
+  debitStatus(paymentReference: string, options?: RequestOptions): Promise<Debit> {
+    return this.#core.request(DEBITS_STATUS, { params: [paymentReference] }, options);
   }
 
   /**
@@ -225,12 +179,13 @@ export class DirectDebits {
    * @throws {RequestValidationError}; {@link InsufficientFundsError}; APIError, ...
    */
   async disburse(params: DisburseRequest, options?: RequestOptions): Promise<Transfer> {
-    const known = this.#core.validate(OpenDisburseRequestSchema, params, 'directDebits.disburse');
-    const body = { ...params, ...known };
-    return this.#core.call(
-      { method: 'POST', path: '/direct-debits/disburse', body, retry: { kind: 'never' } },
-      TransferSchema,
-      options,
+    // The spec shows no body: the known fields are checked leniently, the others sent as given.
+    const known = this.#core.validate(
+      OpenDisburseRequestSchema,
+      params,
+      'POST /direct-debits/disburse',
     );
+    const { body: _strict, ...lenient } = DEBITS_DISBURSE;
+    return this.#core.request(lenient, { body: { ...params, ...known } }, options);
   }
 }

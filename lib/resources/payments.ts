@@ -1,25 +1,9 @@
 // Payments (spec: Endpoints > Payments).
-import { PaymentsError } from '../errors.ts';
-import {
-  type ClientCore,
-  findOrUndefined,
-  type ListParams,
-  type RequestOptions,
-} from '../internal/core.ts';
-import { path } from '../internal/path.ts';
+import { PAYMENTS_INITIALIZE, PAYMENTS_LIST, PAYMENTS_VERIFY } from '../endpoints.ts';
+import type { ClientCore, ListParams, RequestOptions } from '../internal/core.ts';
 import type { PagedList } from '../pagination.ts';
-import {
-  type Payment,
-  PaymentSchema,
-  type PaymentSession,
-  PaymentSessionSchema,
-} from '../responses/payments.ts';
-import {
-  type InitializePaymentRequest,
-  InitializePaymentRequestSchema,
-  type ListTransactionsQuery,
-  ListTransactionsQuerySchema,
-} from '../schemas/payments.ts';
+import type { Payment, PaymentSession } from '../responses/payments.ts';
+import type { InitializePaymentRequest, ListTransactionsQuery } from '../schemas/payments.ts';
 
 /** Hosted checkout payments (spec: Payments). Reach it as `client.payments`. */
 export class Payments {
@@ -41,34 +25,10 @@ export class Payments {
    *   (the checkout address cannot be recovered: start a new payment); APIError,
    *   ConnectionError, TimeoutError, AbortError.
    */
-  async initialize(
-    params: InitializePaymentRequest,
-    options?: RequestOptions,
-  ): Promise<PaymentSession> {
-    const reference = params.reference ?? `pay_${crypto.randomUUID()}`;
-    const body = this.#core.validate(
-      InitializePaymentRequestSchema,
-      { ...params, reference },
-      'payments.initialize',
-    );
-    const result = await this.#core.send(
-      {
-        method: 'POST',
-        path: '/payments/initialize',
-        body,
-        retry: {
-          kind: 'verify',
-          lookup: () => findOrUndefined(() => this.verify(reference, options)),
-        },
-      },
-      options,
-    );
-    if (result.kind === 'recovered') {
-      throw new PaymentsError(
-        `Payment ${reference} was created but its answer was lost, so its checkout address is unknown: start a new payment`,
-      );
-    }
-    return this.#core.record(PaymentSessionSchema, result, (answer) => answer);
+  initialize(params: InitializePaymentRequest, options?: RequestOptions): Promise<PaymentSession> {
+    // A generated reference makes the call safe to retry: it can be looked up.
+    const body = { ...params, reference: params.reference ?? `pay_${crypto.randomUUID()}` };
+    return this.#core.request(PAYMENTS_INITIALIZE, { body }, options);
   }
 
   /**
@@ -77,8 +37,8 @@ export class Payments {
    *
    * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async verify(reference: string, options?: RequestOptions): Promise<Payment> {
-    return this.#core.read(path`/payments/verify/${reference}`, PaymentSchema, options);
+  verify(reference: string, options?: RequestOptions): Promise<Payment> {
+    return this.#core.request(PAYMENTS_VERIFY, { params: [reference] }, options);
   }
 
   /**
@@ -88,15 +48,6 @@ export class Payments {
    * @throws {RequestValidationError} at once for bad filters.
    */
   list(params?: ListParams<ListTransactionsQuery>, options?: RequestOptions): PagedList<Payment> {
-    return this.#core.list(
-      {
-        operation: 'payments.list',
-        path: '/merchants/transactions',
-        query: ListTransactionsQuerySchema,
-        item: PaymentSchema,
-      },
-      params,
-      options,
-    );
+    return this.#core.list(PAYMENTS_LIST, params, options);
   }
 }

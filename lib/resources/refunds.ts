@@ -1,31 +1,16 @@
 // Refunds (spec: Endpoints > Refunds; States > Refund).
-
-import * as v from 'valibot';
 import {
-  type ClientCore,
-  findOrUndefined,
-  type ListParams,
-  type RequestOptions,
-} from '../internal/core.ts';
-import { path } from '../internal/path.ts';
+  REFUNDS_COUNT_BY_STATUS,
+  REFUNDS_INITIALIZE,
+  REFUNDS_LIST,
+  REFUNDS_LIST_FOR_PAYMENT,
+  REFUNDS_RETRIEVE,
+} from '../endpoints.ts';
+import type { ClientCore, ListParams, RequestOptions } from '../internal/core.ts';
 import type { PagedList } from '../pagination.ts';
 import { pollUntilFinal, type WaitOptions } from '../polling.ts';
-import { itemsOf, recordOf, withStatusFrom } from '../responses/envelope.ts';
-import {
-  type Refund,
-  type RefundCounts,
-  RefundCountsSchema,
-  RefundItemSchema,
-  RefundSchema,
-} from '../responses/refunds.ts';
-import {
-  type InitializeRefundRequest,
-  InitializeRefundRequestSchema,
-  type ListRefundsQuery,
-  ListRefundsQuerySchema,
-} from '../schemas/refunds.ts';
-
-const refundOf = (body: unknown) => withStatusFrom(recordOf(body), 'refund_status');
+import type { Refund, RefundCounts } from '../responses/refunds.ts';
+import type { InitializeRefundRequest, ListRefundsQuery } from '../schemas/refunds.ts';
 
 /** Refunds of completed payments (spec: Refunds). Reach it as `client.refunds`. */
 export class Refunds {
@@ -45,28 +30,8 @@ export class Refunds {
    *   "Refund already exists"); {@link UnprocessableEntityError} when the refunds would
    *   exceed the payment; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async initialize(params: InitializeRefundRequest, options?: RequestOptions): Promise<Refund> {
-    const body = this.#core.validate(InitializeRefundRequestSchema, params, 'refunds.initialize');
-    return this.#core.call(
-      {
-        method: 'POST',
-        path: '/refunds/initialize',
-        body,
-        retry: {
-          kind: 'verify',
-          lookup: () => findOrUndefined(() => this.retrieve(body.refund_reference, options)),
-        },
-      },
-      RefundSchema,
-      options,
-      // The answer's `status` is the call's ("success") or "processing": a new refund is queued.
-      (answer) => ({
-        ...body,
-        amount: Number(body.amount),
-        ...(recordOf(answer) as object),
-        status: 'processing',
-      }),
-    );
+  initialize(params: InitializeRefundRequest, options?: RequestOptions): Promise<Refund> {
+    return this.#core.request(REFUNDS_INITIALIZE, { body: params }, options);
   }
 
   /**
@@ -74,8 +39,8 @@ export class Refunds {
    *
    * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async retrieve(refundReference: string, options?: RequestOptions): Promise<Refund> {
-    return this.#core.read(path`/refunds/${refundReference}`, RefundSchema, options, refundOf);
+  retrieve(refundReference: string, options?: RequestOptions): Promise<Refund> {
+    return this.#core.request(REFUNDS_RETRIEVE, { params: [refundReference] }, options);
   }
 
   /**
@@ -83,13 +48,8 @@ export class Refunds {
    *
    * @throws {NotFoundError} for an unknown payment; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async listForPayment(paymentReference: string, options?: RequestOptions): Promise<Refund[]> {
-    return this.#core.read(
-      path`/refunds/transactions/${paymentReference}`,
-      v.array(RefundItemSchema),
-      options,
-      itemsOf,
-    );
+  listForPayment(paymentReference: string, options?: RequestOptions): Promise<Refund[]> {
+    return this.#core.request(REFUNDS_LIST_FOR_PAYMENT, { params: [paymentReference] }, options);
   }
 
   /**
@@ -99,16 +59,7 @@ export class Refunds {
    * @throws {RequestValidationError} at once for bad filters.
    */
   list(params?: ListParams<ListRefundsQuery>, options?: RequestOptions): PagedList<Refund> {
-    return this.#core.list(
-      {
-        operation: 'refunds.list',
-        path: '/merchants/refunds',
-        query: ListRefundsQuerySchema,
-        item: RefundItemSchema,
-      },
-      params,
-      options,
-    );
+    return this.#core.list(REFUNDS_LIST, params, options);
   }
 
   /**
@@ -116,11 +67,8 @@ export class Refunds {
    *
    * @returns `{ processing, success, failed }` (integers; other states kept).
    */
-  async countByStatus(options?: RequestOptions): Promise<RefundCounts> {
-    return this.#core.read('/refunds/count-by-status', RefundCountsSchema, options, (body) => {
-      const { status: _status, ...counts } = recordOf(body) as Record<string, unknown>;
-      return counts;
-    });
+  countByStatus(options?: RequestOptions): Promise<RefundCounts> {
+    return this.#core.request(REFUNDS_COUNT_BY_STATUS, {}, options);
   }
 
   /**

@@ -1,23 +1,10 @@
 // Transfers (spec: Endpoints > Transfers; States > Transfer).
-import {
-  type ClientCore,
-  findOrUndefined,
-  type ListParams,
-  type RequestOptions,
-} from '../internal/core.ts';
-import { path } from '../internal/path.ts';
+import { TRANSFERS_INITIALIZE, TRANSFERS_LIST, TRANSFERS_VERIFY } from '../endpoints.ts';
+import type { ClientCore, ListParams, RequestOptions } from '../internal/core.ts';
 import type { PagedList } from '../pagination.ts';
 import { pollUntilFinal, type WaitOptions } from '../polling.ts';
-import { recordOf, withStatusFrom } from '../responses/envelope.ts';
-import { type Transfer, TransferItemSchema, TransferSchema } from '../responses/transfers.ts';
-import {
-  type InitializeTransferRequest,
-  InitializeTransferRequestSchema,
-  type ListDisbursementsQuery,
-  ListDisbursementsQuerySchema,
-} from '../schemas/transfers.ts';
-
-const transferOf = (body: unknown) => withStatusFrom(recordOf(body), 'transfer_status');
+import type { Transfer } from '../responses/transfers.ts';
+import type { InitializeTransferRequest, ListDisbursementsQuery } from '../schemas/transfers.ts';
 
 /** Bank transfers from the merchant balance (spec: Transfers). Reach it as `client.transfers`. */
 export class Transfers {
@@ -37,30 +24,8 @@ export class Transfers {
    * @throws {RequestValidationError} before sending; {@link InsufficientFundsError} (409);
    *   {@link ConflictError} on a duplicate reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async initialize(params: InitializeTransferRequest, options?: RequestOptions): Promise<Transfer> {
-    const body = this.#core.validate(
-      InitializeTransferRequestSchema,
-      params,
-      'transfers.initialize',
-    );
-    const result = await this.#core.send(
-      {
-        method: 'POST',
-        path: '/disbursements/initialize',
-        body,
-        retry: {
-          kind: 'verify',
-          lookup: () => findOrUndefined(() => this.verify(body.reference, options)),
-        },
-      },
-      options,
-    );
-    const { webhook_url: _webhookUrl, ...sent } = body;
-    return this.#core.record(TransferSchema, result, (answer) => ({
-      ...sent,
-      amount: Number(sent.amount),
-      ...(transferOf(answer) as object),
-    }));
+  initialize(params: InitializeTransferRequest, options?: RequestOptions): Promise<Transfer> {
+    return this.#core.request(TRANSFERS_INITIALIZE, { body: params }, options);
   }
 
   /**
@@ -69,13 +34,8 @@ export class Transfers {
    * @returns the transfer with its state in `status`.
    * @throws {NotFoundError} for an unknown reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async verify(reference: string, options?: RequestOptions): Promise<Transfer> {
-    return this.#core.read(
-      path`/disbursements/verify/${reference}`,
-      TransferSchema,
-      options,
-      transferOf,
-    );
+  verify(reference: string, options?: RequestOptions): Promise<Transfer> {
+    return this.#core.request(TRANSFERS_VERIFY, { params: [reference] }, options);
   }
 
   /**
@@ -86,16 +46,7 @@ export class Transfers {
    * @throws {RequestValidationError} at once for bad filters; the call errors when pages load.
    */
   list(params?: ListParams<ListDisbursementsQuery>, options?: RequestOptions): PagedList<Transfer> {
-    return this.#core.list(
-      {
-        operation: 'transfers.list',
-        path: '/merchants/disbursements',
-        query: ListDisbursementsQuerySchema,
-        item: TransferItemSchema,
-      },
-      params,
-      options,
-    );
+    return this.#core.list(TRANSFERS_LIST, params, options);
   }
 
   /**

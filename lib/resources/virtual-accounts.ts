@@ -1,26 +1,16 @@
 // Virtual accounts (spec: Endpoints > Virtual accounts).
 import {
-  type ClientCore,
-  findOrUndefined,
-  type ListParams,
-  type RequestOptions,
-  SAFE,
-} from '../internal/core.ts';
-import { path } from '../internal/path.ts';
+  VIRTUAL_ACCOUNTS_CREATE,
+  VIRTUAL_ACCOUNTS_FIND_BY_EMAIL,
+  VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS,
+  VIRTUAL_ACCOUNTS_RETRIEVE,
+} from '../endpoints.ts';
+import type { ClientCore, ListParams, RequestOptions } from '../internal/core.ts';
 import type { PagedList } from '../pagination.ts';
-import { recordOf } from '../responses/envelope.ts';
-import {
-  type VirtualAccount,
-  VirtualAccountSchema,
-  type VirtualAccountTransaction,
-  VirtualAccountTransactionSchema,
-} from '../responses/virtual-accounts.ts';
-import {
-  type CreateVirtualAccountRequest,
-  CreateVirtualAccountRequestSchema,
-  type ListVirtualAccountTransactionsQuery,
-  ListVirtualAccountTransactionsQuerySchema,
-  VirtualAccountByEmailRequestSchema,
+import type { VirtualAccount, VirtualAccountTransaction } from '../responses/virtual-accounts.ts';
+import type {
+  CreateVirtualAccountRequest,
+  ListVirtualAccountTransactionsQuery,
 } from '../schemas/virtual-accounts.ts';
 
 /** Persistent virtual bank accounts for customers (spec: Virtual accounts). Reach it as `client.virtualAccounts`. */
@@ -41,33 +31,8 @@ export class VirtualAccounts {
    * @throws {RequestValidationError} (bvn must be 11 digits); {@link ConflictError} on a
    *   duplicate account_reference; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async create(
-    params: CreateVirtualAccountRequest,
-    options?: RequestOptions,
-  ): Promise<VirtualAccount> {
-    const body = this.#core.validate(
-      CreateVirtualAccountRequestSchema,
-      params,
-      'virtualAccounts.create',
-    );
-    const result = await this.#core.send(
-      {
-        method: 'POST',
-        path: '/virtual-accounts',
-        body,
-        retry: {
-          kind: 'verify',
-          lookup: () => findOrUndefined(() => this.retrieve(body.account_reference, options)),
-        },
-      },
-      options,
-    );
-    const { bvn: _bvn, ...sent } = body;
-    return this.#core.record(VirtualAccountSchema, result, (answer) => {
-      // The flat creation answer's `status` is the call's, not the account's.
-      const { status: _status, ...account } = recordOf(answer) as Record<string, unknown>;
-      return { ...sent, ...account };
-    });
+  create(params: CreateVirtualAccountRequest, options?: RequestOptions): Promise<VirtualAccount> {
+    return this.#core.request(VIRTUAL_ACCOUNTS_CREATE, { body: params }, options);
   }
 
   /**
@@ -75,12 +40,8 @@ export class VirtualAccounts {
    *
    * @throws {NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async retrieve(accountReference: string, options?: RequestOptions): Promise<VirtualAccount> {
-    return this.#core.read(
-      path`/virtual-accounts/${accountReference}`,
-      VirtualAccountSchema,
-      options,
-    );
+  retrieve(accountReference: string, options?: RequestOptions): Promise<VirtualAccount> {
+    return this.#core.request(VIRTUAL_ACCOUNTS_RETRIEVE, { params: [accountReference] }, options);
   }
 
   /**
@@ -89,17 +50,8 @@ export class VirtualAccounts {
    *
    * @throws {RequestValidationError}; {@link NotFoundError}; APIError, ConnectionError, TimeoutError, AbortError.
    */
-  async retrieveByEmail(email: string, options?: RequestOptions): Promise<VirtualAccount> {
-    const body = this.#core.validate(
-      VirtualAccountByEmailRequestSchema,
-      { email },
-      'virtualAccounts.retrieveByEmail',
-    );
-    return this.#core.call(
-      { method: 'POST', path: '/virtual-accounts/email', body, retry: SAFE },
-      VirtualAccountSchema,
-      options,
-    );
+  retrieveByEmail(email: string, options?: RequestOptions): Promise<VirtualAccount> {
+    return this.#core.request(VIRTUAL_ACCOUNTS_FIND_BY_EMAIL, { body: { email } }, options);
   }
 
   /**
@@ -112,15 +64,6 @@ export class VirtualAccounts {
     params?: ListParams<ListVirtualAccountTransactionsQuery>,
     options?: RequestOptions,
   ): PagedList<VirtualAccountTransaction> {
-    return this.#core.list(
-      {
-        operation: 'virtualAccounts.listTransactions',
-        path: '/merchants/virtual-accounts/transactions',
-        query: ListVirtualAccountTransactionsQuerySchema,
-        item: VirtualAccountTransactionSchema,
-      },
-      params,
-      options,
-    );
+    return this.#core.list(VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS, params, options);
   }
 }

@@ -29,6 +29,7 @@ export const OptionalMetadata = v.optional(
 
 /**
  * A canonical record: its typed fields plus every other field the service sent, kept as
- * sent (DESIGN 2: unknown fields kept; the response schemas list only the known ones).
+ * sent, so a field the service adds later still reaches the caller (the response
+ * schemas list only the known ones).
  */
 export type Open<T> = T & { [field: string]: unknown };

@@ -1,4 +1,6 @@
-// Unwrapping the spec's response variants (DESIGN 2: normalized responses).
+// Unwrapping the spec's response variants: the spec shows enveloped and flat forms of
+// several answers, and list pages under `data.data`, `data.records` or the top level; the
+// SDK returns one canonical shape per resource whichever form arrives.
 import * as v from 'valibot';
 import { type ErrorContext, ResponseValidationError } from '../errors.ts';
 import { parseOrThrow } from '../internal/issues.ts';

@@ -3,12 +3,8 @@ import * as v from 'valibot';
 import { type Open, OptionalText, ResponseAmount } from './common.ts';
 import { withStatusFrom } from './envelope.ts';
 
-/**
- * A refund whichever variant the service sent: `status` is the refund's state
- * (`refund_status`, or `status` in the flat variant; processing, success, failed, or a
- * newer value passed through). Amount in major units. Unknown fields are kept.
- */
-export const RefundSchema = v.object({
+// The fields; the schema below first moves `refund_status` to `status`.
+const RefundFields = v.object({
   refund_reference: v.string(),
   payment_reference: v.string(),
   status: v.string(),
@@ -21,15 +17,19 @@ export const RefundSchema = v.object({
   updated_at: OptionalText,
 });
 
+/**
+ * A refund whichever variant the service sent: `status` is the refund's state
+ * (`refund_status`, or `status` in the flat variant; processing, success, failed, or a
+ * newer value passed through). Amount in major units. Unknown fields are kept.
+ */
+export const RefundSchema = v.pipe(
+  v.unknown(),
+  v.transform((record) => withStatusFrom(record, 'refund_status')),
+  RefundFields,
+);
+
 /** A refund (spec: Resources > Refund). */
 export type Refund = Open<v.InferOutput<typeof RefundSchema>>;
-
-/** A refund as list items carry it (state in `refund_status`). */
-export const RefundItemSchema = v.pipe(
-  v.unknown(),
-  v.transform((item) => withStatusFrom(item, 'refund_status')),
-  RefundSchema,
-);
 
 /** Refund counts by state (spec: GET /refunds/count-by-status); other states are kept. */
 export const RefundCountsSchema = v.object({

@@ -3,13 +3,8 @@ import * as v from 'valibot';
 import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
 import { withStatusFrom } from './envelope.ts';
 
-/**
- * A transfer whichever variant the service sent: `status` is the transfer's state
- * (`transfer_status` in verify and lists, `status` in initialize and the flat variants;
- * processing, success, failed, reversed, expired, or a newer value passed through).
- * Amounts in major units. Unknown fields are kept, `transfer_status` included.
- */
-export const TransferSchema = v.object({
+// The fields; the schema below first moves `transfer_status` to `status`.
+const TransferFields = v.object({
   reference: v.string(),
   status: v.string(),
   amount: v.optional(ResponseAmount),
@@ -27,12 +22,17 @@ export const TransferSchema = v.object({
   completed_at: OptionalText,
 });
 
+/**
+ * A transfer whichever variant the service sent: `status` is the transfer's state
+ * (`transfer_status` in verify and lists, `status` in initialize and the flat variants;
+ * processing, success, failed, reversed, expired, or a newer value passed through).
+ * Amounts in major units. Unknown fields are kept, `transfer_status` included.
+ */
+export const TransferSchema = v.pipe(
+  v.unknown(),
+  v.transform((record) => withStatusFrom(record, 'transfer_status')),
+  TransferFields,
+);
+
 /** A transfer (spec: Resources > Transfer). */
 export type Transfer = Open<v.InferOutput<typeof TransferSchema>>;
-
-/** A transfer as list items carry it (state in `transfer_status`). */
-export const TransferItemSchema = v.pipe(
-  v.unknown(),
-  v.transform((item) => withStatusFrom(item, 'transfer_status')),
-  TransferSchema,
-);

@@ -1,4 +1,4 @@
-// Request authentication (spec: Authentication; DESIGN 3).
+// Request authentication, checked as the service does (spec: Authentication).
 import { SignatureVerificationError } from '../errors.ts';
 import { timingSafeEqual } from '../internal/timing-safe-equal.ts';
 import {
@@ -10,13 +10,17 @@ import {
 import { SandboxHttpError } from './http-error.ts';
 import type { ResolvedSandboxOptions } from './options.ts';
 
-/** Accepted skew of `X-Timestamp` against the real clock, in seconds (DESIGN 3). */
+/**
+ * Accepted skew of `X-Timestamp` against the real clock, in seconds, past and future (the
+ * spec names no window; docs/assumptions.md, "Authentication").
+ */
 export const SIGNATURE_TOLERANCE_SEC = 300;
 
 /**
  * Verifies `X-Key-Id`, `X-Timestamp` and `X-Signature` over the exact body bytes,
- * against the real clock (never the sandbox clock). Repeated signatures are accepted
- * (DESIGN 3).
+ * against the real clock (never the sandbox clock). Repeated signatures are accepted:
+ * the scheme signs neither method nor path, so a legitimate retry in the same second
+ * carries the same signature and must reach the duplicate-reference rule (409), not a 401.
  *
  * @param options - key id, secret and real clock.
  * @param headers - the request headers.

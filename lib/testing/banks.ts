@@ -11,7 +11,7 @@ export interface Bank {
   bank_code: string;
 }
 
-/** Account number that never resolves (DESIGN 5, magic values). */
+/** Account number that never resolves: 404 (a magic value, docs/sandbox.md). */
 export const UNRESOLVABLE_ACCOUNT = '0000000000';
 
 const NG_BANKS: Bank[] = [

@@ -1,4 +1,5 @@
-// The hosted checkout page at authorization_url (DESIGN 3; spec: Payments, authorization_url).
+// The hosted checkout page at authorization_url, a real HTML page with pay and cancel
+// (spec: Payments, authorization_url).
 import { path } from '../internal/path.ts';
 import { formatMinorUnits } from '../money.ts';
 import { PAYMENT_METHODS, type PaymentMethod } from '../schemas/payments.ts';

@@ -1,4 +1,4 @@
-// Test controls under /__sandbox/ (DESIGN 5): unsigned, JSON, never faulted.
+// Test controls under /__sandbox/ (listed in docs/sandbox.md): unsigned, JSON, never faulted.
 import * as v from 'valibot';
 import { toMajorUnits } from '../money.ts';
 import { PAYMENT_METHODS } from '../schemas/payments.ts';

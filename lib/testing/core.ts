@@ -8,7 +8,10 @@ export interface SandboxCore {
   readonly options: ResolvedSandboxOptions;
   /** Replaced wholesale by `reset()`. */
   state: SandboxState;
-  /** Sandbox clock: real clock plus the advanced offset, epoch ms (DESIGN 5, two clocks). */
+  /**
+   * Sandbox clock: real clock plus the advanced offset, epoch ms. Business time only;
+   * signature freshness always uses the real clock.
+   */
   now(): number;
   /** Today's date in sandbox time, UTC, `YYYY-MM-DD`. */
   today(): string;

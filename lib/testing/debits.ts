@@ -11,7 +11,7 @@ import { iso, json } from './respond.ts';
 import type { DebitRecord, MandateRecord } from './state.ts';
 import { createTransfer, newTransfer, queuedTransferView } from './transfers.ts';
 
-/** Debits whose amount ends in `.13` are rejected by the bank (DESIGN 5, magic values). */
+/** Debits whose amount ends in `.13` are rejected by the bank (a magic value, docs/sandbox.md). */
 export const FAILING_DEBIT_CENTS = 13;
 
 /**

@@ -1,4 +1,4 @@
-// Fault injection on API endpoints (DESIGN 5, `POST /__sandbox/faults`).
+// Fault injection on API endpoints, set by the `POST /__sandbox/faults` control.
 import * as v from 'valibot';
 import { SandboxHttpError } from './http-error.ts';
 import type { FaultConfig } from './state.ts';

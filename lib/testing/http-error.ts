@@ -1,18 +1,17 @@
-/** One validation problem: a dot path into the request (`''` for the whole body) and a message (DESIGN 4.4). */
-export interface Issue {
-  path: string;
-  message: string;
-}
+import type { Issue } from '../errors.ts';
+
+/** One validation problem: a dot path into the request (`''` for the whole body) and a message. */
+export type { Issue };
 
 /**
- * An HTTP error a sandbox handler throws; rendered as the error body of DESIGN 4.4
- * (`{ status: 'error', message, code, issues?, request_id }`).
+ * An HTTP error a sandbox handler throws; rendered as the error body the gateway also
+ * uses (`{ status: 'error', message, code, issues?, request_id }`, docs/gateway.md).
  */
 export class SandboxHttpError extends Error {
   override name = 'SandboxHttpError';
   /** HTTP status code. */
   readonly status: number;
-  /** Stable snake_case code (DESIGN 4.5). */
+  /** Stable snake_case code, the same as the gateway's (docs/gateway.md, "Error codes"). */
   readonly code: string;
   /** Validation issues, for 400 `validation_failed`. */
   readonly issues: Issue[] | undefined;
@@ -56,7 +55,7 @@ export function notFound(message: string): SandboxHttpError {
   return new SandboxHttpError(404, 'not_found', message);
 }
 
-/** 409 `duplicate_reference` for a reused merchant reference (DESIGN 4.5). */
+/** 409 `duplicate_reference` for a reused merchant reference. */
 export function duplicateReference(what: string): SandboxHttpError {
   return new SandboxHttpError(409, 'duplicate_reference', `${what} already exists`);
 }

@@ -1,4 +1,4 @@
-// edgepay/testing: the sandbox emulator of the whole payments API (DESIGN 3, 5).
+// edgepay/testing: the sandbox emulator of the whole payments API (docs/sandbox.md).
 import { createCore } from './core.ts';
 import { ConnectionDroppedError, handleRequest } from './handle.ts';
 import { resolveOptions, type SandboxOptions } from './options.ts';
@@ -8,7 +8,7 @@ export type { RequestLogEntry } from './state.ts';
 export type { SandboxOptions };
 export { ConnectionDroppedError };
 
-/** A sandbox emulator: a plain fetch handler with in-memory state (DESIGN 3). */
+/** A sandbox emulator: a plain fetch handler with in-memory state, usable from any runtime. */
 export interface Sandbox {
   /**
    * Answers one request like the payments API (every endpoint of the spec), the hosted
@@ -30,7 +30,7 @@ export interface Sandbox {
  * Creates a stateful, in-memory emulator of the payments API that runs on any runtime
  * with Web APIs (Node, Deno, Bun, workerd, browsers). It verifies request signatures,
  * implements every endpoint and state machine of the spec with exact money, emits
- * signed webhooks, serves a checkout page and offers `/__sandbox/` controls (DESIGN 5).
+ * signed webhooks, serves a checkout page and offers `/__sandbox/` controls (docs/sandbox.md).
  * `GET /__sandbox/requests[?request_id=]` shows exactly what reached the API: the last
  * 500 requests, oldest first, with method, path, query, headers (credentials such as
  * `Authorization` redacted), the first 2 KiB of the body, request id, arrival time

@@ -10,7 +10,7 @@ import { param, type RequestContext, readJsonBody } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { MandateRecord } from './state.ts';
 
-/** The activation answers the sandbox accepts (DESIGN 5, magic values). */
+/** The activation answers the sandbox accepts; any other is refused (docs/sandbox.md). */
 export const ACTIVATION_ANSWERS = { otp: '123456', pin: '1234' } as const;
 
 /**

@@ -1,8 +1,8 @@
 import { parseMinorUnits } from '../money.ts';
 
 /**
- * Options of `createSandbox` (DESIGN 3, 5). Every option has a local default that
- * matches `npm start` (DESIGN 5, "Local defaults").
+ * Options of `createSandbox`. Every option has a local default that matches `npm start`
+ * (docs/sandbox.md, "Local defaults").
  */
 export interface SandboxOptions {
   /** The merchant key identifier requests must carry in `X-Key-Id`. @default 'sandbox-key' */

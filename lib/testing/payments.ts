@@ -18,7 +18,7 @@ import type { PaymentRecord } from './state.ts';
 /** How long a checkout stays open before the payment expires: 30 minutes, in ms. */
 export const CHECKOUT_WINDOW_MS = 30 * 60 * 1000;
 
-/** How a checkout ends (DESIGN 5, `POST /__sandbox/payments/{reference}/complete`). */
+/** How a checkout ends (the checkout page, or `POST /__sandbox/payments/{reference}/complete`). */
 export type CheckoutOutcome = 'success' | 'failed' | 'abandoned';
 
 /**

@@ -1,7 +1,8 @@
 // What a handler gets, and how it reads a JSON body or a query with a valibot schema.
 import * as v from 'valibot';
+import { parseJsonBody, requestIssues } from '../internal/json-body.ts';
 import type { SandboxCore } from './core.ts';
-import { type Issue, SandboxHttpError, validationError } from './http-error.ts';
+import { SandboxHttpError, validationError } from './http-error.ts';
 
 /** The request as a handler sees it. */
 export interface RequestContext {
@@ -19,6 +20,10 @@ type AnySchema = v.GenericSchema<unknown, unknown>;
 
 const decoder = new TextDecoder();
 
+// Controls are driven by hand (curl -d sends a form Content-Type): their body is read as
+// JSON whatever the header says.
+const CONTROL_CONTENT_TYPE = 'application/json';
+
 /**
  * A decoded path parameter.
  *
@@ -32,41 +37,36 @@ export function param(ctx: RequestContext, name: string): string {
 }
 
 /**
- * Reads a JSON request body and validates it (spec: Endpoints, JSON bodies).
+ * Reads a JSON request body and validates it with lib's one JSON body reader, so the
+ * sandbox refuses a bad body with the gateway's status, code, message and issues.
  *
- * @param ctx - the request.
+ * @param ctx - the request (its exact bytes, at most 64 KiB: `handleRequest` refuses more).
  * @param schema - the request schema.
  * @returns the schema's output.
- * @throws {SandboxHttpError} 415 `unsupported_media_type` when Content-Type is not
- *   JSON; 400 `validation_failed` for malformed JSON, a non-object body, or schema issues.
+ * @throws {BodyRejectedError} 415 `unsupported_media_type` when Content-Type is not JSON
+ *   (UTF-8); 400 `validation_failed` for an empty, non-UTF-8 or malformed body, a
+ *   non-object, a repeated key, or schema issues (rendered by `errorResponse`).
  */
 export function readJsonBody<S extends AnySchema>(
   ctx: RequestContext,
   schema: S,
 ): v.InferOutput<S> {
-  const type = ctx.request.headers.get('Content-Type') ?? '';
-  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
-    throw new SandboxHttpError(
-      415,
-      'unsupported_media_type',
-      'Content-Type must be application/json',
-    );
-  }
-  return validate(schema, parseJsonObject(ctx.rawBody));
+  return parseJsonBody(ctx.rawBody, ctx.request.headers.get('Content-Type'), schema).value;
 }
 
 /**
  * Reads the body of a `/__sandbox/` control: JSON whatever the Content-Type, an empty
  * body meaning `{}`.
  *
- * @throws {SandboxHttpError} 400 `validation_failed` on malformed JSON or schema issues.
+ * @throws {BodyRejectedError} 400 `validation_failed` on malformed JSON or schema issues.
+ * @throws {SandboxHttpError} 400 `validation_failed` when `{}` does not satisfy the schema.
  */
 export function readControlBody<S extends AnySchema>(
   ctx: RequestContext,
   schema: S,
 ): v.InferOutput<S> {
   if (decoder.decode(ctx.rawBody).trim() === '') return validate(schema, {});
-  return validate(schema, parseJsonObject(ctx.rawBody));
+  return parseJsonBody(ctx.rawBody, CONTROL_CONTENT_TYPE, schema).value;
 }
 
 /**
@@ -90,25 +90,5 @@ export function readQuery<S extends AnySchema>(ctx: RequestContext, schema: S): 
 export function validate<S extends AnySchema>(schema: S, input: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
-  throw validationError(result.issues.map(toIssue));
-}
-
-function toIssue(issue: v.BaseIssue<unknown>): Issue {
-  const path = v.getDotPath(issue) ?? '';
-  // valibot words a missing key as "Invalid key: ..."; say it plainly.
-  const missing = issue.kind === 'schema' && issue.input === undefined && path !== '';
-  return { path, message: missing ? 'Required' : issue.message };
-}
-
-function parseJsonObject(raw: Uint8Array): unknown {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(decoder.decode(raw));
-  } catch {
-    throw validationError([{ path: '', message: 'Malformed JSON body' }]);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw validationError([{ path: '', message: 'Expected a JSON object' }]);
-  }
-  return parsed;
+  throw validationError(requestIssues(result.issues));
 }

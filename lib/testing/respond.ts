@@ -1,8 +1,6 @@
-// Response helpers: JSON bodies, the error body of DESIGN 4.4, request ids.
+// Response helpers: JSON bodies and the error body (the gateway's, docs/gateway.md).
+import { BodyRejectedError } from '../internal/json-body.ts';
 import { SandboxHttpError } from './http-error.ts';
-
-/** Header carrying the request id, echoed on every response (DESIGN 4.1). */
-export const REQUEST_ID_HEADER = 'X-Request-Id';
 
 /**
  * A JSON response (`Content-Type: application/json`).
@@ -19,31 +17,27 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 }
 
 /**
- * The request id to answer with: the incoming `X-Request-Id` when it is 1 to 200
- * visible ASCII characters, else a generated `req_<uuid>`.
- *
- * @param headers - the request headers.
- */
-export function readRequestId(headers: Headers): string {
-  const incoming = headers.get(REQUEST_ID_HEADER);
-  if (incoming !== null && /^[\x21-\x7e]{1,200}$/.test(incoming)) return incoming;
-  return `req_${crypto.randomUUID()}`;
-}
-
-/**
  * Renders any thrown value as the error body `{ status: 'error', message, code,
- * issues?, request_id }` (DESIGN 4.4). Anything that is not a {@link SandboxHttpError}
- * is logged and becomes 500 `internal_error`.
+ * issues?, request_id }`. A {@link BodyRejectedError} (a bad request body, refused by
+ * lib's JSON body reader) keeps its status, code, message and issues. Anything that is
+ * not a {@link SandboxHttpError} or one of those is logged and becomes 500 `internal_error`.
  *
  * @param error - what a handler threw.
  * @param requestId - the request id to report.
+ * @returns the error response.
  */
 export function errorResponse(error: unknown, requestId: string): Response {
   const httpError =
     error instanceof SandboxHttpError
       ? error
-      : new SandboxHttpError(500, 'internal_error', 'Internal error');
-  if (!(error instanceof SandboxHttpError)) console.error('sandbox: unexpected error', error);
+      : error instanceof BodyRejectedError
+        ? new SandboxHttpError(error.status, error.code, error.message, {
+            ...(error.issues === undefined ? {} : { issues: error.issues }),
+          })
+        : new SandboxHttpError(500, 'internal_error', 'Internal error');
+  if (httpError.status === 500 && !(error instanceof SandboxHttpError)) {
+    console.error('sandbox: unexpected error', error);
+  }
   const body: Record<string, unknown> = {
     status: 'error',
     message: httpError.message,

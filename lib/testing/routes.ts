@@ -1,4 +1,5 @@
 // The sandbox's route table: every endpoint of the spec, the checkout page, the controls.
+import { type EndpointName, listEndpoints } from '../endpoints.ts';
 import { listBanks, resolveAccount } from './banks.ts';
 import { showCheckout, submitCheckout } from './checkout-page.ts';
 import {
@@ -27,7 +28,7 @@ import {
   retrieveRefund,
 } from './refunds.ts';
 import { requestsControl } from './request-log.ts';
-import { type Route, route } from './router.ts';
+import { type Handler, type Route, route } from './router.ts';
 import { initializeTransfer, listDisbursements, verifyTransfer } from './transfers.ts';
 import {
   createVirtualAccount,
@@ -36,48 +37,50 @@ import {
   virtualAccountByEmail,
 } from './virtual-accounts.ts';
 
-const MANDATE = '/direct-debits/mandates/:mandate_reference';
+/**
+ * The sandbox's handler of every endpoint of the table, by name; the type demands one per
+ * endpoint, so an endpoint cannot be added to the table without being emulated.
+ */
+const HANDLERS: Readonly<Record<EndpointName, Handler>> = {
+  'payments.initialize': initializePayment,
+  'payments.verify': verifyPayment,
+  'payments.list': listTransactions,
+  'transfers.initialize': initializeTransfer,
+  'transfers.verify': verifyTransfer,
+  'transfers.list': listDisbursements,
+  'refunds.initialize': initializeRefund,
+  'refunds.countByStatus': countRefundsByStatus,
+  'refunds.listForPayment': listPaymentRefunds,
+  'refunds.retrieve': retrieveRefund,
+  'refunds.list': listRefunds,
+  'banks.list': listBanks,
+  'banks.resolve': resolveAccount,
+  'directDebits.mandates.create': createMandate,
+  'directDebits.mandates.initiateActivation': initiateActivation,
+  'directDebits.mandates.validateActivation': validateActivation,
+  'directDebits.mandates.retrieve': retrieveMandate,
+  'directDebits.mandates.cancel': cancelMandate,
+  'directDebits.debit': createDebit,
+  'directDebits.disburse': disburse,
+  'directDebits.status': debitStatus,
+  'virtualAccounts.create': createVirtualAccount,
+  'virtualAccounts.findByEmail': virtualAccountByEmail,
+  'virtualAccounts.retrieve': retrieveVirtualAccount,
+  'virtualAccounts.listTransactions': listVirtualAccountTransactions,
+};
 
 /**
- * Every route, literal paths before `:param` ones that could shadow them
- * (`/refunds/count-by-status` before `/refunds/:refund_reference`).
+ * Every route: the payments API's endpoints in the table's order (literal paths before
+ * `:param` ones that could shadow them), then the checkout page and the test controls.
  */
 export const ROUTES: Route[] = [
-  // Payments
-  route('POST', '/payments/initialize', 'signed', initializePayment),
-  route('GET', '/payments/verify/:reference', 'signed', verifyPayment),
-  route('GET', '/merchants/transactions', 'signed', listTransactions),
-  // Transfers
-  route('POST', '/disbursements/initialize', 'signed', initializeTransfer),
-  route('GET', '/disbursements/verify/:reference', 'signed', verifyTransfer),
-  route('GET', '/merchants/disbursements', 'signed', listDisbursements),
-  // Refunds
-  route('POST', '/refunds/initialize', 'signed', initializeRefund),
-  route('GET', '/refunds/count-by-status', 'signed', countRefundsByStatus),
-  route('GET', '/refunds/transactions/:payment_reference', 'signed', listPaymentRefunds),
-  route('GET', '/refunds/:refund_reference', 'signed', retrieveRefund),
-  route('GET', '/merchants/refunds', 'signed', listRefunds),
-  // Banks
-  route('GET', '/banks', 'public', listBanks),
-  route('POST', '/banks/resolve', 'signed', resolveAccount),
-  // Direct debit
-  route('POST', '/direct-debits/mandates', 'signed', createMandate),
-  route('POST', `${MANDATE}/initiate-activation`, 'signed', initiateActivation),
-  route('POST', `${MANDATE}/validate-activation`, 'signed', validateActivation),
-  route('GET', MANDATE, 'signed', retrieveMandate),
-  route('PATCH', `${MANDATE}/cancel`, 'signed', cancelMandate),
-  route('POST', '/direct-debits/debit', 'signed', createDebit),
-  route('POST', '/direct-debits/disburse', 'signed', disburse),
-  route('GET', '/direct-debits/status/:payment_reference', 'signed', debitStatus),
-  // Virtual accounts
-  route('POST', '/virtual-accounts', 'signed', createVirtualAccount),
-  route('POST', '/virtual-accounts/email', 'signed', virtualAccountByEmail),
-  route('GET', '/virtual-accounts/:account_reference', 'signed', retrieveVirtualAccount),
-  route(
-    'GET',
-    '/merchants/virtual-accounts/transactions',
-    'signed',
-    listVirtualAccountTransactions,
+  ...listEndpoints().map((endpoint) =>
+    route(
+      endpoint.method,
+      endpoint.path,
+      endpoint.unsigned ? 'public' : 'signed',
+      HANDLERS[endpoint.name],
+    ),
   ),
   // Hosted checkout
   route('GET', '/checkout/:reference', 'page', showCheckout),

@@ -1,4 +1,5 @@
-// Runs scheduled work whose time has come, in due order (DESIGN 5, settlement).
+// Runs scheduled work whose time has come in sandbox time, in due order: processing items
+// settle `settleAfterSec` after creation, unpaid checkouts expire.
 import type { SandboxCore } from './core.ts';
 import { settleDebit } from './debits.ts';
 import { expirePayment } from './payments.ts';

@@ -130,7 +130,7 @@ export interface VirtualAccountTransactionRecord {
   updatedAt: number;
 }
 
-/** Fault injection settings (DESIGN 5, `POST /__sandbox/faults`). */
+/** Fault injection settings, set by `POST /__sandbox/faults`. */
 export interface FaultConfig {
   /** Delay before answering, in milliseconds. */
   latencyMs: number;

@@ -14,7 +14,7 @@ import { param, type RequestContext, readJsonBody, readQuery } from './request.t
 import { iso, json } from './respond.ts';
 import type { Metadata, TransferRecord } from './state.ts';
 
-/** Destination accounts with a fixed outcome (DESIGN 5, magic values). */
+/** Destination accounts with a fixed outcome (magic values, docs/sandbox.md). */
 export const MAGIC_ACCOUNTS = {
   fails: '0000000000',
   expires: '0000000001',

@@ -102,7 +102,7 @@ export function listVirtualAccountTransactions(ctx: RequestContext): Response {
   return json({ status: 'success', ...pageFields(page), data: page.items.map(transactionView) });
 }
 
-/** Body of `POST /__sandbox/virtual-accounts/{account_reference}/credit` (DESIGN 5). */
+/** Body of `POST /__sandbox/virtual-accounts/{account_reference}/credit`, an inbound transfer. */
 export const CreditControlSchema = v.object({
   amount: AmountSchema,
   sender_name: v.optional(textSchema(200)),

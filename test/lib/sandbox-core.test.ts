@@ -212,7 +212,10 @@ describe('sandbox', () => {
     it('should generate a request id when none is sent', async () => {
       const { call } = setup();
       const res = await call('GET', '/merchants/transactions');
-      expect(res.headers.get('X-Request-Id')).toMatch(/^req_/);
+      // The request id rule of the SDK and the gateway: a fresh UUID when none came.
+      expect(res.headers.get('X-Request-Id')).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
     });
 
     it('should answer 415 when a body is not JSON', async () => {

@@ -1,6 +1,6 @@
 /**
  * The sandbox checkout page as a customer's browser sees it (spec: Payments >
- * authorization_url; DESIGN 5): open the page, find its pay and cancel forms, submit one.
+ * authorization_url): open the page, find its pay and cancel forms, submit one.
  */
 import { expect } from 'vitest';
 

@@ -1,5 +1,5 @@
 /**
- * A recording HTTP receiver for the relay's delivery tests (issue 5 point 4), started by
+ * A recording HTTP receiver for the relay's delivery tests, started by
  * test/global-setup.ts on 127.0.0.1 and reached from workerd over real HTTP.
  *
  * - `POST /<any>?key=K[&status=N][&retry_after=V]`: recorded under `K`; answers the

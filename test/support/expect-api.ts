@@ -1,7 +1,6 @@
 /**
- * Assertions shared by the sandbox contract tests: the error body of DESIGN 4.4 with
- * the stable codes of DESIGN 4.5, validation issues by path, list pages and webhook
- * signatures.
+ * Assertions shared by the sandbox contract tests: the error body with its stable codes
+ * (docs/gateway.md), validation issues by path, list pages and webhook signatures.
  */
 import { expect } from 'vitest';
 import { verifyRequestSignature } from '../../lib/signing.ts';

@@ -1,5 +1,5 @@
 /**
- * Black-box helpers for contract tests of the sandbox emulator (DESIGN 3, 5): start a
+ * Black-box helpers for contract tests of the sandbox emulator (docs/sandbox.md): start a
  * sandbox over real HTTP on a free loopback port, send signed requests with real
  * `fetch` and drive the `/__sandbox/*` controls (webhooks arrive at
  * `webhook-receiver.ts`). Nothing here reaches into the emulator's internals except `tick()`.
@@ -7,13 +7,13 @@
 import { signRequest } from '../../lib/signing.ts';
 import { type SandboxServer, startSandboxServer } from '../../scripts/sandbox-server.ts';
 
-/** Sandbox merchant key id (DESIGN 5, local default). */
+/** Sandbox merchant key id (the local default, docs/sandbox.md). */
 export const SANDBOX_KEY_ID = 'sandbox-key';
-/** Sandbox merchant HMAC secret, which also signs its webhooks (DESIGN 5, local default). */
+/** Sandbox merchant HMAC secret, which also signs its webhooks (the local default). */
 export const SANDBOX_SECRET = 'sandbox-secret';
-/** Opening balance of a fresh sandbox, NGN major units (DESIGN 5). */
+/** Opening balance of a fresh sandbox, NGN major units (the local default). */
 export const OPENING_BALANCE = 1_000_000;
-/** Sandbox seconds after which processing items settle (DESIGN 5), plus a margin. */
+/** Sandbox seconds after which processing items settle (5 by default), plus a margin. */
 export const SETTLE_SECONDS = 6;
 
 /**
@@ -59,7 +59,7 @@ export interface CallOptions {
   redirect?: RequestRedirect;
 }
 
-/** `GET /__sandbox/state` (DESIGN 5). */
+/** `GET /__sandbox/state`. */
 export interface SandboxState {
   now: string;
   balance: number;

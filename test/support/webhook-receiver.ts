@@ -1,6 +1,6 @@
 /**
  * A tiny local HTTP server that records the sandbox's webhook deliveries, for the
- * contract tests (DESIGN 5: webhooks are signed like requests).
+ * contract tests (the sandbox signs its webhooks with the merchant secret, like requests).
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * The admin API's authentication (DESIGN 4.3): `Authorization: Bearer <ADMIN_TOKEN>` on
+ * The admin API's authentication: `Authorization: Bearer <ADMIN_TOKEN>` on
  * every `/admin/*` path, and the separation from the gateway's caller tokens both ways.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The admin API's delivery routes (DESIGN 4.3, issue 5 point 6) through the real
+ * The admin API's delivery routes (`/admin/deliveries`) through the real
  * Worker, D1 and DELIVERIES queue: counts by status, and retry of one delivery.
  * `DELIVERIES` is wrapped so its `sendBatch` calls are recorded while still reaching
  * the real queue (whose consumer then runs).

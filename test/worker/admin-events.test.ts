@@ -1,5 +1,5 @@
 /**
- * The admin API's event routes (DESIGN 4.3, issue 5 point 6) through the real Worker,
+ * The admin API's event routes (`/admin/events`) through the real Worker,
  * D1 and DELIVERIES queue: listing with filters and keyset pagination, one event with
  * its deliveries and attempts, replay. `DELIVERIES` is wrapped so its `sendBatch` calls
  * are recorded while still reaching the real queue (whose consumer then runs).

@@ -1,5 +1,5 @@
 /**
- * The admin API's subscription routes (DESIGN 4.3, issue 5 points 3 and 6) through the
+ * The admin API's subscription routes (`/admin/subscriptions`) through the
  * real Worker and D1: create, list, get, update, delete, rotate secret; secrets shown
  * only on create and rotate; 404s. Validation is in admin-subscriptions-validation.test.ts.
  */

@@ -14,7 +14,7 @@ import {
 } from './helpers.ts';
 
 /**
- * Asserts a DESIGN 4.4 401; with `requestId`, also that the gateway kept the id the
+ * Asserts a 401 `unauthorized` error body; with `requestId`, also that the gateway kept the id the
  * test sent, so an empty sandbox log for that id means no upstream call.
  */
 async function expectUnauthorized(res: Response, requestId?: string): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Confirmation of money events at the webhook ingress (issue 5 point 2), through the
+ * Confirmation of money events at the webhook ingress, through the
  * real Worker, the real D1 of miniflare and the real sandbox upstream
  * (`inject('sandboxUrl')` = `UPSTREAM_BASE_URL`). `CONFIRM_MONEY_EVENTS` is passed
  * explicitly per request, so these tests hold whatever the test bindings default to.
@@ -9,7 +9,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { signRequest } from '../../lib/signing.ts';
 import { listEventDeliveries } from '../../worker/db/deliveries.ts';
 import { findWebhookEvent } from '../../worker/db/webhook-events.ts';
-import { confirmationEnabled, isMoneyEvent } from '../../worker/relay/confirm.ts';
+import { confirmationEnabled } from '../../worker/relay/confirm.ts';
 import { createReceiverSubscription, disableTestSubscriptions } from './delivery-helpers.ts';
 import { fetchGateway, sandboxRequests, uniqueRequestId, useCapturedLogs } from './helpers.ts';
 import { envelope, webhookRequest } from './webhook-helpers.ts';
@@ -160,21 +160,6 @@ describe('confirmation', () => {
       expect(res.headers.get('Retry-After')).toBe('60');
       expect(await res.json()).toMatchObject({ code: 'upstream_unreachable' });
       expect(await findWebhookEvent(env.DB, String(event.event_id))).toBeUndefined();
-    });
-  });
-
-  describe('isMoneyEvent', () => {
-    it('should name the four money events and nothing else', () => {
-      for (const type of [
-        'charge_success',
-        'disbursement_success',
-        'direct_debit_success',
-        'direct_debit_failure',
-      ]) {
-        expect(isMoneyEvent(type)).toBe(true);
-      }
-      expect(isMoneyEvent('disbursement_failed')).toBe(false);
-      expect(isMoneyEvent('toString')).toBe(false);
     });
   });
 

@@ -1,5 +1,5 @@
 /**
- * The fan-out at ingress (issue 5 point 4): `POST /webhooks` through the real Worker and
+ * The fan-out at ingress: `POST /webhooks` through the real Worker and
  * D1 writes one delivery per matching enabled subscription in the event's batch, none
  * for a duplicate, and enqueues `{ deliveryId }` messages (recorded by a stand-in producer).
  */

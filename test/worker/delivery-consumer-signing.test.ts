@@ -1,5 +1,5 @@
 /**
- * The relay's queue consumer (issue 5 point 4): Standard Webhooks signatures checked with
+ * The relay's queue consumer: Standard Webhooks signatures checked with
  * the `standardwebhooks` library (rotation included), messages skipped without a
  * request, and the dead-letter queue.
  */

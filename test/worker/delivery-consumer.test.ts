@@ -1,5 +1,5 @@
 /**
- * The relay's queue consumer (issue 5 point 4), outcomes: through the real Worker's
+ * The relay's queue consumer, outcomes: through the real Worker's
  * `queue` handler with `createMessageBatch` / `getQueueResult`, the real D1, and the
  * recording receiver of test/global-setup.ts over real HTTP.
  */

@@ -1,5 +1,5 @@
 /**
- * Helpers of the relay delivery tests (issue 5 point 4): subscriptions pointing at the
+ * Helpers of the relay delivery tests: subscriptions pointing at the
  * recording receiver of test/global-setup.ts, events stored with their fan-out in the
  * real D1, the real Worker's `queue` handler run on a `createMessageBatch` batch, and
  * a recording stand-in for the `DELIVERIES` producer.

@@ -1,5 +1,5 @@
 /**
- * The DELIVERIES queue as wrangler.toml wires it (issue 5 point 4): an event ingested
+ * The DELIVERIES queue as wrangler.toml wires it: an event ingested
  * with the real producer reaches the Worker's own `queue` handler through miniflare's
  * queue, within `max_batch_timeout`. The test bindings keep ALLOW_LOCAL_SUBSCRIBERS off,
  * so the loopback receiver is refused: the recorded attempt shows the consumer ran.

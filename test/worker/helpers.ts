@@ -1,6 +1,6 @@
 /**
  * Helpers of the gateway tests (workerd): requests with the test caller's token,
- * DESIGN 4.4 error bodies, the real Worker with overridden bindings, and the sandbox's
+ * error bodies, the real Worker with overridden bindings, and the sandbox's
  * request log, which shows what reached the upstream (the sandbox over real HTTP).
  */
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
@@ -8,7 +8,7 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, expect, inject, vi } from 'vitest';
 import type { RequestLogEntry } from '../../lib/testing/index.ts';
 import worker from '../../worker/index.ts';
-import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
+import { PROXY_ROUTES } from '../../worker/routes/table.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,6 +16,8 @@ declare module 'vitest' {
     sandboxUrl: string;
     /** A second sandbox for fault injection (test/global-setup.ts). */
     faultSandboxUrl: string;
+    /** A third sandbox whose clock the money-event tests advance (test/global-setup.ts). */
+    confirmSandboxUrl: string;
     /** The recording webhook receiver of the delivery tests (test/global-setup.ts). */
     receiverUrl: string;
   }
@@ -55,21 +57,22 @@ export function gatewayRequest(path: string, init: GatewayRequestInit = {}): Req
 
 /** Paths of the POSTs that require an Idempotency-Key (none of them has a path parameter). */
 const MONEY_PATHS: ReadonlySet<string> = new Set(
-  UPSTREAM_ROUTES.filter((route) => route.idempotency === 'required').map((route) => route.pattern),
+  PROXY_ROUTES.filter((route) => route.idempotency === 'required').map((route) => route.pattern),
 );
 
 /** A JSON POST to the gateway as the test caller; money-moving ones get a fresh Idempotency-Key unless given. */
 export function postJson(path: string, body: unknown, init: GatewayRequestInit = {}): Request {
   const headers = new Headers(init.headers);
   headers.set('Content-Type', 'application/json');
-  // Money-moving POSTs need one (DESIGN 4.1); tests about the key set their own.
+  // Money-moving POSTs need one (400 idempotency_key_missing otherwise); tests about the
+  // key set their own.
   if (!headers.has('Idempotency-Key') && MONEY_PATHS.has(path)) {
     headers.set('Idempotency-Key', crypto.randomUUID());
   }
   return gatewayRequest(path, { ...init, method: 'POST', headers, body: JSON.stringify(body) });
 }
 
-/** The DESIGN 4.4 error body. */
+/** The gateway's error body (docs/gateway.md, "Error body"). */
 export interface ErrorBody {
   status: string;
   message: string;
@@ -78,7 +81,7 @@ export interface ErrorBody {
   request_id: string;
 }
 
-/** Reads a response's JSON body as a DESIGN 4.4 error body. */
+/** Reads a response's JSON body as an error body. */
 export async function errorBody(response: Response): Promise<ErrorBody> {
   return (await response.json()) as ErrorBody;
 }

@@ -1,13 +1,14 @@
 /**
- * Property-based malformed input (issue 4 "Done when"): random JSON, random bytes,
+ * Property-based malformed input: random JSON, random bytes,
  * random content types and random query strings, sent to random routes of the real
  * Worker. The gateway answers a 4xx itself, or forwards what the route's schema accepts
- * (and the sandbox answers 2xx/4xx); never a 5xx, and every error is a DESIGN 4.4 body.
+ * (and the sandbox answers 2xx/4xx); never a 5xx, and every error is an error body
+ * `{ status: 'error', message, code, issues?, request_id }`.
  */
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UPSTREAM_ROUTES, type UpstreamRoute } from '../../worker/upstream/routes.ts';
+import { PROXY_ROUTES, type ProxyRoute } from '../../worker/routes/table.ts';
 import {
   captureLogs,
   fetchGateway,
@@ -17,19 +18,19 @@ import {
 } from './helpers.ts';
 
 const RUNS = { numRuns: 100 } as const;
-const WRITES = UPSTREAM_ROUTES.filter((route) => route.method !== 'GET');
-const QUERIED = UPSTREAM_ROUTES.filter((route) => route.query !== undefined);
+const WRITES = PROXY_ROUTES.filter((route) => route.method !== 'GET');
+const QUERIED = PROXY_ROUTES.filter((route) => route.query !== undefined);
 const GATEWAY_REFUSALS = ['validation_failed', 'payload_too_large', 'unsupported_media_type'];
 
 /** A random route of `routes`, shown by name in counterexamples. */
-const anyOf = (routes: readonly UpstreamRoute[]) =>
+const anyOf = (routes: readonly ProxyRoute[]) =>
   fc.constantFrom(...routes.map((route) => route.name)).map(
-    (name) => routes.find((route) => route.name === name) as UpstreamRoute,
-    (route) => (route as UpstreamRoute).name,
+    (name) => routes.find((route) => route.name === name) as ProxyRoute,
+    (route) => (route as ProxyRoute).name,
   );
 
 /** A concrete path for a route pattern. */
-const concrete = (route: UpstreamRoute) =>
+const concrete = (route: ProxyRoute) =>
   route.pattern.replace(/:(\w+)/g, () => `ref-${crypto.randomUUID()}`);
 
 const contentTypes = fc.oneof(
@@ -50,8 +51,8 @@ function keysOf(schema: v.GenericSchema | undefined): string[] {
 }
 
 /** An object built from the route's own keys (and one stranger) with random JSON values. */
-const nearlyValid = (route: UpstreamRoute) =>
-  fc.dictionary(fc.constantFrom(...keysOf(route.body), 'unexpected'), fc.jsonValue(), {
+const nearlyValid = (route: ProxyRoute) =>
+  fc.dictionary(fc.constantFrom(...keysOf(route.body?.schema), 'unexpected'), fc.jsonValue(), {
     maxKeys: 10,
   });
 
@@ -69,7 +70,7 @@ interface Outcome {
 }
 
 /**
- * Sends `request`, asserts the answer is never a 5xx and every error is a DESIGN 4.4
+ * Sends `request`, asserts the answer is never a 5xx and every error is an error
  * body carrying the response's request id, and counts what reached the sandbox.
  */
 async function send(request: Request, requestId: string, env: Partial<Env> = {}): Promise<Outcome> {
@@ -99,20 +100,15 @@ async function send(request: Request, requestId: string, env: Partial<Env> = {})
 }
 
 /** A write to `route` with a fresh Idempotency-Key. */
-function write(
-  route: UpstreamRoute,
-  body: BodyInit,
-  type: string | undefined,
-  id: string,
-): Request {
+function write(route: ProxyRoute, body: BodyInit, type: string | undefined, id: string): Request {
   const headers = new Headers({ 'Idempotency-Key': crypto.randomUUID() });
   if (type !== undefined) headers.set('Content-Type', type);
   return gatewayRequest(concrete(route), { method: route.method, requestId: id, headers, body });
 }
 
 /** Whether the gateway should let `sent` through to the route's upstream. */
-function acceptable(route: UpstreamRoute, sent: unknown): boolean {
-  if (route.body !== undefined) return v.is(route.body, sent);
+function acceptable(route: ProxyRoute, sent: unknown): boolean {
+  if (route.body !== undefined) return v.is(route.body.schema, sent);
   return (
     typeof sent === 'object' &&
     sent !== null &&
@@ -166,7 +162,7 @@ describe('malformed input', { timeout: 120_000 }, () => {
           );
           if (acceptable(route, value)) return expect(outcome.passed).toBe(true);
           expect(outcome).toMatchObject({ status: 400, code: 'validation_failed', passed: false });
-          const roots = new Set(['', ...keysOf(route.body)]);
+          const roots = new Set(['', ...keysOf(route.body?.schema)]);
           for (const issue of outcome.issues ?? []) {
             expect(roots.has(issue.path.split('.')[0] ?? ''), issue.path).toBe(true);
           }
@@ -218,7 +214,7 @@ describe('malformed input', { timeout: 120_000 }, () => {
 
   describe('random query strings', () => {
     it('should answer 400 or forward, with issues only under the schema keys', async () => {
-      const pairs = (route: UpstreamRoute) =>
+      const pairs = (route: ProxyRoute) =>
         fc.array(
           fc.tuple(fc.constantFrom(...keysOf(route.query), 'other'), fc.string({ maxLength: 30 })),
           {

@@ -1,19 +1,17 @@
 /**
- * `GET /openapi.json` (issue 4 point 8): the document is generated from the route table
- * and the SDK's valibot schemas; these tests hold it to both.
+ * `GET /openapi.json`: the document is generated from the route table and the SDK's
+ * valibot schemas; these tests hold it to both.
  */
 import * as v from 'valibot';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmailSchema } from '../../lib/schemas/common.ts';
 import { CreateMandateRequestSchema } from '../../lib/schemas/direct-debits.ts';
 import { InitializeRefundRequestSchema } from '../../lib/schemas/refunds.ts';
-import { isAdminPath } from '../../worker/auth/admin.ts';
 import { openApiPath } from '../../worker/openapi/document.ts';
 import { convertSchemas } from '../../worker/openapi/schemas.ts';
-import { createRouter, OPEN_PATHS } from '../../worker/router.ts';
+import { createRouter } from '../../worker/router.ts';
 import { EventListQuerySchema } from '../../worker/routes/admin/events.ts';
-import { GATEWAY_ROUTES, gatewayErrorStatuses } from '../../worker/routes/gateway-routes.ts';
-import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
+import { errorStatuses, OWN_ROUTES, PROXY_ROUTES } from '../../worker/routes/table.ts';
 import {
   captureLogs,
   errorBody,
@@ -112,13 +110,13 @@ describe('GET /openapi.json', () => {
     });
 
     it('should describe every route of both route tables with its method and name', () => {
-      for (const route of [...UPSTREAM_ROUTES, ...GATEWAY_ROUTES]) {
+      for (const route of [...PROXY_ROUTES, ...OWN_ROUTES]) {
         expect(operationOf(route).operationId, route.name).toBe(route.name);
       }
       const described = Object.entries(doc.paths).flatMap(([path, item]) =>
         Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
       );
-      const expected = [...UPSTREAM_ROUTES, ...GATEWAY_ROUTES].map(
+      const expected = [...PROXY_ROUTES, ...OWN_ROUTES].map(
         (r) => `${r.method} ${openApiPath(r.pattern)}`,
       );
       expect(described.sort()).toEqual(expected.sort());
@@ -152,12 +150,12 @@ describe('GET /openapi.json', () => {
       const described = Object.entries(doc.paths).flatMap(([path, item]) =>
         Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
       );
-      expect(served.length).toBe(UPSTREAM_ROUTES.length + GATEWAY_ROUTES.length);
+      expect(served.length).toBe(PROXY_ROUTES.length + OWN_ROUTES.length);
       expect(described.sort()).toEqual(served.sort());
     });
 
     it('should template path parameters and declare each as required', () => {
-      for (const route of [...UPSTREAM_ROUTES, ...GATEWAY_ROUTES]) {
+      for (const route of [...PROXY_ROUTES, ...OWN_ROUTES]) {
         const path = openApiPath(route.pattern);
         expect(path).not.toContain(':');
         const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
@@ -175,7 +173,7 @@ describe('GET /openapi.json', () => {
 
     it('should require Idempotency-Key on the money POSTs and offer it on other writes', () => {
       const money: string[] = [];
-      for (const route of UPSTREAM_ROUTES) {
+      for (const route of PROXY_ROUTES) {
         const key = parametersOf(operationOf(route)).find((p) => p.name === 'Idempotency-Key');
         if (route.idempotency === 'none') expect(key, route.name).toBeUndefined();
         else
@@ -199,12 +197,12 @@ describe('GET /openapi.json', () => {
     });
 
     it('should publish the body schema of every route that takes one', () => {
-      for (const route of UPSTREAM_ROUTES.filter((r) => r.body !== undefined)) {
+      for (const route of PROXY_ROUTES.filter((r) => r.body !== undefined)) {
         const body = operationOf(route).requestBody as Json;
         expect(body.required, route.name).toBe(true);
         const content = body.content as Record<string, { schema: unknown }>;
         const schema = resolve(content['application/json']?.schema);
-        const { keys, required } = entriesOf(route.body as v.GenericSchema);
+        const { keys, required } = entriesOf(route.body?.schema as v.GenericSchema);
         expect(schema.type, route.name).toBe('object');
         expect(Object.keys(schema.properties as Json), route.name).toEqual(keys);
         expect(schema.required, route.name).toEqual(required);
@@ -212,19 +210,19 @@ describe('GET /openapi.json', () => {
     });
 
     it('should describe the body-less writes as no body or an empty object', () => {
-      for (const route of UPSTREAM_ROUTES.filter((r) => r.method !== 'GET' && !r.body)) {
+      for (const route of PROXY_ROUTES.filter((r) => r.method !== 'GET' && !r.body)) {
         expect(operationOf(route).requestBody, route.name).toMatchObject({
           required: false,
           content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
         });
       }
-      for (const route of UPSTREAM_ROUTES.filter((r) => r.method === 'GET')) {
+      for (const route of PROXY_ROUTES.filter((r) => r.method === 'GET')) {
         expect(operationOf(route).requestBody, route.name).toBeUndefined();
       }
     });
 
     it('should publish query parameters from the query schema', () => {
-      for (const route of UPSTREAM_ROUTES.filter((r) => r.query !== undefined)) {
+      for (const route of PROXY_ROUTES.filter((r) => r.query !== undefined)) {
         const query = parametersOf(operationOf(route)).filter((p) => p.in === 'query');
         const { keys, required } = entriesOf(route.query as v.GenericSchema);
         expect(
@@ -236,8 +234,8 @@ describe('GET /openapi.json', () => {
           route.name,
         ).toEqual(required);
       }
-      const list = UPSTREAM_ROUTES.find((r) => r.name === 'payments.list');
-      const pageSize = parametersOf(operationOf(list as (typeof UPSTREAM_ROUTES)[number])).find(
+      const list = PROXY_ROUTES.find((r) => r.name === 'payments.list');
+      const pageSize = parametersOf(operationOf(list as (typeof PROXY_ROUTES)[number])).find(
         (p) => p.name === 'page_size',
       );
       expect(pageSize?.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 10 });
@@ -255,7 +253,7 @@ describe('GET /openapi.json', () => {
       const errorSchema = resolve({ $ref: '#/components/schemas/ErrorBody' });
       expect(errorSchema.required).toEqual(['status', 'message', 'code', 'request_id']);
       const always = ['400', '401', '403', '404', '405', '409', '422', '429', '502', '504'];
-      for (const route of UPSTREAM_ROUTES) {
+      for (const route of PROXY_ROUTES) {
         const responses = operationOf(route).responses as Json;
         const expected = route.method === 'GET' ? always : [...always, '413', '415'];
         for (const status of expected) {
@@ -299,16 +297,14 @@ describe('GET /openapi.json', () => {
     } as const;
 
     it('should give each gateway route the security scheme of its auth', () => {
-      for (const route of GATEWAY_ROUTES) {
+      for (const route of OWN_ROUTES) {
         expect(operationOf(route).security, route.name).toEqual(SECURITY[route.auth]);
-        // The admin guard covers exactly /admin/*; the scheme must say the same.
-        expect(isAdminPath(route.pattern), route.name).toBe(route.auth === 'admin');
+        // The admin routes are exactly those under /admin/; the scheme must say the same.
+        expect(route.pattern.startsWith('/admin/'), route.name).toBe(route.auth === 'admin');
       }
-      const open = GATEWAY_ROUTES.filter(
-        (r) => r.auth === 'none' || r.auth === 'webhook-signature',
-      );
-      expect([...OPEN_PATHS].sort()).toEqual(open.map((r) => r.pattern).sort());
-      expect([...OPEN_PATHS].sort()).toEqual(['/healthz', '/webhooks']);
+      const open = OWN_ROUTES.filter((r) => r.auth === 'none' || r.auth === 'webhook-signature');
+      expect(open.map((r) => r.pattern).sort()).toEqual(['/healthz', '/webhooks']);
+      for (const route of PROXY_ROUTES) expect(route.auth, route.name).toBe('bearer');
     });
 
     it('should declare the admin token and the webhook HMAC headers as security schemes', () => {
@@ -399,7 +395,7 @@ describe('GET /openapi.json', () => {
     });
 
     it('should publish the body and query schemas of every gateway route that has one', () => {
-      for (const route of GATEWAY_ROUTES) {
+      for (const route of OWN_ROUTES) {
         const operation = operationOf(route);
         if (route.body === undefined) {
           expect(operation.requestBody, route.name).toBeUndefined();
@@ -421,9 +417,9 @@ describe('GET /openapi.json', () => {
 
     it('should answer each gateway route with its success status and DESIGN 4.4 errors', () => {
       const errorSchema = resolve({ $ref: '#/components/schemas/ErrorBody' });
-      for (const route of GATEWAY_ROUTES) {
+      for (const route of OWN_ROUTES) {
         const responses = operationOf(route).responses as Json;
-        const statuses = gatewayErrorStatuses(route).map(String);
+        const statuses = errorStatuses(route).map(String);
         expect(Object.keys(responses).sort(), route.name).toEqual(
           [String(route.status), ...statuses].sort(),
         );

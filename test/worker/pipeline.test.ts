@@ -2,11 +2,11 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { RequestContext } from '../../worker/http/context.ts';
 import { composeStages, type ProxyExchange, type ProxyStage } from '../../worker/proxy/pipeline.ts';
-import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
+import { PROXY_ROUTES } from '../../worker/routes/table.ts';
 import { gatewayRequest } from './helpers.ts';
 
 function exchange(): ProxyExchange {
-  const route = UPSTREAM_ROUTES[0];
+  const route = PROXY_ROUTES[0];
   if (route === undefined) throw new Error('empty route table');
   const context: RequestContext = {
     requestId: 'r',

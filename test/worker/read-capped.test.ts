@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readCapped } from '../../worker/http/body.ts';
+import { readCapped } from '../../lib/shared.ts';
 
 // A body of `count` chunks of `size` bytes, counting how many the reader pulled.
 function streamed(count: number, size: number) {

@@ -1,4 +1,4 @@
-/** The delivery retry schedule (worker/relay/retry-schedule.ts, issue 5 point 4). */
+/** The delivery retry schedule (worker/relay/retry-schedule.ts). */
 import { describe, expect, it } from 'vitest';
 import {
   MAX_DELIVERY_ATTEMPTS,

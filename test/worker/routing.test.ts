@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { UPSTREAM_ROUTES } from '../../worker/upstream/routes.ts';
+import { PROXY_ROUTES } from '../../worker/routes/table.ts';
 import {
   errorBody,
   fetchGateway,
@@ -143,33 +143,33 @@ const logs = useCapturedLogs();
 describe('gateway', () => {
   describe('route table', () => {
     it('should list every endpoint of the spec exactly once', () => {
-      const listed = UPSTREAM_ROUTES.map((route) => `${route.method} ${route.pattern}`);
+      const listed = PROXY_ROUTES.map((route) => `${route.method} ${route.pattern}`);
       expect([...listed].sort()).toEqual([...SPEC_ENDPOINTS].sort());
     });
 
     it('should have unique route names', () => {
-      const names = UPSTREAM_ROUTES.map((route) => route.name);
+      const names = PROXY_ROUTES.map((route) => route.name);
       expect(new Set(names).size).toBe(names.length);
     });
 
     it('should require an idempotency key exactly on the POSTs that create or move money', () => {
-      const required = UPSTREAM_ROUTES.filter((route) => route.idempotency === 'required');
+      const required = PROXY_ROUTES.filter((route) => route.idempotency === 'required');
       expect(required.map((route) => `${route.method} ${route.pattern}`).sort()).toEqual(
         [...MONEY_MOVING].sort(),
       );
-      for (const route of UPSTREAM_ROUTES.filter((r) => r.idempotency !== 'required')) {
+      for (const route of PROXY_ROUTES.filter((r) => r.idempotency !== 'required')) {
         expect(route.idempotency, route.name).toBe(route.method === 'GET' ? 'none' : 'optional');
       }
     });
 
     it('should send only GET /banks unsigned', () => {
-      const unsigned = UPSTREAM_ROUTES.filter((route) => route.upstreamAuth === 'none');
+      const unsigned = PROXY_ROUTES.filter((route) => route.endpoint.unsigned === true);
       expect(unsigned.map((route) => `${route.method} ${route.pattern}`)).toEqual(['GET /banks']);
     });
   });
 
   describe('proxy routes', () => {
-    it.each(UPSTREAM_ROUTES.map((route) => ({ ...route, path: concretePath(route.pattern) })))(
+    it.each(PROXY_ROUTES.map((route) => ({ ...route, path: concretePath(route.pattern) })))(
       'should forward $method $path to the same method and path',
       async ({ method, path, name }) => {
         const id = uniqueRequestId();

@@ -1,5 +1,5 @@
 /**
- * The SDK in gateway mode (DESIGN 2): bearer token instead of the secret, talking to the
+ * The SDK in gateway mode: bearer token instead of the secret, talking to the
  * real gateway Worker, which signs and forwards to the real sandbox over HTTP.
  */
 import { exports } from 'cloudflare:workers';

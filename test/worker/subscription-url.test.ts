@@ -1,5 +1,5 @@
 /**
- * The subscription URL rules (DESIGN 4.2, issue 5 point 3), table-driven: every refused
+ * The subscription URL rules (worker/relay/subscription-url.ts), table-driven: every refused
  * class, the accepted forms, and the loopback switch (`ALLOW_LOCAL_SUBSCRIBERS`). Runs in
  * workerd, whose WHATWG URL parser normalizes the hosts the rules see.
  */

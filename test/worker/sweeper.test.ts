@@ -1,5 +1,5 @@
 /**
- * The relay sweeper (issue 5 point 5) through the Worker's `scheduled` handler, with the
+ * The relay sweeper through the Worker's `scheduled` handler, with the
  * real D1 and the real `DELIVERIES` queue of miniflare. The queue is wrapped: every
  * `sendBatch` is recorded and then passed to the real producer.
  */

@@ -105,7 +105,7 @@ const SENDERS: [number, string, string, (id: string) => Promise<Response>][] = [
 describe('gateway', () => {
   describe('upstream error body', () => {
     it.each(SENDERS)(
-      'should keep an upstream %i with the DESIGN 4.4 body and the upstream details',
+      'should keep an upstream %i with the gateway error body and the upstream details',
       async (status, code, message, send) => {
         const id = uniqueRequestId();
         const res = await send(id);

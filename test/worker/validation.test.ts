@@ -1,10 +1,11 @@
 /**
- * The validation stage (DESIGN 4.1, issue 4 point 1) against the real Worker and the real
+ * The validation stage against the real Worker and the real
  * sandbox: what is refused never reaches the sandbox (its request log stays empty), what
  * passes reaches it byte for byte.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_MAX_BODY_BYTES, maxBodyBytes } from '../../worker/proxy/stages/validate.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../../lib/shared.ts';
+import { maxBodyBytes } from '../../worker/proxy/stages/validate.ts';
 import {
   captureLogs,
   type ErrorBody,
@@ -25,7 +26,7 @@ function post(path: string, body: BodyInit, headers: HeadersInit, requestId: str
   return gatewayRequest(path, { method: 'POST', requestId, headers: all, body });
 }
 
-/** Asserts a DESIGN 4.4 error answered by the gateway itself, with nothing sent upstream. */
+/** Asserts an error body answered by the gateway itself, with nothing sent upstream. */
 async function expectRefused(
   response: Response,
   requestId: string,

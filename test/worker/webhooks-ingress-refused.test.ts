@@ -1,5 +1,5 @@
 /**
- * `POST /webhooks`, the relay's ingress (issue 5 point 1), refused requests: 401 for a
+ * `POST /webhooks`, the relay's ingress, refused requests: 401 for a
  * bad signature, 400/415/413 for bad bodies, 500 when D1 fails; never a stored row.
  */
 import { describe, expect, it } from 'vitest';

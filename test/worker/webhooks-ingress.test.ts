@@ -1,5 +1,5 @@
 /**
- * `POST /webhooks`, the relay's ingress (issue 5 point 1), accepted events: through the
+ * `POST /webhooks`, the relay's ingress, accepted events: through the
  * real Worker with the real D1 of miniflare. Every test uses its own event ids.
  */
 import { env } from 'cloudflare:workers';

@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { timingSafeEqual } from '../../lib/internal/timing-safe-equal.ts';
+import { timingSafeEqual } from '../../lib/shared.ts';
 import { InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
-import { UPSTREAM_ROUTES } from '../upstream/routes.ts';
+import { PROXY_ROUTES } from '../routes/table.ts';
 import { compileAllowList, RouteAllowListSchema } from './allow-list.ts';
 
 // Bearer tokens are visible ASCII (RFC 6750 b64token is a subset); whitespace could never match.
@@ -94,7 +94,7 @@ function warnUnmatchedPatterns(callers: readonly Caller[]): void {
   for (const caller of callers) {
     for (const pattern of caller.routes?.patterns ?? []) {
       const single = compileAllowList([pattern]);
-      if (!UPSTREAM_ROUTES.some((route) => single.allows(route.name))) {
+      if (!PROXY_ROUTES.some((route) => single.allows(route.name))) {
         logEvent('warn', 'config_warning', {
           setting: 'GATEWAY_CALLERS',
           caller: caller.name,

@@ -1,4 +1,4 @@
-import type { CachePolicy } from '../upstream/routes.ts';
+import type { CachePolicy } from '../routes/table.ts';
 
 /** Country of `GET /banks` when the query names none (spec: Banks). */
 export const DEFAULT_BANKS_COUNTRY = 'NG';

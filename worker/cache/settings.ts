@@ -1,7 +1,7 @@
 import { logEvent } from '../http/log.ts';
-import type { CachePolicy } from '../upstream/routes.ts';
+import type { CachePolicy } from '../routes/table.ts';
 
-/** Lifetimes used when the variable is unset or invalid, in seconds (issue 4 point 4). */
+/** Lifetimes used when the variable is unset or invalid, in seconds. */
 export const DEFAULT_CACHE_TTL_SEC: Readonly<Record<CachePolicy, number>> = {
   banks: 3600,
   resolve: 300,

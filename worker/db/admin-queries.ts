@@ -1,8 +1,8 @@
 /**
- * D1 queries of the admin API's events and deliveries routes (DESIGN 4.3, issue 5
- * point 6): the keyset-paginated event listing, replay's upsert of deliveries, the
- * reset of one delivery for a retry, and the counts by delivery status. Every time is
- * epoch milliseconds; statements bind with `?N`.
+ * D1 queries of the admin API's events and deliveries routes (`/admin/events`,
+ * `/admin/deliveries`): the keyset-paginated event listing, replay's upsert of
+ * deliveries, the reset of one delivery for a retry, and the counts by delivery status.
+ * Every time is epoch milliseconds; statements bind with `?N`.
  */
 import {
   type DeliveryRecord,

@@ -1,7 +1,7 @@
 /**
- * D1 queries on `deliveries` and `delivery_attempts` (migrations/0004, DESIGN 4.2,
- * issue 5 point 4): the fan-out at ingress, the consumer's reads and writes. Every time
- * is epoch milliseconds; statements bind with `?N`.
+ * D1 queries on `deliveries` and `delivery_attempts` (migrations/0004): the fan-out at
+ * ingress, the consumer's reads and writes, the sweeper's claim. Every time is epoch
+ * milliseconds; statements bind with `?N`.
  */
 import type { NewWebhookEvent } from './webhook-events.ts';
 
@@ -255,7 +255,7 @@ export async function markDeliveryFailed(
 }
 
 /**
- * Claims up to `limit` deliveries the sweeper must re-enqueue (issue 5 point 5):
+ * Claims up to `limit` deliveries the sweeper must re-enqueue (worker/relay/sweeper.ts):
  * `pending` with `next_attempt_at` (or, when NULL, `created_at`) at or before
  * `overdueBefore`. The claim moves their `next_attempt_at` to `now`, so a delivery is
  * re-enqueued at most once per grace period even if the queue is slow to run it (the

@@ -1,6 +1,6 @@
 /**
  * D1 queries on `subscriptions` (migrations/0003): the relay's webhook subscriptions,
- * managed through the admin API (DESIGN 4.3, issue 5 point 3). Every time is epoch
+ * managed through the admin API (`/admin/subscriptions`). Every time is epoch
  * milliseconds; statements bind with `?N`.
  */
 

@@ -5,8 +5,10 @@
  */
 
 /**
- * Where an event stands: `received` at ingress. Later slices add `confirmed` and
- * `unconfirmed` (issue 5 point 2); the column is plain text so they need no migration.
+ * Where an event stands: `confirmed` when the upstream's verify endpoint agrees with a
+ * money event, `unconfirmed` when it does not (stored, never delivered), `received` for
+ * every other event and when confirmation is off (`CONFIRM_MONEY_EVENTS`). The column is
+ * plain text, so a new status needs no migration.
  */
 export type WebhookEventStatus = 'received' | 'confirmed' | 'unconfirmed';
 
@@ -57,13 +59,14 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
 }
 
 /**
- * The insert-once statement of an event, for use inside a `DB.batch()` (later slices
- * write the event and its delivery rows in one transaction). Its `meta.changes` is 1
+ * The insert-once statement of an event, for use inside a `DB.batch()` (the ingress
+ * writes the event and its delivery rows in one transaction). Its `meta.changes` is 1
  * for a new event and 0 for a duplicate `event_id`.
  *
  * @param db - the D1 binding.
  * @param event - id, type, receive time (epoch ms) and exact body.
- * @param status - the status stored (issue 5 point 2 decides it at ingress). @default 'received'
+ * @param status - the status stored, decided at ingress by the confirmation of money
+ *   events (worker/relay/confirm.ts). @default 'received'
  */
 export function insertWebhookEventStatement(
   db: D1Database,

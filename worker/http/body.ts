@@ -1,60 +1,32 @@
-// Request bodies as the gateway reads them: bounded, JSON, UTF-8.
+// Request bodies as the gateway reads them: lib's one JSON body reader, its refusals
+// turned into the gateway's HttpError so the router renders them like every other error.
+import { BodyRejectedError, readCapped } from '../../lib/shared.ts';
 import { HttpError } from './errors.ts';
 
-// `application/json` or any `application/<name>+json` (RFC 6839), parameters aside.
-const JSON_MEDIA_TYPE = /^application\/(?:[\w!#$%&'*.^`|~-]+\+)?json$/;
+// The proxy reads the body before its stages run (worker/routes/proxy.ts imports it here).
+export { readCapped };
 
 /**
- * Reads a request body, stopping one chunk past `limit` bytes: an oversized upload is
- * never buffered whole (callers answer 413 on the length they get back).
+ * Runs one of lib/shared.ts's body readers (`readBody`, `parseJsonBody`,
+ * `readJsonBody`, `checkBodySize`) and rethrows its refusal as an {@link HttpError}
+ * with the same status, code, message and issues.
  *
- * @param request - the incoming request (a Request, or itty-router's proxy of one).
- * @param limit - the body limit in bytes.
- * @returns the bytes read: the whole body, or more than `limit` of them when it is larger.
- */
-export async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
-  // itty-router's request proxy gives `undefined`, a Request `null`, for no body.
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      break;
-    }
-  }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
-}
-
-/**
- * Requires a JSON media type (`application/json` or `application/<name>+json`) whose
- * charset, when given, is UTF-8 (RFC 8259 section 8.1).
+ * @param read - the reading step.
+ * @returns what `read` returns.
+ * @throws {HttpError} 413 `payload_too_large`, 415 `unsupported_media_type` or 400
+ *   `validation_failed`; anything else `read` throws, unchanged.
  *
- * @param header - the `Content-Type` header, or `null`.
- * @throws {HttpError} 415 `unsupported_media_type` otherwise.
+ * @example
+ * ```ts
+ * const { value } = await withHttpErrors(() => readJsonBody(request, Schema, limit));
+ * ```
  */
-export function requireJsonContentType(header: string | null): void {
-  const [essence = '', ...parameters] = (header ?? '').split(';');
-  const charset = parameters
-    .map((parameter) => parameter.trim().split('='))
-    .find(([name]) => name?.trim().toLowerCase() === 'charset')?.[1];
-  const utf8 = charset === undefined || /^"?utf-8"?$/i.test(charset.trim());
-  if (!JSON_MEDIA_TYPE.test(essence.trim().toLowerCase()) || !utf8) {
-    throw new HttpError(
-      415,
-      'unsupported_media_type',
-      'Content-Type must be application/json (UTF-8)',
-    );
+export async function withHttpErrors<T>(read: () => T | Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!(error instanceof BodyRejectedError)) throw error;
+    const issues = error.issues === undefined ? {} : { issues: error.issues };
+    throw new HttpError(error.status, error.code, error.message, { ...issues, cause: error });
   }
 }

@@ -1,6 +1,7 @@
 /**
- * Stable error codes of the gateway (DESIGN 4.5). The spec's known errors keep the
- * spec's messages; upstream errors pass through with the upstream's own code.
+ * Stable error codes of the gateway (listed with their statuses in docs/gateway.md,
+ * "Error codes"): clients branch on them, never on messages. The spec's known errors
+ * keep the spec's messages; upstream errors pass through with the upstream's own code.
  */
 export type ErrorCode =
   | 'unauthorized'
@@ -28,7 +29,7 @@ export type ErrorCode =
   | 'upstream_timeout'
   | 'internal_error';
 
-/** One problem with a request field (DESIGN 4.4 `issues`). */
+/** One problem with a request field, an entry of the error body's `issues`. */
 export interface ErrorIssue {
   /** Dotted path of the field, e.g. `amount` or `metadata.order_id`. */
   path: string;
@@ -45,13 +46,14 @@ export interface HttpErrorOptions extends ErrorOptions {
 
 /**
  * An error the gateway answers on purpose: handlers throw it, the router's `catch`
- * stage renders it as the DESIGN 4.4 error body with its status and headers.
+ * stage renders it as the error body `{ status: 'error', message, code, issues?,
+ * request_id }` with its status and headers.
  */
 export class HttpError extends Error {
   override name = 'HttpError';
   /** HTTP status code of the answer. */
   readonly status: number;
-  /** Stable snake_case code (DESIGN 4.5). */
+  /** Stable snake_case code. */
   readonly code: ErrorCode;
   /** Field problems, when the request was invalid. */
   readonly issues: readonly ErrorIssue[] | undefined;
@@ -60,7 +62,7 @@ export class HttpError extends Error {
 
   /**
    * @param status - HTTP status code.
-   * @param code - stable error code (DESIGN 4.5).
+   * @param code - stable error code.
    * @param message - human readable; never a secret, token or stack trace.
    * @param options - issues, extra headers and `cause`.
    */
@@ -73,7 +75,7 @@ export class HttpError extends Error {
   }
 }
 
-/** 401 `unauthorized`: the bearer token is missing, malformed or unknown (DESIGN 4.1). */
+/** 401 `unauthorized`: the bearer token is missing, malformed or unknown. */
 export class UnauthorizedError extends HttpError {
   override name = 'UnauthorizedError';
 

@@ -20,8 +20,9 @@ export function maskAccountNumbers(text: string): string {
 
 /**
  * Writes one structured JSON log line. Callers must never pass secrets, tokens,
- * signatures or full account numbers (DESIGN 4.1); as a safety net, every top-level
- * string field but `request_id` goes through {@link maskAccountNumbers} (the request id
+ * signatures or full account numbers (logs reach more people and systems than those
+ * values may); as a safety net, every top-level string field but `request_id` goes
+ * through {@link maskAccountNumbers} (the request id
  * is the caller's own, sent upstream and echoed as it is: masking it in the log would
  * only break the correlation).
  *
@@ -41,7 +42,7 @@ export function logEvent(level: LogLevel, event: string, fields: Record<string, 
 }
 
 /**
- * The access log (issue 4 point 7): one line per request with request id, caller name,
+ * The access log: one line per request with request id, caller name,
  * method, route name, status, upstream status, the gateway's own error code, the
  * idempotency outcome, the cache outcome (`null` where they do not apply) and latency
  * in milliseconds. Never a header, a body or a query string.

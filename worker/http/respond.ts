@@ -18,8 +18,9 @@ export function jsonResponse(body: unknown, init: ResponseInit = {}): Response {
 }
 
 /**
- * Renders an {@link HttpError} as the DESIGN 4.4 body
- * `{ status: 'error', message, code, issues?, request_id }` with its status and headers.
+ * Renders an {@link HttpError} as the error body
+ * `{ status: 'error', message, code, issues?, request_id }` (docs/gateway.md, "Error
+ * body") with its status and headers.
  *
  * @param error - the error to render.
  * @param requestId - the request's id, repeated in the body.

@@ -1,17 +1,17 @@
-// The reusable parts of the gateway's OpenAPI document: the DESIGN 4.4 bodies, the error
-// responses of DESIGN 4.5, the headers and the security schemes.
+// The reusable parts of the gateway's OpenAPI document: the error body, the error
+// responses with their stable codes, the headers and the security schemes.
 import * as v from 'valibot';
-import { KEY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../lib/signing.ts';
+import { KEY_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../lib/index.ts';
 
-/** Path of the document itself (bearer auth, like every route but the open ones, DESIGN 4.1). */
+/** Path of the document itself (a caller token, like every route but the health check and the ingress). */
 export const OPENAPI_PATH = '/openapi.json';
 
 /** An OpenAPI object as plain JSON (the document is served as JSON). */
 export type OpenApiObject = Record<string, unknown>;
 
 /**
- * The DESIGN 4.4 error body every gateway error uses. `code` is a stable snake_case code
- * (DESIGN 4.5, or the upstream's own code when its error passes through); other
+ * The error body every gateway error uses. `code` is a stable snake_case code (the
+ * gateway's own, or the upstream's when its error passes through); other
  * properties (upstream details) may follow.
  */
 export const ErrorBodySchema = v.object({
@@ -31,7 +31,7 @@ export const SuccessEnvelopeSchema = v.object({
   data: v.optional(v.unknown()),
 });
 
-/** An `Idempotency-Key` value (issue 4 point 2: at most 255 characters). */
+/** An `Idempotency-Key` value: printable ASCII, at most 255 characters. */
 export const IdempotencyKeySchema = v.pipe(v.string(), v.minLength(1), v.maxLength(255));
 
 /** Response header components, by name. */
@@ -43,7 +43,7 @@ export const HEADERS: Readonly<Record<string, OpenApiObject>> = Object.freeze({
   IdempotentReplayed: header('`true` when the answer is the stored answer to an earlier request.'),
 });
 
-/** One error status of the gateway (DESIGN 4.5) as an OpenAPI response component. */
+/** One error status of the gateway as an OpenAPI response component. */
 interface ErrorResponse {
   readonly status: number;
   readonly name: string;
@@ -51,7 +51,7 @@ interface ErrorResponse {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** The error responses, by status, each with the DESIGN 4.4 body. */
+/** The error responses, by status, each with the error body. */
 export const ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
   {
     status: 400,
@@ -109,7 +109,7 @@ export const ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
  * Error responses of the gateway's own routes that the proxy's table above has no room
  * for (their status means something else there): the webhook ingress's 401
  * `invalid_signature` (no `WWW-Authenticate`) and its 503 while a money event cannot be
- * confirmed (DESIGN 4.2).
+ * confirmed.
  */
 export const INGRESS_ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
   {
@@ -157,7 +157,7 @@ export function errorResponseComponents(errorBodyRef: string): Record<string, Op
 }
 
 /**
- * The security schemes (DESIGN 4.1, 4.2, 4.3): a caller token (`bearerAuth`, the default),
+ * The security schemes: a caller token (`bearerAuth`, the default),
  * the admin token (`adminToken`, `/admin/*` only) and the payment service's HMAC headers
  * (`webhookSignature`, `POST /webhooks` only).
  *
@@ -175,7 +175,7 @@ export function securitySchemes(toleranceSec: number): Record<string, OpenApiObj
       type: 'http',
       scheme: 'bearer',
       description:
-        'The admin token, the `ADMIN_TOKEN` secret (DESIGN 4.3), on `/admin/*` only: caller ' +
+        'The admin token, the `ADMIN_TOKEN` secret, on `/admin/*` only: caller ' +
         'tokens are refused there and the admin token is refused elsewhere. An unset ' +
         '`ADMIN_TOKEN` turns the admin API off (every request 401).',
     },

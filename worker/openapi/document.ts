@@ -1,23 +1,21 @@
-// The gateway's OpenAPI 3.1 document, generated from the route tables (UPSTREAM_ROUTES, the
-// proxied endpoints; GATEWAY_ROUTES, the gateway's own) and the valibot schemas (issue 4
-// point 8): nothing here lists an endpoint or a field by hand.
+// The gateway's OpenAPI 3.1 document, generated from its one route table (ROUTES: its own
+// routes and one proxied route per endpoint of the SDK's table) and the valibot schemas:
+// nothing here lists an endpoint or a field by hand.
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { GATEWAY_ROUTES, type GatewayRoute } from '../routes/gateway-routes.ts';
+import { errorStatuses, type GatewayAuth, type GatewayRoute, ROUTES } from '../routes/table.ts';
 import { WEBHOOK_TOLERANCE_SEC } from '../routes/webhooks.ts';
-import { UPSTREAM_ROUTES, type UpstreamRoute } from '../upstream/routes.ts';
 import {
-  BODY_ONLY_STATUSES,
   ERROR_RESPONSES,
   ErrorBodySchema,
   errorResponseComponents,
   HEADERS,
   IdempotencyKeySchema,
+  INGRESS_ERROR_RESPONSES,
   type OpenApiObject,
   SuccessEnvelopeSchema,
   securitySchemes,
 } from './components.ts';
-import { gatewayOperation, gatewaySchemas } from './gateway-operations.ts';
 import { componentName, openApiPath, routeParameters } from './parameters.ts';
 import { convertSchemas, SCHEMA_REF_PREFIX } from './schemas.ts';
 
@@ -28,72 +26,52 @@ export { openApiPath } from './parameters.ts';
 export const OPENAPI_VERSION = '3.1.0';
 
 /**
- * Builds the document (DESIGN 4.1 to 4.3 routes, DESIGN 4.4 bodies, DESIGN 4.5 statuses):
- * one operation per proxied route with its path and query parameters, the
- * `Idempotency-Key` header (required on `idempotency: 'required'` routes, optional on
- * `optional` ones) and the request body schema; one operation per gateway route (health,
- * this document, `POST /webhooks`, `/admin/*`) with its own security scheme, body, query
- * and success status; the security schemes `bearerAuth` (the default), `adminToken` and
- * `webhookSignature`.
+ * Builds the document: one operation per route of the table with its security scheme
+ * (none, the default caller token `bearerAuth`, `adminToken` or `webhookSignature`), path
+ * and query parameters, the `Idempotency-Key` header (required where the endpoint moves
+ * money, optional on the other proxied writes), its JSON body, success status and error
+ * responses (each with the gateway's error body).
  *
- * @param routes - the proxied routes. @default UPSTREAM_ROUTES
- * @param gatewayRoutes - the gateway's own routes. @default GATEWAY_ROUTES
+ * @param routes - the routes to describe. @default ROUTES
  * @returns the OpenAPI 3.1 document as JSON-ready data.
- * @throws {Error} when a schema uses a valibot feature the converter cannot describe.
+ * @throws {Error} when a schema uses a valibot feature the converter cannot describe, or an
+ *   error status has no response component.
  */
-export function buildOpenApiDocument(
-  routes: readonly UpstreamRoute[] = UPSTREAM_ROUTES,
-  gatewayRoutes: readonly GatewayRoute[] = GATEWAY_ROUTES,
-): OpenApiObject {
+export function buildOpenApiDocument(routes: readonly GatewayRoute[] = ROUTES): OpenApiObject {
   const components = new SchemaNames({
     ErrorBody: ErrorBodySchema,
     SuccessEnvelope: SuccessEnvelopeSchema,
     IdempotencyKey: IdempotencyKeySchema,
   });
   for (const route of routes) {
-    if (route.body !== undefined) components.add(bodyName(route), route.body);
-    if (route.query !== undefined) components.add(queryName(route), route.query);
-  }
-  for (const route of gatewayRoutes) {
-    for (const [name, schema] of gatewaySchemas(route)) components.add(name, schema);
+    if (route.body !== undefined) components.add(schemaName(route, 'Request'), route.body.schema);
+    if (route.query !== undefined) components.add(schemaName(route, 'Query'), route.query);
+    if (route.response !== undefined) {
+      components.add(schemaName(route, 'Response'), route.response);
+    }
   }
   const schemas = convertSchemas(components.named);
-  const queries = new Map<string, JsonSchema>();
-  for (const route of [...routes, ...gatewayRoutes]) {
-    const name = queryName(route);
-    const query = schemas[name];
-    if (query === undefined) continue;
-    queries.set(route.name, query);
-    // Query schemas are published as parameters, not as components.
-    delete schemas[name];
-  }
-  const paths: Record<string, Record<string, OpenApiObject>> = {};
   const refOf = (name: string) => `${SCHEMA_REF_PREFIX}${components.canonical(name)}`;
-  for (const route of gatewayRoutes) {
-    const path = openApiPath(route.pattern);
-    paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = gatewayOperation(
-      route,
-      queries.get(route.name),
-      refOf,
-    );
-  }
+  const paths: Record<string, Record<string, OpenApiObject>> = {};
   for (const route of routes) {
+    const name = schemaName(route, 'Query');
+    // Query schemas are published as parameters, not as components.
+    const query = schemas[name];
     const path = openApiPath(route.pattern);
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = operation(route, queries.get(route.name));
+    paths[path][route.method.toLowerCase()] = operation(route, query, refOf);
   }
+  for (const route of routes) delete schemas[schemaName(route, 'Query')];
   return {
     openapi: OPENAPI_VERSION,
     info: {
       title: 'edgepay gateway',
       version: '1',
       description:
-        'The signing proxy of the payments API (DESIGN 4.1): the same methods and paths as ' +
-        'the payment service, authenticated with a bearer token, validated before anything ' +
-        "leaves, idempotent on the POSTs that move money. Also the webhook relay's ingress " +
-        '(DESIGN 4.2, signed by the payment service) and the admin API (DESIGN 4.3, the ' +
-        'admin token).',
+        'The signing proxy of the payments API: the same methods and paths as the payment ' +
+        'service, authenticated with a bearer token, validated before anything leaves, ' +
+        "idempotent on the POSTs that move money. Also the webhook relay's ingress (signed " +
+        'by the payment service) and the admin API (the admin token).',
     },
     security: [{ bearerAuth: [] }],
     paths,
@@ -146,59 +124,105 @@ class SchemaNames {
   }
 }
 
-function operation(route: UpstreamRoute, query: JsonSchema | undefined): OpenApiObject {
+/** `security` of an operation by its route's auth; `undefined` keeps the document's default (a caller token). */
+const SECURITY: Readonly<Record<GatewayAuth, readonly OpenApiObject[] | undefined>> = {
+  none: [],
+  bearer: undefined,
+  admin: [{ adminToken: [] }],
+  'webhook-signature': [{ webhookSignature: [] }],
+};
+
+const SUCCESS: Readonly<Record<GatewayRoute['status'], string>> = {
+  200: 'OK.',
+  201: 'Created.',
+  202: 'Accepted: the deliveries are queued.',
+  204: 'Done; no body.',
+};
+
+function operation(
+  route: GatewayRoute,
+  query: JsonSchema | undefined,
+  refOf: (name: string) => string,
+): OpenApiObject {
+  const security = SECURITY[route.auth];
   const parameters = routeParameters(route.pattern, query);
   if (route.idempotency !== 'none') {
     const which = route.idempotency === 'required' ? 'Required' : 'Optional';
     parameters.push({ $ref: `#/components/parameters/IdempotencyKey${which}` });
   }
-  const takesBody = route.method !== 'GET';
+  const body = requestBody(route, refOf);
   return {
     operationId: route.name,
-    tags: [route.name.split('.')[0]],
-    summary: `${route.method} ${openApiPath(route.pattern)} on the payment service`,
+    tags: [route.tag],
+    summary: route.summary,
     ...(query?.description === undefined ? {} : { description: query.description }),
+    ...(security === undefined ? {} : { security }),
     parameters,
-    ...(takesBody ? { requestBody: requestBody(route) } : {}),
+    ...(body === undefined ? {} : { requestBody: body }),
     responses: {
-      '200': {
-        description: 'The payment service’s answer, passed through unchanged.',
-        headers: {
-          'X-Request-Id': { $ref: '#/components/headers/RequestId' },
-          ...(route.idempotency === 'none'
-            ? {}
-            : { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } }),
-        },
-        content: {
-          'application/json': { schema: { $ref: `${SCHEMA_REF_PREFIX}SuccessEnvelope` } },
-        },
-      },
-      ...errorResponses(takesBody),
+      [String(route.status)]: success(route, refOf),
+      ...Object.fromEntries(
+        errorStatuses(route).map((status) => [
+          String(status),
+          { $ref: `#/components/responses/${errorComponent(route.auth, status)}` },
+        ]),
+      ),
     },
   };
 }
 
-function requestBody(route: UpstreamRoute): OpenApiObject {
-  if (route.body === undefined) {
-    // initiate-activation and cancel take no body; an empty JSON object is accepted too.
-    return {
-      required: false,
-      description: 'No body, or an empty JSON object.',
-      content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
-    };
-  }
+function success(route: GatewayRoute, refOf: (name: string) => string): OpenApiObject {
   return {
-    required: true,
-    content: { 'application/json': { schema: { $ref: `${SCHEMA_REF_PREFIX}${bodyName(route)}` } } },
+    description:
+      route.endpoint === undefined
+        ? SUCCESS[route.status]
+        : 'The payment service’s answer, passed through unchanged.',
+    headers: {
+      'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+      ...(route.idempotency === 'none'
+        ? {}
+        : { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } }),
+    },
+    ...(route.response === undefined
+      ? {}
+      : {
+          content: {
+            'application/json': { schema: { $ref: refOf(schemaName(route, 'Response')) } },
+          },
+        }),
   };
 }
 
-function errorResponses(takesBody: boolean): Record<string, OpenApiObject> {
-  return Object.fromEntries(
-    ERROR_RESPONSES.filter(({ status }) => takesBody || !BODY_ONLY_STATUSES.has(status)).map(
-      ({ status, name }) => [String(status), { $ref: `#/components/responses/${name}` }],
-    ),
-  );
+function requestBody(
+  route: GatewayRoute,
+  refOf: (name: string) => string,
+): OpenApiObject | undefined {
+  if (route.body !== undefined) {
+    return {
+      required: route.body.required,
+      content: {
+        'application/json': { schema: { $ref: refOf(schemaName(route, 'Request')) } },
+      },
+    };
+  }
+  if (route.endpoint === undefined || route.method === 'GET') return undefined;
+  // initiate-activation and cancel take no body; an empty JSON object is accepted too.
+  return {
+    required: false,
+    description: 'No body, or an empty JSON object.',
+    content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } },
+  };
+}
+
+// The ingress's 401 is a bad signature, not a bad bearer token (InvalidSignature); its 503
+// has no proxy counterpart; every other status means what it means on the proxy.
+function errorComponent(auth: GatewayAuth, status: number): string {
+  const signature = auth === 'webhook-signature' && status === 401;
+  const response =
+    (signature ? undefined : ERROR_RESPONSES.find((r) => r.status === status)) ??
+    INGRESS_ERROR_RESPONSES.find((r) => r.status === status);
+  if (response === undefined) throw new Error(`No error response component for status ${status}`);
+  return response.name;
 }
 
 function idempotencyParameter(required: boolean): OpenApiObject {
@@ -213,10 +237,6 @@ function idempotencyParameter(required: boolean): OpenApiObject {
   };
 }
 
-function bodyName(route: UpstreamRoute): string {
-  return componentName(route.name, 'Request');
-}
-
-function queryName(route: { readonly name: string }): string {
-  return componentName(route.name, 'Query');
+function schemaName(route: GatewayRoute, suffix: 'Request' | 'Query' | 'Response'): string {
+  return componentName(route.name, suffix);
 }

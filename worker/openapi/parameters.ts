@@ -31,7 +31,7 @@ export function componentName(routeName: string, suffix: string): string {
 }
 
 /**
- * The parameters of an operation (DESIGN 4.1): the `X-Request-Id` header, one required
+ * The parameters of an operation: the `X-Request-Id` header, one required
  * path parameter per `:param` of the pattern, and one query parameter per property of the
  * converted query schema (required as the schema says).
  *

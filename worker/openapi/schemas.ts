@@ -11,26 +11,24 @@ import {
 } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import {
-  DECIMAL_AMOUNT,
-  MAX_AMOUNT_MINOR,
-  MINOR_PER_MAJOR,
-  MINOR_UNIT_DIGITS,
-} from '../../lib/money.ts';
-import {
   AccountNumberSchema,
   AmountSchema,
   BankCodeSchema,
   CurrencySchema,
+  DATE_TIME,
   DateSchema,
   DateTimeSchema,
+  DECIMAL_AMOUNT,
   EmailSchema,
   HttpUrlSchema,
+  MAX_AMOUNT_MINOR,
   MetadataSchema,
+  MINOR_PER_MAJOR,
+  MINOR_UNIT_DIGITS,
   PageQuerySchema,
   PageSizeQuerySchema,
   ReferenceSchema,
-} from '../../lib/schemas/common.ts';
-import { DATE_TIME } from '../../lib/schemas/dates.ts';
+} from '../../lib/shared.ts';
 import { JsonObjectSchema } from '../relay/envelope.ts';
 import { EventListQuerySchema } from '../routes/admin/events.ts';
 import { SubscriptionChangesSchema } from '../routes/admin/subscription-input.ts';

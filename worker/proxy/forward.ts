@@ -33,7 +33,7 @@ export const forwardUpstream: ProxyTerminal = async (exchange) => {
     url: joinUpstreamUrl(config.baseUrl, exchange.path, exchange.search),
     headers: upstreamHeaders(exchange),
     body: exchange.body,
-    auth: exchange.route.upstreamAuth,
+    auth: exchange.route.endpoint.unsigned ? 'none' : 'signed',
   };
   const options = {
     keyId: env.UPSTREAM_KEY_ID,
@@ -74,7 +74,7 @@ export function callerResponse(upstream: UpstreamResponse): Response {
 
 /**
  * The response the caller gets for an upstream 4xx/5xx: the upstream's status and
- * `Retry-After`, the DESIGN 4.4 body of {@link upstreamErrorBody} as JSON.
+ * `Retry-After`, the gateway's error body of {@link upstreamErrorBody} as JSON.
  *
  * @param upstream - the upstream's error answer, body read.
  * @param requestId - the gateway's request id, repeated in the body.

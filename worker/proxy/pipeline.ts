@@ -1,6 +1,6 @@
 import type { IRequest } from 'itty-router';
 import type { RequestContext } from '../http/context.ts';
-import type { UpstreamRoute } from '../upstream/routes.ts';
+import type { ProxyRoute } from '../routes/table.ts';
 
 /** One proxied request as the pipeline stages see it. */
 export interface ProxyExchange {
@@ -9,7 +9,7 @@ export interface ProxyExchange {
   readonly env: Env;
   readonly context: RequestContext;
   /** The matched route. */
-  readonly route: UpstreamRoute;
+  readonly route: ProxyRoute;
   /** Upstream path: the route pattern with the segments as received. */
   readonly path: string;
   /** The query string as received, with its `?` (or `''`). */

@@ -15,9 +15,9 @@ export interface RateLimitDecision {
 const TAT_KEY = 'tat';
 
 /**
- * The rate limiter of one caller (issue 4 point 6): a Durable Object, one instance per
- * caller name, so every request of that caller is counted in one place, strongly
- * consistent (KV, eventually consistent, could not count). It runs the generic cell
+ * The rate limiter of one caller (`RATE_LIMIT_PER_MINUTE`): a Durable Object, one
+ * instance per caller name, so every request of that caller is counted in one place,
+ * strongly consistent (KV, eventually consistent, could not count). It runs the generic cell
  * rate algorithm (GCRA): `limit` requests per minute, a burst of up to `limit`, then one
  * every `60 s / limit`; a refusal knows exactly when the next request fits
  * (`Retry-After`). The state survives eviction in the object's SQLite-backed storage.

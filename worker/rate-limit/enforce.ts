@@ -11,10 +11,11 @@ export interface RateLimitBindings {
 }
 
 /**
- * Counts the request against its caller's `RATE_LIMIT_PER_MINUTE` (issue 4 point 6),
- * nothing when the limit is `0`. When the limiter itself fails (binding missing, object
- * unreachable) the request goes on and the fault is logged: the limit protects the
- * upstream, and an outage of the limiter must not become an outage of payments.
+ * Counts the request against its caller's `RATE_LIMIT_PER_MINUTE` (429 `rate_limited`
+ * with `Retry-After` over it), nothing when the limit is `0`. When the limiter itself
+ * fails (binding missing, object unreachable) the request goes on and the fault is
+ * logged: the limit protects the upstream, and an outage of the limiter must not become
+ * an outage of payments.
  *
  * @param env - the Worker's bindings.
  * @param context - the request's context (caller name, request id).

@@ -1,8 +1,9 @@
 /**
- * The relay's queue consumer (DESIGN 4.2, issue 5 point 4): delivers each
- * `{ deliveryId }` message of the DELIVERIES queue to its subscriber, signed with
- * Standard Webhooks, and marks dead-lettered deliveries `failed`. Every message is acked
- * or retried on its own, never the batch.
+ * The relay's queue consumer: delivers each `{ deliveryId }` message of the DELIVERIES
+ * queue to its subscriber, signed with Standard Webhooks, and marks dead-lettered
+ * deliveries `failed`. Every message is acked or retried on its own, never the batch,
+ * so one slow or failing subscriber does not hold back the others. The outcomes per
+ * answer are listed in docs/gateway.md, "Webhook relay".
  */
 import {
   type AttemptOutcome,

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { toIssues } from '../../lib/internal/issues.ts';
+import { toIssues } from '../../lib/shared.ts';
 import { type ErrorIssue, HttpError } from '../http/errors.ts';
 
 /** Longest `event_id` and `event_type` accepted, in characters (bounds the D1 key). */

@@ -1,7 +1,8 @@
 /**
- * When a failed delivery is tried again (DESIGN 4.2, issue 5 point 4): the schedule
- * 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h with ±20% jitter, and the subscriber's
- * `Retry-After` as a lower bound, never past the Queues maximum delay of 12 h.
+ * When a failed delivery is tried again: the schedule 5 s, 5 min, 30 min, 2 h, 5 h,
+ * 10 h, 10 h with ±20% jitter (so failed deliveries do not all come back at once), and
+ * the subscriber's `Retry-After` as a lower bound, never past the Queues maximum delay
+ * of 12 h.
  */
 
 /** Delay before retry n (index n - 1), in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -34,23 +35,10 @@ export function scheduledRetryDelay(attempts: number, random: () => number = Mat
   return Math.round(base * factor);
 }
 
-/**
- * Reads a `Retry-After` header: delay-seconds or an HTTP date (RFC 9110 10.2.3).
- *
- * @param value - the header value, or `null` when absent.
- * @param now - the current time, epoch milliseconds (for an HTTP date).
- * @returns seconds from now (0 for a past date), or `undefined` when absent or unreadable.
- */
-export function parseRetryAfter(value: string | null, now: number): number | undefined {
-  if (value === null) return undefined;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text);
-  // Date.parse accepts more than HTTP dates (e.g. "1"); require a weekday-led date.
-  if (!/^[A-Za-z]{3},/.test(text)) return undefined;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - now) / 1000));
-}
+// A subscriber's Retry-After is read by lib's one parser (the SDK reads its own with it
+// too): delay-seconds or any of the three HTTP-date forms, in whole seconds. Re-exported
+// for the consumer, which imports it from here.
+export { parseRetryAfter } from '../../lib/shared.ts';
 
 /**
  * The `delaySeconds` to retry a delivery with: the jittered schedule, raised to the

@@ -1,7 +1,7 @@
 /**
- * One HTTP attempt of a delivery (DESIGN 4.2, issue 5 point 4): POST with a timeout,
- * redirects not followed (a 3xx is a failure), and what the attempt record keeps: status,
- * latency, error and the first 2 KB of the response body.
+ * One HTTP attempt of a delivery: POST with a timeout, redirects not followed (a 3xx is
+ * a failure), and what the attempt record keeps: status, latency, error and the first
+ * 2 KB of the response body.
  */
 
 /** Timeout of one delivery attempt, in milliseconds (headers and excerpt read). */

@@ -1,5 +1,5 @@
 /**
- * Standard Webhooks signatures of deliveries (DESIGN 4.2, issue 5 point 4):
+ * Standard Webhooks signatures of deliveries:
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "${id}.${timestamp}.${body}">`, keyed
  * with the base64-decoded part of the subscription's `whsec_` secret, so subscribers
  * verify with any Standard Webhooks library.

@@ -1,6 +1,6 @@
 /**
- * Subscription signing secrets (DESIGN 4.2, issue 5 point 3): Standard Webhooks
- * `whsec_<base64>` secrets, and how long a rotated-out secret stays in use.
+ * Subscription signing secrets: Standard Webhooks `whsec_<base64>` secrets, and how
+ * long a rotated-out secret stays in use.
  */
 
 /** Random bytes in a new secret (Standard Webhooks accepts 24 to 64). */

@@ -1,7 +1,8 @@
 /**
- * Which URLs a subscription may deliver to (DESIGN 4.2, issue 5 point 3): https only,
- * http only for loopback when local subscribers are allowed, never a private,
- * link-local, CGNAT, unspecified, multicast or metadata address. Hostnames are not
+ * Which URLs a subscription may deliver to, so the relay cannot be turned against
+ * internal services (server-side request forgery): https only, http only for loopback
+ * when local subscribers are allowed, never a private, link-local, CGNAT, unspecified,
+ * multicast or metadata address. Hostnames are not
  * resolved here: DNS answers (and DNS rebinding) are checked again at delivery time.
  */
 

@@ -1,8 +1,8 @@
 /**
- * The relay's sweeper (DESIGN 4.2, issue 5 point 5), run by the cron trigger: heals
- * deliveries that were stored but never enqueued (a crash or a Queues failure between
- * the D1 write and `sendBatch` at ingress) or whose message got lost past its due time,
- * and purges events past retention.
+ * The relay's sweeper, run by the cron trigger: heals deliveries that were stored but
+ * never enqueued (a crash or a Queues failure between the D1 write and `sendBatch` at
+ * ingress) or whose message got lost past its due time, and purges events past
+ * retention.
  */
 import { claimOverdueDeliveries } from '../db/deliveries.ts';
 import { purgeWebhookEventsBefore } from '../db/webhook-events.ts';

@@ -8,7 +8,7 @@ import { accessStage } from '../proxy/stages/access.ts';
 import { cacheStage } from '../proxy/stages/cache.ts';
 import { idempotencyStage } from '../proxy/stages/idempotency.ts';
 import { maxBodyBytes, validationStage } from '../proxy/stages/validate.ts';
-import type { UpstreamRoute } from '../upstream/routes.ts';
+import type { ProxyRoute } from '../routes/table.ts';
 import { fillPattern } from '../upstream/url.ts';
 
 /**
@@ -19,7 +19,7 @@ import { fillPattern } from '../upstream/url.ts';
  * @param route - the route being proxied.
  * @returns the stages for that route.
  */
-export function stagesFor(route: UpstreamRoute): readonly ProxyStage[] {
+export function stagesFor(route: ProxyRoute): readonly ProxyStage[] {
   return [
     accessStage(route),
     validationStage(route),
@@ -29,21 +29,18 @@ export function stagesFor(route: UpstreamRoute): readonly ProxyStage[] {
 }
 
 /**
- * The handler of one spec endpoint (DESIGN 4.1): records the route on the request
- * context, reads the body bytes once, and runs the route's pipeline ending in the
- * upstream call.
+ * The handler of one proxied endpoint: reads the body bytes once (capped) and runs the
+ * route's pipeline ending in the upstream call. The router has already named the route
+ * on the request context and authenticated the caller.
  *
  * @param route - the endpoint.
  * @returns an itty-router handler.
  * @throws {RouteNotFoundError} 404 when a path segment is a dot segment.
  */
-export function proxyRoute(
-  route: UpstreamRoute,
-): (request: IRequest, env: Env) => Promise<Response> {
+export function proxyRoute(route: ProxyRoute): (request: IRequest, env: Env) => Promise<Response> {
   const run = composeStages(stagesFor(route), forwardUpstream);
   return async (request, env) => {
     const context = contextOf(request);
-    context.routeName = route.name;
     const url = new URL(request.url);
     const path = fillPattern(route.pattern, request.params);
     if (path === undefined) throw new RouteNotFoundError(request.method, url.pathname);

@@ -1,9 +1,9 @@
 import type { IRequest } from 'itty-router';
-import { SignatureVerificationError } from '../../lib/errors.ts';
-import { verifyRequestSignature } from '../../lib/signing.ts';
+import { SignatureVerificationError, verifyRequestSignature } from '../../lib/index.ts';
+import { parseJsonBody, readBody } from '../../lib/shared.ts';
 import { fanOutDeliveriesStatement } from '../db/deliveries.ts';
 import { insertWebhookEventStatement } from '../db/webhook-events.ts';
-import { readCapped, requireJsonContentType } from '../http/body.ts';
+import { withHttpErrors } from '../http/body.ts';
 import { contextOf } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
@@ -11,16 +11,13 @@ import { jsonResponse } from '../http/respond.ts';
 import { maxBodyBytes } from '../proxy/stages/validate.ts';
 import { confirmWebhookEvent } from '../relay/confirm.ts';
 import type { DeliveryMessage } from '../relay/consumer.ts';
-import { parseWebhookEnvelope } from '../relay/envelope.ts';
+import { WebhookEnvelopeSchema } from '../relay/envelope.ts';
 
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
 export const WEBHOOKS_PATH = '/webhooks';
 
 /** Accepted skew of the provider's `X-Timestamp`, in seconds, past and future. */
 export const WEBHOOK_TOLERANCE_SEC = 300;
-
-// Fatal: invalid UTF-8 is refused, not replaced; ignoreBOM keeps a BOM so it is refused too.
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * `POST /webhooks`, the relay's ingress (DESIGN 4.2, issue 5 point 1): body limit
@@ -51,21 +48,22 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  */
 export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {
   const context = contextOf(request);
-  const body = await readBody(request, maxBodyBytes(env.MAX_BODY_BYTES));
+  const body = await withHttpErrors(() => readBody(request, maxBodyBytes(env.MAX_BODY_BYTES)));
   const secret = env.WEBHOOK_SECRET ?? '';
   if (secret !== '') await verifySignature(secret, body, request.headers);
-  requireJsonContentType(request.headers.get('Content-Type'));
-  const rawBody = decodeUtf8(body);
-  const envelope = parseWebhookEnvelope(rawBody);
+  // The signature covers the exact bytes, so they are checked before being parsed.
+  const { text: rawBody, value: envelope } = await withHttpErrors(() =>
+    parseJsonBody(body, request.headers.get('Content-Type'), WebhookEnvelopeSchema),
+  );
   const event = {
     eventId: envelope.event_id,
     eventType: envelope.event_type,
     receivedAt: Date.now(),
     rawBody,
   };
-  // Money events are confirmed upstream first (issue 5 point 2); unconfirmed ones are
-  // stored without delivery rows. Throws 503 (nothing stored) when the upstream is down.
-  const status = await confirmWebhookEvent(env, event.eventType, envelope.data, context.requestId);
+  // Money events are confirmed upstream first; unconfirmed ones are stored without
+  // delivery rows. Throws 503 (nothing stored) when the upstream is down.
+  const status = await confirmWebhookEvent(env, envelope, context.requestId);
   let stored: boolean;
   let deliveryIds: string[];
   try {
@@ -124,22 +122,6 @@ async function enqueueDeliveries(
   }
 }
 
-/**
- * Reads the body, stopping as soon as it exceeds `limit` bytes (a declared
- * `Content-Length` over the limit is refused before reading anything).
- *
- * @throws {HttpError} 413 `payload_too_large`.
- */
-async function readBody(request: IRequest, limit: number): Promise<Uint8Array> {
-  const tooLarge = () =>
-    new HttpError(413, 'payload_too_large', `Request body exceeds ${limit} bytes`);
-  const declared = request.headers.get('Content-Length');
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge();
-  const body = await readCapped(request as unknown as Request, limit);
-  if (body.byteLength > limit) throw tooLarge();
-  return body;
-}
-
 /** @throws {HttpError} 401 `invalid_signature` when the headers are missing, stale or wrong. */
 async function verifySignature(secret: string, body: Uint8Array, headers: Headers): Promise<void> {
   try {
@@ -151,20 +133,4 @@ async function verifySignature(secret: string, body: Uint8Array, headers: Header
     }
     throw error;
   }
-}
-
-/** @throws {HttpError} 400 `validation_failed` for invalid UTF-8 or a byte order mark. */
-function decodeUtf8(body: Uint8Array): string {
-  const notUtf8 = () =>
-    new HttpError(400, 'validation_failed', 'The webhook body is not UTF-8 JSON', {
-      issues: [{ path: '', message: 'Expected UTF-8 text without a byte order mark' }],
-    });
-  let text: string;
-  try {
-    text = UTF8.decode(body);
-  } catch {
-    throw notUtf8();
-  }
-  if (text.startsWith('\uFEFF')) throw notUtf8();
-  return text;
 }

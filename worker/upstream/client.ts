@@ -1,4 +1,5 @@
-import { signRequest } from '../../lib/signing.ts';
+import { signRequest } from '../../lib/index.ts';
+import { untilAborted } from '../../lib/shared.ts';
 import { InternalError, UpstreamTimeoutError, UpstreamUnreachableError } from '../http/errors.ts';
 
 /** A `fetch` implementation. */
@@ -40,9 +41,9 @@ export interface SendUpstreamOptions {
 }
 
 /**
- * Sends one request to the payment service (DESIGN 4.1): signs the exact body bytes
- * afresh with `signRequest`, does not follow redirects (signed headers must not reach
- * another host), and reads the whole body within the timeout.
+ * Sends one request to the payment service: signs the exact body bytes afresh with
+ * `signRequest`, does not follow redirects (signed headers must not reach another
+ * host), and reads the whole body within the timeout (a timeout is a 504, not a hang).
  *
  * @param request - method, URL, headers, body bytes and whether to sign.
  * @param options - credentials, timeout (ms) and optionally `fetch`.
@@ -90,14 +91,4 @@ export async function sendUpstream(
   } finally {
     clearTimeout(timer);
   }
-}
-
-// Rejects as soon as `signal` aborts, even if `promise` (e.g. a stalled body read) never settles.
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

@@ -4,7 +4,7 @@ import { logEvent } from '../http/log.ts';
 /** Upstream timeout when `UPSTREAM_TIMEOUT_MS` is unset or invalid, in milliseconds. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 
-/** The upstream settings of the gateway, parsed from `Env` (DESIGN 4.1). */
+/** The upstream settings of the gateway, parsed from `Env`. */
 export interface UpstreamConfig {
   /** `UPSTREAM_BASE_URL`: http(s), may carry a path prefix. */
   readonly baseUrl: URL;

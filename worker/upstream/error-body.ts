@@ -7,11 +7,11 @@ export const MAX_UPSTREAM_TEXT_CHARS = 1024;
 export const GENERIC_UPSTREAM_CODE = 'upstream_error';
 
 /**
- * The body the caller gets for an upstream 4xx/5xx (issue 4 point 5): the DESIGN 4.4
- * error body, with the upstream's `message`, `code` and `issues` kept at the top level
- * (the SDK's error parser, lib/api-errors.ts, reads them there) and the gateway's own
- * `request_id`, plus `upstream: { status, body }`, the upstream's body parsed when it is
- * JSON, otherwise its text cut to {@link MAX_UPSTREAM_TEXT_CHARS}.
+ * The body the caller gets for an upstream 4xx/5xx: the gateway's own error body
+ * (docs/gateway.md, "Error body"), with the upstream's `message`, `code` and `issues`
+ * kept at the top level (the SDK's error parser, lib/api-errors.ts, reads them there)
+ * and the gateway's own `request_id`, plus `upstream: { status, body }`, the upstream's
+ * body parsed when it is JSON, otherwise its text cut to {@link MAX_UPSTREAM_TEXT_CHARS}.
  */
 export interface UpstreamErrorBody {
   readonly status: 'error';

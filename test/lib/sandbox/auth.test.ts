@@ -1,8 +1,9 @@
 /**
  * Contract tests of the sandbox emulator's request authentication over real HTTP
- * (spec: Authentication; DESIGN 3, 4.5, 5 "Two clocks"): which endpoints need the
- * signature headers, which failures answer `unauthorized` or `invalid_signature`,
- * the 300 s freshness window on the real clock, and repeated signatures.
+ * (spec: Authentication; docs/sandbox.md, "Authentication and the two clocks"): which
+ * endpoints need the signature headers, which failures answer `unauthorized` or
+ * `invalid_signature`, the 300 s freshness window on the real clock, and repeated
+ * signatures.
  */
 import { describe, expect, it } from 'vitest';
 import { type SignatureHeaders, signRequest } from '../../../lib/signing.ts';

@@ -1,5 +1,5 @@
 /**
- * Contract tests of the sandbox emulator's test controls over real HTTP (DESIGN 5:
+ * Contract tests of the sandbox emulator's test controls over real HTTP (docs/sandbox.md:
  * `/__sandbox/` state, clock, reset, faults and response variants).
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -351,7 +351,7 @@ describe('sandbox controls', () => {
       expect(res.body.data.reference).toBe(reference);
     });
 
-    it('should keep error bodies in the DESIGN 4.4 shape', async () => {
+    it('should keep error bodies in the usual error shape under the flat variant', async () => {
       await faults({ variant: 'flat' });
       expectError(await verifyTransfer(uniqueRef('missing')), 404, 'not_found');
     });

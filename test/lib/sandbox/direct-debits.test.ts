@@ -1,7 +1,7 @@
 /**
  * Contract tests of the sandbox emulator's direct debits over real HTTP (spec: Direct
  * debit, States and transitions > Mandate and Direct debit transaction, Limits;
- * DESIGN 5: magic values, two clocks, calendar months in UTC).
+ * docs/sandbox.md: magic values, two clocks, calendar months in UTC).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -65,7 +65,7 @@ async function initiate(reference: string): Promise<ApiResponse> {
   );
 }
 
-/** The customer's answers: OTP 123456 and PIN 1234 (DESIGN 5), matched by parameter name. */
+/** The customer's answers: the sandbox's OTP 123456 and PIN 1234, matched by parameter name. */
 function answer(param: string, wrong: 'otp' | 'pin' | null = null): string {
   if (/otp/i.test(param)) return wrong === 'otp' ? '654321' : '123456';
   if (/pin/i.test(param)) return wrong === 'pin' ? '9999' : '1234';

@@ -1,6 +1,6 @@
 /**
- * Contract tests of the sandbox emulator's error handling over real HTTP (DESIGN 4.4
- * error body, 4.5 stable codes): unknown routes, wrong methods, media types,
+ * Contract tests of the sandbox emulator's error handling over real HTTP (the error
+ * body and stable codes of docs/gateway.md): unknown routes, wrong methods, media types,
  * malformed JSON, and the request id.
  */
 import { describe, expect, it } from 'vitest';

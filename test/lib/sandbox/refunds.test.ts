@@ -1,6 +1,6 @@
 /**
  * Contract tests of the sandbox emulator's refunds over real HTTP (spec: Refunds,
- * States and transitions > Refund, Limits; DESIGN 3): initialize with the sum rule,
+ * States and transitions > Refund, Limits): initialize with the sum rule,
  * duplicates, settlement, retrieve, per-payment list, merchant list and counts.
  */
 import fc from 'fast-check';

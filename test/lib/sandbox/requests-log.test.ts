@@ -84,7 +84,10 @@ describe('sandbox request log', () => {
       const before = (await logged()).length;
       const res = await api.call('GET', '/refunds/count-by-status');
       const generated = res.headers.get('X-Request-Id');
-      expect(generated).toMatch(/^req_/);
+      // The request id rule of the SDK and the gateway: a fresh UUID when none came.
+      expect(generated).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
       const entry = await onlyEntry(generated ?? '');
       expect(entry.path).toBe('/refunds/count-by-status');
       expect((await logged()).length).toBe(before + 1);

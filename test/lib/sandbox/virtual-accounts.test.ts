@@ -1,6 +1,6 @@
 /**
  * Contract tests of the sandbox emulator's virtual accounts over real HTTP (spec:
- * Virtual accounts, Events; DESIGN 5 `/__sandbox/virtual-accounts/{ref}/credit`).
+ * Virtual accounts, Events; the control `/__sandbox/virtual-accounts/{ref}/credit`).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { creationRequests, listRequest } from '../../support/endpoints.ts';

@@ -1,11 +1,11 @@
 import { findCallerByName, loadCallers } from '../../auth/callers.ts';
 import { HttpError } from '../../http/errors.ts';
 import { enforceRateLimit } from '../../rate-limit/enforce.ts';
-import type { UpstreamRoute } from '../../upstream/routes.ts';
+import type { ProxyRoute } from '../../routes/table.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
 /**
- * The proxy stage deciding who may call a route and how often (issue 4 points 3 and 6),
+ * The proxy stage deciding who may call a route and how often,
  * first in every route's pipeline, so nothing else runs and nothing leaves for a refused
  * request: the caller's `routes` allow-list from `GATEWAY_CALLERS` (403 `forbidden`),
  * then its rate limit (429 `rate_limited` with `Retry-After`, when
@@ -16,7 +16,7 @@ import type { ProxyStage } from '../pipeline.ts';
  * @throws {HttpError} 403 `forbidden` outside the caller's routes (or without a caller).
  * @throws {HttpError} 429 `rate_limited` over the caller's limit.
  */
-export function accessStage(route: UpstreamRoute): ProxyStage | undefined {
+export function accessStage(route: ProxyRoute): ProxyStage | undefined {
   return async (exchange, next) => {
     const { env, context } = exchange;
     const name = context.caller;

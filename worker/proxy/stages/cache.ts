@@ -1,14 +1,14 @@
 import { cacheKeyFor } from '../../cache/keys.ts';
 import { cacheTtlSec } from '../../cache/settings.ts';
 import { type CachedAnswer, readCached, writeCached } from '../../cache/store.ts';
-import type { UpstreamRoute } from '../../upstream/routes.ts';
+import type { ProxyRoute } from '../../routes/table.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
 /** Response header telling whether the answer came from the gateway's KV cache. */
 export const CACHE_STATUS_HEADER = 'X-Cache';
 
 /**
- * The proxy stage caching upstream answers in KV (issue 4 point 4, DESIGN 4.1), last
+ * The proxy stage caching upstream answers in KV, last
  * before the upstream call, on routes with a cache policy: `GET /banks` per country for
  * `BANKS_CACHE_TTL_SEC`, `POST /banks/resolve` per (bank, account, currency) for
  * `RESOLVE_CACHE_TTL_SEC`. Only upstream 200 answers are stored (body and
@@ -19,7 +19,7 @@ export const CACHE_STATUS_HEADER = 'X-Cache';
  * @param route - the route being proxied.
  * @returns the stage, or `undefined` when the route has no cache policy.
  */
-export function cacheStage(route: UpstreamRoute): ProxyStage | undefined {
+export function cacheStage(route: ProxyRoute): ProxyStage | undefined {
   const policy = route.cache;
   if (policy === undefined) return undefined;
   return async (exchange, next) => {

@@ -1,4 +1,5 @@
-import { bytesToHex } from '../../../lib/internal/hex.ts';
+import { APIError, NotFoundError } from '../../../lib/index.ts';
+import { bytesToHex } from '../../../lib/shared.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -11,10 +12,9 @@ import {
 import type { RequestContext } from '../../http/context.ts';
 import { HttpError, InternalError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
-import type { UpstreamResponse } from '../../upstream/client.ts';
+import type { ProxyRoute } from '../../routes/table.ts';
 import { upstreamConfig } from '../../upstream/config.ts';
-import { lookUpstream, lookupPathOf } from '../../upstream/lookup.ts';
-import type { UpstreamRoute } from '../../upstream/routes.ts';
+import { upstreamClient } from '../../upstream/sdk.ts';
 import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
 
@@ -24,7 +24,7 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 /** Set to `true` on an answer built from the upstream record after a stale claim (verify before resend). */
 export const IDEMPOTENT_RECOVERED_HEADER = 'Idempotent-Recovered';
-/** Longest key accepted, in characters (issue 4). */
+/** Longest key accepted, in characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** `IDEMPOTENCY_RETENTION_SEC` default: keys are kept 24 h, in seconds. */
 export const DEFAULT_RETENTION_SEC = 86_400;
@@ -42,7 +42,7 @@ const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
 const NOT_PROCESSED = new Set([408, 429]);
 
 /**
- * The proxy stage for `Idempotency-Key` (DESIGN 4.1, issue 4 point 2): claims the key per
+ * The proxy stage for `Idempotency-Key`: claims the key per
  * caller in D1, runs the request once, stores and replays its answer, answers 422 for
  * another request under the same key and 409 while the first is in flight, and recovers
  * a stale claim by looking the record up upstream before resending.
@@ -52,9 +52,9 @@ const NOT_PROCESSED = new Set([408, 429]);
  * @throws {HttpError} 400 `idempotency_key_missing` / `validation_failed`, 422
  *   `idempotency_key_reused`, 409 `idempotency_key_in_flight` with `Retry-After`.
  */
-export function idempotencyStage(route: UpstreamRoute): ProxyStage | undefined {
+export function idempotencyStage(route: ProxyRoute): ProxyStage | undefined {
   if (route.idempotency === 'none') return undefined;
-  const canTakeOver = route.lookup !== undefined || route.idempotency === 'optional';
+  const canTakeOver = route.endpoint.lookup !== undefined || route.idempotency === 'optional';
   return async (exchange, next) => {
     const { context, env } = exchange;
     const key = readIdempotencyKey(exchange.request.headers, route);
@@ -104,7 +104,7 @@ export async function requestFingerprint(
   return `${method} ${target} ${bytesToHex(new Uint8Array(digest))}`;
 }
 
-function readIdempotencyKey(headers: Headers, route: UpstreamRoute): string | undefined {
+function readIdempotencyKey(headers: Headers, route: ProxyRoute): string | undefined {
   const raw = headers.get(IDEMPOTENCY_KEY_HEADER);
   if (raw === null) {
     if (route.idempotency !== 'required') return undefined;
@@ -215,37 +215,57 @@ async function bestEffort(exchange: ProxyExchange, write: Promise<boolean>): Pro
   return false;
 }
 
-// Verify before resend: the stale claim is now ours; find out whether the request landed.
+// Verify before resend: the stale claim is now ours; find out whether the request landed,
+// reading the record through the SDK as the endpoint's lookup says.
 async function recover(
   exchange: ProxyExchange,
   next: ProxyNext,
   lock: IdempotencyLock,
 ): Promise<Response> {
-  const { route } = exchange;
-  const path = lookupPathOf(exchange.route, exchange.body);
-  if (path === undefined) {
+  const { route, context } = exchange;
+  const lookup = route.endpoint.lookup;
+  const reference = lookup === undefined ? undefined : bodyField(exchange.body, lookup.field);
+  if (lookup === undefined || reference === undefined) {
     // Only routes that move no money are taken over without a lookup.
     if (route.idempotency === 'optional') return runOnce(exchange, next, lock, 'recovered');
     return unverified(exchange, lock);
   }
-  let found: UpstreamResponse;
+  let record: unknown;
   try {
-    found = await lookUpstream(exchange.env, exchange.route, path, exchange.context.requestId);
-  } catch {
+    record = await upstreamClient(exchange.env).request(
+      lookup.endpoint,
+      { params: [reference] },
+      { requestId: context.requestId },
+    );
+  } catch (error) {
+    if (error instanceof InternalError) throw error;
+    if (error instanceof APIError) context.upstreamStatus = error.status;
+    if (error instanceof NotFoundError) return runOnce(exchange, next, lock, 'recovered');
     return unverified(exchange, lock);
   }
-  exchange.context.upstreamStatus = found.status;
-  if (found.status === 404) return runOnce(exchange, next, lock, 'recovered');
-  if (found.status < 200 || found.status > 299) return unverified(exchange, lock);
+  context.upstreamStatus = 200;
   logEvent('info', 'idempotency_recovered', {
-    request_id: exchange.context.requestId,
+    request_id: context.requestId,
     route: route.name,
-    lookup_status: found.status,
+    lookup_status: 200,
   });
-  const headers: Record<string, string> = { [IDEMPOTENT_RECOVERED_HEADER.toLowerCase()]: 'true' };
-  const type = found.headers.get('content-type');
-  if (type !== null) headers['content-type'] = type;
-  return settle(exchange, lock, { status: 200, headers, body: found.body }, 'recovered');
+  const headers = {
+    'content-type': 'application/json',
+    [IDEMPOTENT_RECOVERED_HEADER.toLowerCase()]: 'true',
+  };
+  const body = new TextEncoder().encode(JSON.stringify({ status: 'success', data: record }));
+  return settle(exchange, lock, { status: 200, headers, body }, 'recovered');
+}
+
+// A string field of the JSON body the proxy already validated, if it has one.
+function bodyField(body: Uint8Array | undefined, field: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(new TextDecoder().decode(body));
+    const found = (value as Record<string, unknown> | null)?.[field];
+    return typeof found === 'string' && found !== '' ? found : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function settle(

@@ -1,5 +1,5 @@
 /**
- * The admin API's delivery routes (DESIGN 4.3, issue 5 point 6): retry one delivery,
+ * The admin API's delivery routes (`/admin/deliveries`): retry one delivery,
  * and counts by delivery status. Also the delivery view and the enqueue shared with
  * the event routes' replay. The admin guard has already checked `ADMIN_TOKEN`.
  */

@@ -1,11 +1,11 @@
 /**
- * The admin API's event routes (DESIGN 4.3, issue 5 point 6): list events (filters,
+ * The admin API's event routes (`/admin/events`): list events (filters,
  * keyset pagination), one event with its deliveries and their attempts, and replay.
- * The admin guard (`authenticateAdmin`) has already checked `ADMIN_TOKEN`.
+ * The admin guard (`requireAdmin`, mounted on every admin route) has already checked `ADMIN_TOKEN`.
  */
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
-import { toIssues } from '../../../lib/internal/issues.ts';
+import { readJsonBody, requestIssues } from '../../../lib/shared.ts';
 import {
   type EventCursor,
   listWebhookEvents,
@@ -15,12 +15,13 @@ import {
 import { listDeliveryAttempts, listEventDeliveries } from '../../db/deliveries.ts';
 import { findSubscription } from '../../db/subscriptions.ts';
 import { findWebhookEvent, type WebhookEventRecord } from '../../db/webhook-events.ts';
+import { withHttpErrors } from '../../http/body.ts';
 import { contextOf } from '../../http/context.ts';
 import { type ErrorIssue, HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
+import { maxBodyBytes } from '../../proxy/stages/validate.ts';
 import { enqueueDeliveryIds, toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
-import { readJsonObject } from './subscription-input.ts';
 
 /** Path of the event collection; one event is `${path}/:id`. */
 export const ADMIN_EVENTS_PATH = '/admin/events';
@@ -38,7 +39,7 @@ const isoTime = v.pipe(
 );
 
 /**
- * The `GET /admin/events` query (DESIGN 4.3), values as strings: `event_type`, `status`
+ * The `GET /admin/events` query, values as strings: `event_type`, `status`
  * (`received` | `confirmed` | `unconfirmed`), `from` / `to` (ISO 8601, `to` later than
  * `from`: a `check`), `page_size` (1 to {@link MAX_PAGE_SIZE}) and the opaque `cursor`.
  * Strict: a misspelt filter (`type`) is refused rather than silently listing everything.
@@ -79,7 +80,7 @@ export const EventListQuerySchema = v.pipe(
   ),
 );
 
-/** The optional `POST /admin/events/:id/replay` body (DESIGN 4.3): strict `{ subscription_id? }`. */
+/** The optional `POST /admin/events/:id/replay` body: strict `{ subscription_id? }`. */
 export const EventReplaySchema = v.strictObject({
   subscription_id: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
 });
@@ -96,10 +97,11 @@ export async function listEvents(request: IRequest, env: Env): Promise<Response>
   const params = new URL(request.url).searchParams;
   const repeated = [...new Set([...params.keys()].filter((k) => params.getAll(k).length > 1))];
   if (repeated.length > 0) {
-    throw invalid(repeated.map((path) => ({ path, message: 'Expected at most one value' })));
+    const issues = repeated.map((path) => ({ path, message: 'Expected a single value' }));
+    throw invalid('The query string is invalid', issues);
   }
   const parsed = v.safeParse(EventListQuerySchema, Object.fromEntries(params));
-  if (!parsed.success) throw invalid(toIssues(parsed.issues));
+  if (!parsed.success) throw invalid('The query string is invalid', requestIssues(parsed.issues));
   const q = parsed.output;
   const page = await listWebhookEvents(env.DB, {
     eventType: q.event_type ?? null,
@@ -150,10 +152,12 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  *   `validation_failed` for a bad body or a disabled subscription; 415, 413.
  */
 export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
-  const body = hasBody(request) ? await readJsonObject(request, env) : {};
-  const parsed = v.safeParse(EventReplaySchema, body);
-  if (!parsed.success) throw invalid(toIssues(parsed.issues));
-  const subscriptionId = parsed.output.subscription_id ?? null;
+  const body = hasBody(request)
+    ? await withHttpErrors(() =>
+        readJsonBody(request, EventReplaySchema, maxBodyBytes(env.MAX_BODY_BYTES)),
+      )
+    : undefined;
+  const subscriptionId = body?.value.subscription_id ?? null;
   const event = await foundEvent(request, env);
   if (subscriptionId !== null) {
     const subscription = await findSubscription(env.DB, subscriptionId);
@@ -161,7 +165,9 @@ export async function replayEvent(request: IRequest, env: Env): Promise<Response
       throw new HttpError(404, 'not_found', `No subscription ${JSON.stringify(subscriptionId)}`);
     }
     if (!subscription.enabled) {
-      throw invalid([{ path: 'subscription_id', message: 'The subscription is disabled' }]);
+      throw invalid('The request body is invalid', [
+        { path: 'subscription_id', message: 'The subscription is disabled' },
+      ]);
     }
   }
   const ids = await replayDeliveries(env.DB, event, subscriptionId, Date.now());
@@ -233,6 +239,6 @@ function decodeCursor(value: string): EventCursor | undefined {
   }
 }
 
-function invalid(issues: readonly ErrorIssue[]): HttpError {
-  return new HttpError(400, 'validation_failed', 'Request validation failed', { issues });
+function invalid(message: string, issues: readonly ErrorIssue[]): HttpError {
+  return new HttpError(400, 'validation_failed', message, { issues });
 }

@@ -1,16 +1,15 @@
 /**
- * The admin API's subscription request bodies (DESIGN 4.3, issue 5 point 3): read
- * (bounded, JSON only) and validated with valibot, every issue reported with its path.
+ * The admin API's subscription request bodies: read (bounded, JSON only) and validated
+ * with valibot, every issue reported with its path.
  */
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
-import { toIssues } from '../../../lib/internal/issues.ts';
+import { readJsonBody } from '../../../lib/shared.ts';
 import type { SubscriptionChanges } from '../../db/subscriptions.ts';
-import { readCapped, requireJsonContentType } from '../../http/body.ts';
-import { type ErrorIssue, HttpError } from '../../http/errors.ts';
+import { withHttpErrors } from '../../http/body.ts';
 import { maxBodyBytes } from '../../proxy/stages/validate.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
-import { checkSubscriptionUrl } from '../../relay/subscription-url.ts';
+import { allowLocalSubscribers, checkSubscriptionUrl } from '../../relay/subscription-url.ts';
 
 /** Longest subscription URL accepted, in characters. */
 export const MAX_URL_LENGTH = 2048;
@@ -28,9 +27,6 @@ export interface NewSubscriptionInput {
   /** @default true */
   readonly enabled: boolean;
 }
-
-// Fatal: invalid UTF-8 is refused, not replaced.
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** What the URL rules of worker/relay/subscription-url.ts accept, for the OpenAPI document. */
 export const SUBSCRIPTION_URL_RULES =
@@ -101,84 +97,62 @@ const patchSchema = (allowLocal: boolean) =>
   );
 
 /**
- * The `POST /admin/subscriptions` body as published in the OpenAPI document (DESIGN 4.3):
+ * The `POST /admin/subscriptions` body as published in the OpenAPI document:
  * strict `{ url, event_types?, description?, enabled? }`, built with
- * `ALLOW_LOCAL_SUBSCRIBERS` off. {@link parseNewSubscription} validates with the same
+ * `ALLOW_LOCAL_SUBSCRIBERS` off. {@link readNewSubscription} validates with the same
  * schema built for the current setting.
  */
 export const NewSubscriptionSchema = createSchema(false);
 
 /**
- * The `PATCH /admin/subscriptions/:id` body as published in the OpenAPI document
- * (DESIGN 4.3): strict, at least one of `url`, `event_types`, `description`, `enabled`
- * (a `check`), built with `ALLOW_LOCAL_SUBSCRIBERS` off. {@link parseSubscriptionChanges}
+ * The `PATCH /admin/subscriptions/:id` body as published in the OpenAPI document:
+ * strict, at least one of `url`, `event_types`, `description`, `enabled` (a `check`),
+ * built with `ALLOW_LOCAL_SUBSCRIBERS` off. {@link readSubscriptionChanges}
  * validates with the same schema built for the current setting.
  */
 export const SubscriptionChangesSchema = patchSchema(false);
 
 /**
- * Reads a JSON object body: `Content-Type` first (415), then at most `MAX_BODY_BYTES`
- * (413), then JSON (400).
+ * Reads a `POST /admin/subscriptions` body with lib's JSON body reader and the create
+ * schema built for `ALLOW_LOCAL_SUBSCRIBERS`.
  *
  * @param request - the admin request.
- * @param env - the bindings: `MAX_BODY_BYTES`.
- * @returns the parsed object.
- * @throws {HttpError} 415 `unsupported_media_type`, 413 `payload_too_large` or
- *   400 `validation_failed` (root issue) when the body is not a JSON object.
- */
-export async function readJsonObject(request: IRequest, env: Env): Promise<unknown> {
-  requireJsonContentType(request.headers.get('Content-Type'));
-  const limit = maxBodyBytes(env.MAX_BODY_BYTES);
-  const bytes = await readCapped(request as unknown as Request, limit);
-  if (bytes.byteLength > limit) {
-    throw new HttpError(413, 'payload_too_large', `Request body exceeds ${limit} bytes`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(UTF8.decode(bytes));
-  } catch {
-    throw invalid([{ path: '', message: 'Expected a valid UTF-8 JSON document' }]);
-  }
-  // valibot's object schemas accept arrays: check the input itself.
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalid([{ path: '', message: 'Expected a JSON object' }]);
-  }
-  return value;
-}
-
-/**
- * Validates a `POST /admin/subscriptions` body.
- *
- * @param body - the parsed JSON object.
- * @param allowLocal - whether loopback URLs are allowed (`ALLOW_LOCAL_SUBSCRIBERS`).
+ * @param env - the bindings: `MAX_BODY_BYTES`, `ALLOW_LOCAL_SUBSCRIBERS`.
  * @returns the input with defaults applied and the URL normalized.
- * @throws {HttpError} 400 `validation_failed` with every issue (`url`, `event_types.0`, ...).
+ * @throws {HttpError} 413 `payload_too_large`, 415 `unsupported_media_type`, or 400
+ *   `validation_failed` with every issue (`url`, `event_types.0`, ...).
  */
-export function parseNewSubscription(body: unknown, allowLocal: boolean): NewSubscriptionInput {
-  const result = v.safeParse(createSchema(allowLocal), body);
-  if (!result.success) throw invalid(issuesOf(result.issues));
-  const { url, event_types, description, enabled } = result.output;
+export async function readNewSubscription(
+  request: IRequest,
+  env: Env,
+): Promise<NewSubscriptionInput> {
+  const value = await readSubscriptionBody(request, env, createSchema);
   return {
-    url,
-    eventTypes: event_types ?? null,
-    description: description ?? null,
-    enabled: enabled ?? true,
+    url: value.url,
+    eventTypes: value.event_types ?? null,
+    description: value.description ?? null,
+    enabled: value.enabled ?? true,
   };
 }
 
 /**
- * Validates a `PATCH /admin/subscriptions/:id` body: at least one of `url`,
- * `event_types` (null = every type), `description` (null clears it), `enabled`.
+ * Reads a `PATCH /admin/subscriptions/:id` body: at least one of `url`, `event_types`
+ * (null = every type), `description` (null clears it), `enabled`.
  *
- * @param body - the parsed JSON object.
- * @param allowLocal - whether loopback URLs are allowed (`ALLOW_LOCAL_SUBSCRIBERS`).
+ * @param request - the admin request.
+ * @param env - the bindings: `MAX_BODY_BYTES`, `ALLOW_LOCAL_SUBSCRIBERS`.
  * @returns the changes, with only the given fields set.
- * @throws {HttpError} 400 `validation_failed` with every issue.
+ * @throws {HttpError} 413, 415, or 400 `validation_failed` with every issue.
  */
-export function parseSubscriptionChanges(body: unknown, allowLocal: boolean): SubscriptionChanges {
-  const result = v.safeParse(patchSchema(allowLocal), body);
-  if (!result.success) throw invalid(issuesOf(result.issues));
-  const { url, event_types, description, enabled } = result.output;
+export async function readSubscriptionChanges(
+  request: IRequest,
+  env: Env,
+): Promise<SubscriptionChanges> {
+  const { url, event_types, description, enabled } = await readSubscriptionBody(
+    request,
+    env,
+    patchSchema,
+  );
   return {
     ...(url === undefined ? {} : { url }),
     ...(event_types === undefined ? {} : { eventTypes: event_types }),
@@ -187,17 +161,18 @@ export function parseSubscriptionChanges(body: unknown, allowLocal: boolean): Su
   };
 }
 
-/** valibot issues as `{ path, message }`: a missing field reads "Required", an unknown one "Unknown field". */
-function issuesOf(issues: readonly v.BaseIssue<unknown>[]): ErrorIssue[] {
-  return toIssues(issues).map((issue, index) => {
-    const raw = issues[index];
-    if (raw?.kind === 'schema' && raw.expected === 'never')
-      return { ...issue, message: 'Unknown field' };
-    const missing = raw?.kind === 'schema' && raw.input === undefined && issue.path !== '';
-    return missing ? { ...issue, message: 'Required' } : issue;
-  });
-}
-
-function invalid(issues: readonly ErrorIssue[]): HttpError {
-  return new HttpError(400, 'validation_failed', 'The request body is invalid', { issues });
+/**
+ * Reads a body with lib's JSON body reader (`MAX_BODY_BYTES`) and the schema built for
+ * `ALLOW_LOCAL_SUBSCRIBERS`.
+ *
+ * @throws {HttpError} 413, 415 or 400.
+ */
+async function readSubscriptionBody<S extends v.GenericSchema>(
+  request: IRequest,
+  env: Env,
+  schemaFor: (allowLocal: boolean) => S,
+): Promise<v.InferOutput<S>> {
+  const schema = schemaFor(allowLocalSubscribers(env.ALLOW_LOCAL_SUBSCRIBERS));
+  const limit = maxBodyBytes(env.MAX_BODY_BYTES);
+  return (await withHttpErrors(() => readJsonBody(request, schema, limit))).value;
 }

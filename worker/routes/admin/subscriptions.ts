@@ -1,6 +1,6 @@
 /**
- * The admin API's subscription routes (DESIGN 4.3, issue 5 points 3 and 6): create,
- * list, get, update, delete, rotate secret. The admin guard (`authenticateAdmin`) has
+ * The admin API's subscription routes (`/admin/subscriptions`): create,
+ * list, get, update, delete, rotate secret. The admin guard (`requireAdmin`, mounted on every admin route) has
  * already checked `ADMIN_TOKEN`. A secret is in the answer only of create and rotate.
  */
 import type { IRequest } from 'itty-router';
@@ -14,12 +14,7 @@ import {
   generateSubscriptionSecret,
   PREVIOUS_SECRET_VALID_MS,
 } from '../../relay/subscription-secret.ts';
-import { allowLocalSubscribers } from '../../relay/subscription-url.ts';
-import {
-  parseNewSubscription,
-  parseSubscriptionChanges,
-  readJsonObject,
-} from './subscription-input.ts';
+import { readNewSubscription, readSubscriptionChanges } from './subscription-input.ts';
 
 /** Path of the subscription collection; one subscription is `${path}/:id`. */
 export const ADMIN_SUBSCRIPTIONS_PATH = '/admin/subscriptions';
@@ -72,10 +67,7 @@ export function toSubscriptionView(record: SubscriptionRecord, now: number): Sub
  * ```
  */
 export async function createSubscription(request: IRequest, env: Env): Promise<Response> {
-  const input = parseNewSubscription(
-    await readJsonObject(request, env),
-    allowLocalSubscribers(env.ALLOW_LOCAL_SUBSCRIBERS),
-  );
+  const input = await readNewSubscription(request, env);
   const now = Date.now();
   const record: SubscriptionRecord = {
     id: `sub_${crypto.randomUUID()}`,
@@ -118,10 +110,7 @@ export async function getSubscription(request: IRequest, env: Env): Promise<Resp
  */
 export async function updateSubscription(request: IRequest, env: Env): Promise<Response> {
   const id = idOf(request);
-  const changes = parseSubscriptionChanges(
-    await readJsonObject(request, env),
-    allowLocalSubscribers(env.ALLOW_LOCAL_SUBSCRIBERS),
-  );
+  const changes = await readSubscriptionChanges(request, env);
   const now = Date.now();
   const record = found(id, await subscriptions.updateSubscription(env.DB, id, changes, now));
   audit(request, 'subscription_updated', id);

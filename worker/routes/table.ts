@@ -1,8 +1,15 @@
-// The gateway's own routes as data (DESIGN 4.1 to 4.3): the health check, the OpenAPI
-// document, the webhook ingress and the admin API. worker/router.ts registers a handler for
-// each (by name) and worker/openapi/document.ts describes each, so neither can drift.
+// Every route the gateway answers, as data: its own (the health check, the OpenAPI
+// document, the webhook ingress, the admin API) and one proxied route per endpoint of the
+// SDK's endpoint table. worker/router.ts registers each with the authentication it
+// declares, and worker/openapi/document.ts describes each, so neither can drift.
 import * as v from 'valibot';
-import { OPENAPI_PATH, SuccessEnvelopeSchema } from '../openapi/components.ts';
+import { type EndpointName, listEndpoints, type NamedEndpoint } from '../../lib/index.ts';
+import {
+  BODY_ONLY_STATUSES,
+  ERROR_RESPONSES,
+  OPENAPI_PATH,
+  SuccessEnvelopeSchema,
+} from '../openapi/components.ts';
 import { WebhookEnvelopeSchema } from '../relay/envelope.ts';
 import { ADMIN_DELIVERIES_PATH } from './admin/deliveries.ts';
 import { ADMIN_EVENTS_PATH, EventListQuerySchema, EventReplaySchema } from './admin/events.ts';
@@ -11,15 +18,26 @@ import { ADMIN_SUBSCRIPTIONS_PATH } from './admin/subscriptions.ts';
 import { HEALTH_PATH } from './health.ts';
 import { WEBHOOKS_PATH } from './webhooks.ts';
 
-/** Methods the gateway's own routes use. */
+/** Methods the gateway's routes use. */
 export type GatewayMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
- * How a gateway route authenticates its caller: `none` (DESIGN 4.1: the health check),
- * `bearer` (a caller token), `admin` (`ADMIN_TOKEN`, DESIGN 4.3) or `webhook-signature`
- * (the payment service's HMAC headers, DESIGN 4.2).
+ * How a route authenticates its caller, enforced by the middleware the router mounts for
+ * it: `none` (the health check, for load balancers and uptime probes), `bearer` (a
+ * caller token from `GATEWAY_CALLERS`), `admin` (`ADMIN_TOKEN`) or `webhook-signature`
+ * (the payment service's HMAC headers over the exact body bytes).
  */
 export type GatewayAuth = 'none' | 'bearer' | 'admin' | 'webhook-signature';
+
+/**
+ * Whether a route takes an `Idempotency-Key`: `required` on the proxied POSTs that create
+ * or move money, `optional` (honoured when given) on the other proxied POSTs and PATCHes,
+ * `none` on reads and on the gateway's own routes.
+ */
+export type IdempotencyPolicy = 'required' | 'optional' | 'none';
+
+/** Which KV cache a proxied route's answers go to: the bank list or account resolution. */
+export type CachePolicy = 'banks' | 'resolve';
 
 /** Success statuses of the gateway's own routes (204 answers without a body). */
 export type SuccessStatus = 200 | 201 | 202 | 204;
@@ -30,12 +48,15 @@ export interface GatewayBody {
   readonly required: boolean;
 }
 
-/** One route the gateway answers itself (not proxied). */
+/** One route of the gateway: answered by the gateway itself, or proxied to the payments API. */
 export interface GatewayRoute<Name extends string = string> {
-  /** The handler's `routeName` (access log) and the OpenAPI `operationId`. */
+  /**
+   * The access log's `route`, the OpenAPI `operationId` and, for proxied routes, the name
+   * caller allow-lists match (the endpoint's name, e.g. `payments.initialize`).
+   */
   readonly name: Name;
-  /** OpenAPI tag grouping the operation. */
-  readonly tag: 'gateway' | 'webhooks' | 'admin';
+  /** OpenAPI tag grouping the operation (the endpoint's resource for proxied routes). */
+  readonly tag: string;
   readonly method: GatewayMethod;
   /** itty-router pattern; `:param` segments become OpenAPI path parameters. */
   readonly pattern: `/${string}`;
@@ -51,6 +72,16 @@ export interface GatewayRoute<Name extends string = string> {
   readonly response: v.GenericSchema | undefined;
   /** Error statuses besides those implied by `auth`, `body`, `query` and path parameters. */
   readonly extraErrors: readonly number[];
+  /** Proxied routes: the endpoint forwarded upstream with the same method and path. */
+  readonly endpoint: NamedEndpoint | undefined;
+  readonly idempotency: IdempotencyPolicy;
+  /** Proxied routes whose answers are kept in KV. */
+  readonly cache: CachePolicy | undefined;
+}
+
+/** A proxied route: a {@link GatewayRoute} with its endpoint. */
+export interface ProxyRoute extends GatewayRoute<EndpointName> {
+  readonly endpoint: NamedEndpoint;
 }
 
 type RouteOptions = Partial<
@@ -67,6 +98,9 @@ function route<const Name extends string>(
 ): GatewayRoute<Name> {
   const status = options.status ?? 200;
   return Object.freeze({
+    endpoint: undefined,
+    idempotency: 'none',
+    cache: undefined,
     name,
     tag: auth === 'admin' ? 'admin' : auth === 'webhook-signature' ? 'webhooks' : 'gateway',
     method,
@@ -82,13 +116,46 @@ function route<const Name extends string>(
 }
 
 const required = (schema: v.GenericSchema): GatewayBody => ({ schema, required: true });
+const PROXY_ERROR_STATUSES = ERROR_RESPONSES.map((response) => response.status);
+
+// The proxy keeps the bank list and account resolutions in KV: both change rarely and
+// are asked for often, and neither moves money.
+const CACHED: Partial<Record<EndpointName, CachePolicy>> = {
+  'banks.list': 'banks',
+  'banks.resolve': 'resolve',
+};
+
+/**
+ * The proxied route of an endpoint: a caller token, the endpoint's body and query schemas,
+ * an `Idempotency-Key` required where the endpoint moves money and honoured on its other
+ * writes, answered with the service's own success body.
+ */
+function proxied(endpoint: NamedEndpoint): ProxyRoute {
+  return Object.freeze({
+    name: endpoint.name,
+    tag: endpoint.name.split('.')[0] ?? endpoint.name,
+    method: endpoint.method,
+    pattern: endpoint.path,
+    auth: 'bearer',
+    summary: `${endpoint.method} ${endpoint.path.replace(/:(\w+)/g, '{$1}')} on the payment service`,
+    status: 200,
+    body: endpoint.body === undefined ? undefined : required(endpoint.body),
+    query: endpoint.query,
+    response: SuccessEnvelopeSchema,
+    extraErrors: [],
+    endpoint,
+    idempotency:
+      endpoint.effect === 'money' ? 'required' : endpoint.method === 'GET' ? 'none' : 'optional',
+    cache: CACHED[endpoint.name],
+  });
+}
 const SUBSCRIPTION = `${ADMIN_SUBSCRIPTIONS_PATH}/:id` as const;
 const EVENT = `${ADMIN_EVENTS_PATH}/:id` as const;
 
 /** `GET /healthz`'s body. */
 export const HealthResponseSchema = v.object({ status: v.literal('ok') });
 
-/** `POST /webhooks`'s body (DESIGN 4.2): the stored event's id, and whether it was a repeat. */
+/** `POST /webhooks`'s body: the stored event's id, and whether it was a repeat. */
 export const WebhookAckSchema = v.object({
   status: v.literal('success'),
   event_id: v.string(),
@@ -99,12 +166,11 @@ export const WebhookAckSchema = v.object({
 export const OpenApiDocumentSchema = v.looseObject({ openapi: v.string() });
 
 /**
- * Every route the gateway answers itself, in registration order (a literal segment before
- * a `:param` that would also match it): health (DESIGN 4.1), this document (issue 4 point
- * 8), the webhook ingress (DESIGN 4.2) and the admin API (DESIGN 4.3). The proxied routes
- * are `UPSTREAM_ROUTES` (worker/upstream/routes.ts).
+ * The routes the gateway answers itself, in registration order (a literal segment before
+ * a `:param` that would also match it): the health check, the OpenAPI document, the
+ * webhook ingress and the admin API. Each has a handler in worker/router.ts by name.
  */
-export const GATEWAY_ROUTES = Object.freeze([
+export const OWN_ROUTES = Object.freeze([
   route('GET', HEALTH_PATH, 'health', 'none', 'Liveness check; needs no token.', {
     response: HealthResponseSchema,
   }),
@@ -188,18 +254,30 @@ export const GATEWAY_ROUTES = Object.freeze([
   ),
 ]);
 
-/** The name of a gateway route; the router needs one handler for each. */
-export type GatewayRouteName = (typeof GATEWAY_ROUTES)[number]['name'];
+/** The name of one of the gateway's own routes; the router needs one handler for each. */
+export type OwnRouteName = (typeof OWN_ROUTES)[number]['name'];
+
+/** The proxied routes, one per endpoint of the SDK's table, in the table's matching order. */
+export const PROXY_ROUTES: readonly ProxyRoute[] = Object.freeze(listEndpoints().map(proxied));
+
+/** Every route of the gateway: its own first, then the proxied ones. */
+export const ROUTES: readonly GatewayRoute[] = Object.freeze([...OWN_ROUTES, ...PROXY_ROUTES]);
 
 /**
- * The error statuses a gateway route can answer (DESIGN 4.5): 401 unless open, 400 when it
- * validates a body or a query, 413 and 415 with a body, 404 with a path parameter (an
+ * The error statuses a route can answer. A proxied route: every status of the proxy's
+ * error table (the upstream's own errors pass through with their status), 413 and 415
+ * only when it takes a body. One of the gateway's own routes: 401 unless open, 400 when
+ * it validates a body or a query, 413 and 415 with a body, 404 with a path parameter (an
  * unknown record), 500 unless it touches nothing, and the route's `extraErrors`.
  *
  * @param route - the route.
  * @returns the statuses, ascending.
  */
-export function gatewayErrorStatuses(route: GatewayRoute): number[] {
+export function errorStatuses(route: GatewayRoute): number[] {
+  if (route.endpoint !== undefined) {
+    const takesBody = route.method !== 'GET';
+    return PROXY_ERROR_STATUSES.filter((status) => takesBody || !BODY_ONLY_STATUSES.has(status));
+  }
   const statuses = new Set<number>(route.extraErrors);
   if (route.auth !== 'none') statuses.add(401).add(500);
   if (route.body !== undefined || route.query !== undefined) statuses.add(400);

@@ -1,0 +1,378 @@
+// The payments API's endpoints as data (spec: Endpoints): one entry per endpoint. The SDK's
+// resources, the sandbox's router, the gateway's proxy routes, its idempotency and lookup
+// rules, its OpenAPI document and docs/endpoints.md are all read from this table, so a fact
+// about an endpoint is written once.
+import * as v from 'valibot';
+import { BankSchema, ResolvedAccountSchema } from './responses/banks.ts';
+import {
+  ActivationChallengeSchema,
+  DebitSchema,
+  MandateSchema,
+  MandateStateSchema,
+} from './responses/direct-debits.ts';
+import { itemsOf, recordOf } from './responses/envelope.ts';
+import { PaymentSchema, PaymentSessionSchema } from './responses/payments.ts';
+import { RefundCountsSchema, RefundSchema } from './responses/refunds.ts';
+import { TransferSchema } from './responses/transfers.ts';
+import {
+  VirtualAccountSchema,
+  VirtualAccountTransactionSchema,
+} from './responses/virtual-accounts.ts';
+import { ListBanksQuerySchema, ResolveAccountRequestSchema } from './schemas/banks.ts';
+import {
+  CreateMandateRequestSchema,
+  DebitRequestSchema,
+  DisburseRequestSchema,
+  ValidateActivationRequestSchema,
+} from './schemas/direct-debits.ts';
+import { InitializePaymentRequestSchema, ListTransactionsQuerySchema } from './schemas/payments.ts';
+import { InitializeRefundRequestSchema, ListRefundsQuerySchema } from './schemas/refunds.ts';
+import {
+  InitializeTransferRequestSchema,
+  ListDisbursementsQuerySchema,
+} from './schemas/transfers.ts';
+import {
+  CreateVirtualAccountRequestSchema,
+  ListVirtualAccountTransactionsQuerySchema,
+  VirtualAccountByEmailRequestSchema,
+} from './schemas/virtual-accounts.ts';
+
+/** HTTP methods the payments API uses. */
+export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+
+/**
+ * What a call does to the merchant's account, which decides how it may be repeated:
+ * - `read`: changes nothing (GETs, account resolution, lookup by email); safe to resend.
+ * - `write`: changes state but moves no money (mandate activation, cancellation).
+ * - `money`: creates or moves money, or creates what money moves through (payments,
+ *   transfers, refunds, mandates, debits, disbursements, virtual accounts). The gateway
+ *   requires an `Idempotency-Key` on these.
+ */
+export type Effect = 'read' | 'write' | 'money';
+
+/**
+ * Turns an answer's parsed body into the candidate record the response schema checks:
+ * unwraps the envelope, renames variant fields, fills what the answer omits from the
+ * request body that was sent (`undefined` for body-less calls).
+ */
+export type Shape = (answer: unknown, sent: Record<string, unknown> | undefined) => unknown;
+
+/**
+ * Where the record a `money` POST creates can be found afterwards: the read endpoint and
+ * the body field holding the merchant reference it is found by. Used to verify before
+ * resending after an ambiguous failure, by the SDK and by the gateway alike.
+ */
+export interface Lookup {
+  /** A `read` endpoint whose path has exactly one parameter, the reference. */
+  readonly endpoint: Endpoint;
+  /** The request body field carrying the reference, e.g. `reference`, `refund_reference`. */
+  readonly field: string;
+}
+
+/**
+ * One endpoint of the payments API (spec: Endpoints). Its name is its key in
+ * {@link ENDPOINTS}.
+ */
+export interface Endpoint<Out = unknown> {
+  readonly method: HttpMethod;
+  /** Path with `:name` parameters, e.g. `/disbursements/verify/:reference`. */
+  readonly path: `/${string}`;
+  readonly effect: Effect;
+  /**
+   * `true` when requests go without the signature headers (spec: Authentication: only
+   * `GET /banks`); absent otherwise.
+   */
+  readonly unsigned?: true;
+  /** valibot schema of the JSON body, for endpoints that take one. */
+  readonly body?: v.GenericSchema;
+  /**
+   * valibot schema of the query string (values as strings), for endpoints that read one.
+   * A list endpoint's query has `page` and `page_size`: its answer is a page.
+   */
+  readonly query?: v.GenericSchema;
+  /**
+   * The normalized answer: the record schema, or for a list (a query with `page`) the
+   * schema of one item. Unknown fields are kept by the SDK.
+   */
+  readonly response: v.GenericSchema<unknown, Out>;
+  /** Turns a record answer into the candidate record (see {@link Shape}). */
+  readonly shape: Shape;
+  /** How the record a `money` POST creates is found (verify before resend), if it can be. */
+  readonly lookup?: Lookup;
+}
+
+type EndpointOptions = Partial<Pick<Endpoint, 'body' | 'query' | 'shape' | 'unsigned' | 'lookup'>>;
+
+function endpoint<Out>(
+  method: HttpMethod,
+  path: `/${string}`,
+  effect: Effect,
+  response: v.GenericSchema<unknown, Out>,
+  options?: EndpointOptions,
+): Endpoint<Out> {
+  return { method, path, effect, response, shape: recordOf, ...options };
+}
+
+const MANDATE = '/direct-debits/mandates/:mandate_reference';
+
+// spec: Payments
+
+/** `GET /payments/verify/{reference}`: one payment; `status` is its outcome. */
+export const PAYMENTS_VERIFY = endpoint(
+  'GET',
+  '/payments/verify/:reference',
+  'read',
+  PaymentSchema,
+);
+/** `POST /payments/initialize`: a payment session; the answer is flat. */
+export const PAYMENTS_INITIALIZE = endpoint(
+  'POST',
+  '/payments/initialize',
+  'money',
+  PaymentSessionSchema,
+  {
+    body: InitializePaymentRequestSchema,
+    shape: (answer) => answer,
+    lookup: { endpoint: PAYMENTS_VERIFY, field: 'reference' },
+  },
+);
+/** `GET /merchants/transactions`: payments, newest first, paged. */
+export const PAYMENTS_LIST = endpoint('GET', '/merchants/transactions', 'read', PaymentSchema, {
+  query: ListTransactionsQuerySchema,
+});
+
+// spec: Transfers
+
+/** `GET /disbursements/verify/{reference}`: one transfer, state from `transfer_status`. */
+export const TRANSFERS_VERIFY = endpoint(
+  'GET',
+  '/disbursements/verify/:reference',
+  'read',
+  TransferSchema,
+);
+/** `POST /disbursements/initialize`: a transfer, completed from the request it answers. */
+export const TRANSFERS_INITIALIZE = endpoint(
+  'POST',
+  '/disbursements/initialize',
+  'money',
+  TransferSchema,
+  {
+    body: InitializeTransferRequestSchema,
+    shape: (answer, sent) => {
+      const { webhook_url: _webhookUrl, ...fields } = sent ?? {};
+      return { ...fields, amount: Number(fields.amount), ...(recordOf(answer) as object) };
+    },
+    lookup: { endpoint: TRANSFERS_VERIFY, field: 'reference' },
+  },
+);
+/** `GET /merchants/disbursements`: transfers, newest first, paged. */
+export const TRANSFERS_LIST = endpoint('GET', '/merchants/disbursements', 'read', TransferSchema, {
+  query: ListDisbursementsQuerySchema,
+});
+
+// spec: Refunds
+
+/** `GET /refunds/{refund_reference}`: one refund, state from `refund_status`. */
+export const REFUNDS_RETRIEVE = endpoint('GET', '/refunds/:refund_reference', 'read', RefundSchema);
+/** `POST /refunds/initialize`: a refund, queued (`processing`), completed from the request. */
+export const REFUNDS_INITIALIZE = endpoint('POST', '/refunds/initialize', 'money', RefundSchema, {
+  body: InitializeRefundRequestSchema,
+  // The answer's `status` is the call's ("success") or "processing": a new refund is queued.
+  shape: (answer, sent) => ({
+    ...sent,
+    amount: Number(sent?.amount),
+    ...(recordOf(answer) as object),
+    status: 'processing',
+  }),
+  lookup: { endpoint: REFUNDS_RETRIEVE, field: 'refund_reference' },
+});
+/** `GET /refunds/count-by-status`: counts keyed by state, enveloped or not. */
+export const REFUNDS_COUNT_BY_STATUS = endpoint(
+  'GET',
+  '/refunds/count-by-status',
+  'read',
+  RefundCountsSchema,
+  {
+    shape: (answer) => {
+      const { status: _status, ...counts } = recordOf(answer) as Record<string, unknown>;
+      return counts;
+    },
+  },
+);
+/** `GET /refunds/transactions/{payment_reference}`: every refund of one payment. */
+export const REFUNDS_LIST_FOR_PAYMENT = endpoint(
+  'GET',
+  '/refunds/transactions/:payment_reference',
+  'read',
+  v.array(RefundSchema),
+  { shape: itemsOf },
+);
+/** `GET /merchants/refunds`: refunds, newest first, paged. */
+export const REFUNDS_LIST = endpoint('GET', '/merchants/refunds', 'read', RefundSchema, {
+  query: ListRefundsQuerySchema,
+});
+
+// spec: Banks
+
+/** `GET /banks`: the banks of a country; sent unsigned. */
+export const BANKS_LIST = endpoint('GET', '/banks', 'read', v.array(BankSchema), {
+  query: ListBanksQuerySchema,
+  shape: itemsOf,
+  unsigned: true,
+});
+/** `POST /banks/resolve`: an account holder's name; a read despite the POST. */
+export const BANKS_RESOLVE = endpoint('POST', '/banks/resolve', 'read', ResolvedAccountSchema, {
+  body: ResolveAccountRequestSchema,
+});
+
+// spec: Direct debit
+
+/** `POST /direct-debits/mandates`: a mandate, `pending`; it has no merchant reference to look up. */
+export const MANDATES_CREATE = endpoint('POST', '/direct-debits/mandates', 'money', MandateSchema, {
+  body: CreateMandateRequestSchema,
+});
+/** `POST .../initiate-activation`: the activation challenge; no body. */
+export const MANDATES_INITIATE_ACTIVATION = endpoint(
+  'POST',
+  `${MANDATE}/initiate-activation`,
+  'write',
+  ActivationChallengeSchema,
+);
+/** `POST .../validate-activation`: the customer's answers; the mandate becomes `active`. */
+export const MANDATES_VALIDATE_ACTIVATION = endpoint(
+  'POST',
+  `${MANDATE}/validate-activation`,
+  'write',
+  MandateStateSchema,
+  { body: ValidateActivationRequestSchema },
+);
+/** `GET /direct-debits/mandates/{mandate_reference}`: one mandate. */
+export const MANDATES_RETRIEVE = endpoint('GET', MANDATE, 'read', MandateSchema);
+/** `PATCH .../cancel`: the mandate becomes `cancelled`; no body. */
+export const MANDATES_CANCEL = endpoint('PATCH', `${MANDATE}/cancel`, 'write', MandateStateSchema);
+/** `GET /direct-debits/status/{payment_reference}`: one debit. */
+export const DEBITS_STATUS = endpoint(
+  'GET',
+  '/direct-debits/status/:payment_reference',
+  'read',
+  DebitSchema,
+);
+/** `POST /direct-debits/debit`: a debit of an active mandate, `processing`. */
+export const DEBITS_CREATE = endpoint('POST', '/direct-debits/debit', 'money', DebitSchema, {
+  body: DebitRequestSchema,
+  lookup: { endpoint: DEBITS_STATUS, field: 'payment_reference' },
+});
+/** `POST /direct-debits/disburse`: collected funds to a bank account, as a transfer. */
+export const DEBITS_DISBURSE = endpoint(
+  'POST',
+  '/direct-debits/disburse',
+  'money',
+  TransferSchema,
+  { body: DisburseRequestSchema },
+);
+
+// spec: Virtual accounts
+
+/** `GET /virtual-accounts/{account_reference}`: one virtual account. */
+export const VIRTUAL_ACCOUNTS_RETRIEVE = endpoint(
+  'GET',
+  '/virtual-accounts/:account_reference',
+  'read',
+  VirtualAccountSchema,
+);
+/** `POST /virtual-accounts`: a virtual account; the flat answer is completed from the request. */
+export const VIRTUAL_ACCOUNTS_CREATE = endpoint(
+  'POST',
+  '/virtual-accounts',
+  'money',
+  VirtualAccountSchema,
+  {
+    body: CreateVirtualAccountRequestSchema,
+    shape: (answer, sent) => {
+      const { bvn: _bvn, ...fields } = sent ?? {};
+      // The flat creation answer's `status` is the call's, not the account's.
+      const { status: _status, ...account } = recordOf(answer) as Record<string, unknown>;
+      return { ...fields, ...account };
+    },
+    lookup: { endpoint: VIRTUAL_ACCOUNTS_RETRIEVE, field: 'account_reference' },
+  },
+);
+/** `POST /virtual-accounts/email`: the account of an email; a read despite the POST. */
+export const VIRTUAL_ACCOUNTS_FIND_BY_EMAIL = endpoint(
+  'POST',
+  '/virtual-accounts/email',
+  'read',
+  VirtualAccountSchema,
+  { body: VirtualAccountByEmailRequestSchema },
+);
+/** `GET /merchants/virtual-accounts/transactions`: inbound transfers, newest first, paged. */
+export const VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS = endpoint(
+  'GET',
+  '/merchants/virtual-accounts/transactions',
+  'read',
+  VirtualAccountTransactionSchema,
+  { query: ListVirtualAccountTransactionsQuerySchema },
+);
+
+/**
+ * Every endpoint of the payments API (spec: Endpoints) by its stable name,
+ * `<resource>.<operation>`: the gateway's route name in logs, caller allow-lists and
+ * OpenAPI `operationId`s. In the order routers try them: a literal path comes before a
+ * `:param` path that would also match it (`/refunds/count-by-status` before
+ * `/refunds/:refund_reference`). Adding an endpoint is one entry here plus its handler in
+ * the sandbox (lib/testing/routes.ts); the gateway's proxy route, its OpenAPI operation and
+ * docs/endpoints.md follow from it, and an SDK method is one line over it.
+ *
+ * @example
+ * ```ts
+ * for (const { name, method, path } of listEndpoints()) console.log(name, method, path);
+ * ```
+ */
+export const ENDPOINTS = {
+  'payments.initialize': PAYMENTS_INITIALIZE,
+  'payments.verify': PAYMENTS_VERIFY,
+  'payments.list': PAYMENTS_LIST,
+  'transfers.initialize': TRANSFERS_INITIALIZE,
+  'transfers.verify': TRANSFERS_VERIFY,
+  'transfers.list': TRANSFERS_LIST,
+  'refunds.initialize': REFUNDS_INITIALIZE,
+  'refunds.countByStatus': REFUNDS_COUNT_BY_STATUS,
+  'refunds.listForPayment': REFUNDS_LIST_FOR_PAYMENT,
+  'refunds.retrieve': REFUNDS_RETRIEVE,
+  'refunds.list': REFUNDS_LIST,
+  'banks.list': BANKS_LIST,
+  'banks.resolve': BANKS_RESOLVE,
+  'directDebits.mandates.create': MANDATES_CREATE,
+  'directDebits.mandates.initiateActivation': MANDATES_INITIATE_ACTIVATION,
+  'directDebits.mandates.validateActivation': MANDATES_VALIDATE_ACTIVATION,
+  'directDebits.mandates.retrieve': MANDATES_RETRIEVE,
+  'directDebits.mandates.cancel': MANDATES_CANCEL,
+  'directDebits.debit': DEBITS_CREATE,
+  'directDebits.disburse': DEBITS_DISBURSE,
+  'directDebits.status': DEBITS_STATUS,
+  'virtualAccounts.create': VIRTUAL_ACCOUNTS_CREATE,
+  'virtualAccounts.findByEmail': VIRTUAL_ACCOUNTS_FIND_BY_EMAIL,
+  'virtualAccounts.retrieve': VIRTUAL_ACCOUNTS_RETRIEVE,
+  'virtualAccounts.listTransactions': VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS,
+} as const satisfies Record<string, Endpoint>;
+
+/** The name of an endpoint of {@link ENDPOINTS}, e.g. `transfers.initialize`. */
+export type EndpointName = keyof typeof ENDPOINTS;
+
+/** An endpoint with its name, as {@link listEndpoints} gives them. */
+export interface NamedEndpoint extends Endpoint {
+  /** Its key in {@link ENDPOINTS}. */
+  readonly name: EndpointName;
+}
+
+/**
+ * Every endpoint with its name, in the table's (matching) order.
+ *
+ * @returns a new array of `{ name, ...endpoint }`.
+ */
+export function listEndpoints(): NamedEndpoint[] {
+  return Object.entries(ENDPOINTS).map(([name, endpoint]) => ({
+    ...endpoint,
+    name: name as EndpointName,
+  }));
+}
