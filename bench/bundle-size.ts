@@ -9,7 +9,10 @@ export const BUDGETS = [
   {
     name: 'whole client (PaymentsClient)',
     source: "export { PaymentsClient } from './lib/index.ts';",
-    limit: 10 * 1024,
+    // 10 KiB until the resources were derived from the endpoint table (lib/endpoints.ts):
+    // the table and the generic call path cost about 250 B gzipped more than hand-written
+    // calls, and the shared Retry-After and abort helpers about 60 B (bench/README.md).
+    limit: 10.5 * 1024,
   },
   {
     name: 'verifyRequestSignature alone',

@@ -27,7 +27,7 @@ const PENDING_STATUSES: ReadonlySet<string> = new Set(['processing', 'pending'])
  *   any error of `look`.
  */
 export async function pollUntilFinal<T extends { status: string }>(
-  look: (signal: AbortSignal | undefined) => Promise<T>,
+  look: (options: { signal: AbortSignal } | undefined) => Promise<T>,
   what: string,
   options: WaitOptions = {},
 ): Promise<T> {
@@ -36,7 +36,7 @@ export async function pollUntilFinal<T extends { status: string }>(
   const stopped = () => new AbortError(`Stopped waiting for ${what}`, { cause: signal?.reason });
   for (;;) {
     if (signal?.aborted) throw stopped();
-    const record = await look(signal);
+    const record = await look(signal && { signal });
     if (!PENDING_STATUSES.has(record.status)) return record;
     const remaining = deadline - Date.now();
     if (remaining <= 0) {

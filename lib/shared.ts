@@ -9,11 +9,6 @@ export {
   /** `bytesToHex(bytes)`: lowercase hex of a byte array, two characters per byte. */
   bytesToHex,
 } from './internal/hex.ts';
-// valibot issues as `{ path, message }` with dot paths (the relay's envelope errors).
-export {
-  /** `toIssues(issues)`: one `{ path, message }` per valibot issue, in order; `path` is a dot path. */
-  toIssues,
-} from './internal/issues.ts';
 // Reading a JSON request body (gateway proxy, webhook ingress, admin API; the sandbox too).
 export {
   /**
@@ -23,8 +18,6 @@ export {
    * each render it as their own error body.
    */
   BodyRejectedError,
-  /** What the readers need of a request: `headers` and the `body` stream. */
-  type BodySource,
   /**
    * `checkBodySize(headers, byteLength, limit)`: refuses a declared `Content-Length` or a
    * byte count over `limit` bytes.
@@ -33,8 +26,6 @@ export {
   checkBodySize,
   /** Largest request body accepted when nothing else is configured: 65,536 bytes (64 KiB). */
   DEFAULT_MAX_BODY_BYTES,
-  /** A body that passed: `{ bytes, text, value }`, the exact bytes, their UTF-8 text, the schema output. */
-  type JsonBody,
   /**
    * `parseJsonBody(bytes, contentType, schema)`: in this order, non-empty (400), a JSON
    * media type with no charset but UTF-8 (415), strict UTF-8 without a byte order mark,
@@ -73,10 +64,6 @@ export {
 } from './internal/json-body.ts';
 // Request ids (the SDK, the sandbox and the gateway).
 export {
-  /** Longest caller-supplied request id that is kept: 128 characters. */
-  MAX_REQUEST_ID_LENGTH,
-  /** `newRequestId()`: a fresh request id (a random UUID). */
-  newRequestId,
   /** `X-Request-Id`: sent by the SDK, echoed on every sandbox and gateway answer, sent upstream. */
   REQUEST_ID_HEADER,
   /**

@@ -151,7 +151,7 @@ export async function verifyRequestSignature(
  * in this file (the gateway and the sandbox call those), and not re-exported from the
  * package entry point.
  */
-export function importHmacKey(subtle: SubtleCrypto, secret: string): Promise<CryptoKey> {
+function importHmacKey(subtle: SubtleCrypto, secret: string): Promise<CryptoKey> {
   let keys = keyCache.get(subtle);
   if (keys === undefined) {
     keys = new Map();

@@ -6,7 +6,7 @@ import { sweepRelay } from './relay/sweeper.ts';
 export const PURGE_BATCH_SIZE = 500;
 
 /** Most purge statements per cron run, so one run stays short; the next run continues. */
-export const PURGE_MAX_BATCHES = 10;
+const PURGE_MAX_BATCHES = 10;
 
 /**
  * The cron trigger (wrangler.toml `[triggers]`): housekeeping that must not depend on

@@ -27,7 +27,7 @@ import {
 import { ingestWebhook } from './routes/webhooks.ts';
 
 /** The gateway's router: `fetch(request, env, ctx)` as a Worker handler expects. */
-export type GatewayRouter = AutoRouterType<IRequest, [Env, ExecutionContext]>;
+type GatewayRouter = AutoRouterType<IRequest, [Env, ExecutionContext]>;
 
 const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch', DELETE: 'delete' } as const;
 

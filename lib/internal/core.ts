@@ -152,7 +152,7 @@ export class ClientCore {
  * Runs a lookup for verify-before-resend: the record when it exists, `undefined` on 404
  * (the first attempt did not land).
  */
-export async function findOrUndefined<T>(lookup: () => Promise<T>): Promise<T | undefined> {
+async function findOrUndefined<T>(lookup: () => Promise<T>): Promise<T | undefined> {
   try {
     return await lookup();
   } catch (error) {

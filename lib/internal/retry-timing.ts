@@ -5,7 +5,7 @@
 import { parseRetryAfter } from './retry-after.ts';
 
 /** Options of {@link backoffDelayMs}. */
-export interface BackoffOptions {
+interface BackoffOptions {
   /** Delay before the first retry, in milliseconds. @default 500 */
   initialDelayMs?: number;
   /** Largest delay between attempts, in milliseconds. @default 8000 */

@@ -164,7 +164,7 @@ export class DirectDebits {
    */
   waitForFinal(paymentReference: string, options?: WaitOptions): Promise<Debit> {
     return pollUntilFinal(
-      (signal) => this.debitStatus(paymentReference, signal === undefined ? {} : { signal }),
+      (signal) => this.debitStatus(paymentReference, signal),
       `debit ${paymentReference}`,
       options,
     );

@@ -79,7 +79,7 @@ export class Refunds {
    */
   waitForFinal(refundReference: string, options?: WaitOptions): Promise<Refund> {
     return pollUntilFinal(
-      (signal) => this.retrieve(refundReference, signal === undefined ? {} : { signal }),
+      (signal) => this.retrieve(refundReference, signal),
       `refund ${refundReference}`,
       options,
     );

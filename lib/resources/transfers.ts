@@ -58,7 +58,7 @@ export class Transfers {
    */
   waitForFinal(reference: string, options?: WaitOptions): Promise<Transfer> {
     return pollUntilFinal(
-      (signal) => this.verify(reference, signal === undefined ? {} : { signal }),
+      (signal) => this.verify(reference, signal),
       `transfer ${reference}`,
       options,
     );

@@ -52,7 +52,7 @@ export function withStatusFrom(record: unknown, field: string): unknown {
  * (`{ total, page, pageSize, data: [] }`), under `data` (`{ data: { total, ..., data: [] } }`)
  * or under `data.records`.
  */
-export function listOf(body: unknown): {
+function listOf(body: unknown): {
   items: unknown;
   total: unknown;
   page: unknown;

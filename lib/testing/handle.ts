@@ -1,4 +1,4 @@
-// The request pipeline: settle, read, route, size, faults, authenticate, handle, render errors, log.
+// The request pipeline: settle, read, route, size, faults, authenticate, handle, errors, log.
 import { checkBodySize, DEFAULT_MAX_BODY_BYTES, readCapped } from '../internal/json-body.ts';
 import { REQUEST_ID_HEADER, resolveRequestId } from '../internal/request-id.ts';
 import { authenticate } from './auth.ts';

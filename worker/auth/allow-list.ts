@@ -5,7 +5,7 @@ import * as v from 'valibot';
  * names (`banks.list`), a prefix wildcard (`payments.*` matches every name starting
  * with `payments.`, at any depth), or `*` alone for every route.
  */
-export interface RouteAllowList {
+interface RouteAllowList {
   /** The patterns as configured, for messages and logs. */
   readonly patterns: readonly string[];
   /**

@@ -1,13 +1,13 @@
 import type { CachePolicy } from '../routes/table.ts';
 
 /** Country of `GET /banks` when the query names none (spec: Banks). */
-export const DEFAULT_BANKS_COUNTRY = 'NG';
+const DEFAULT_BANKS_COUNTRY = 'NG';
 
 /** Prefix of every bank-list entry in KV: `banks:v1:<COUNTRY>`. */
-export const BANKS_KEY_PREFIX = 'banks:v1:';
+const BANKS_KEY_PREFIX = 'banks:v1:';
 
 /** Prefix of every account-resolution entry in KV: `resolve:v1:<sha-256 hex>`. */
-export const RESOLVE_KEY_PREFIX = 'resolve:v1:';
+const RESOLVE_KEY_PREFIX = 'resolve:v1:';
 
 /**
  * The KV key of a `GET /banks` answer: one entry per country, the `country_code`
@@ -17,7 +17,7 @@ export const RESOLVE_KEY_PREFIX = 'resolve:v1:';
  * @returns the key, or `undefined` (not cacheable) when `country_code` is repeated
  *   (which one the upstream reads is not ours to guess) or is not two letters.
  */
-export function banksCacheKey(search: string): string | undefined {
+function banksCacheKey(search: string): string | undefined {
   const values = new URLSearchParams(search).getAll('country_code');
   if (values.length > 1) return undefined;
   const country = (values[0] ?? '').trim().toUpperCase() || DEFAULT_BANKS_COUNTRY;

@@ -2,13 +2,13 @@ import { logEvent } from '../http/log.ts';
 import type { CachePolicy } from '../routes/table.ts';
 
 /** Lifetimes used when the variable is unset or invalid, in seconds. */
-export const DEFAULT_CACHE_TTL_SEC: Readonly<Record<CachePolicy, number>> = {
+const DEFAULT_CACHE_TTL_SEC: Readonly<Record<CachePolicy, number>> = {
   banks: 3600,
   resolve: 300,
 };
 
 /** The shortest lifetime KV accepts (`expirationTtl`), in seconds; shorter ones are raised to it. */
-export const MIN_KV_TTL_SEC = 60;
+const MIN_KV_TTL_SEC = 60;
 
 const SETTING: Readonly<Record<CachePolicy, 'BANKS_CACHE_TTL_SEC' | 'RESOLVE_CACHE_TTL_SEC'>> = {
   banks: 'BANKS_CACHE_TTL_SEC',

@@ -4,7 +4,7 @@ import { logEvent } from '../http/log.ts';
 import type { CachePolicy } from '../routes/table.ts';
 
 /** What is kept in KV beside the body of a cached upstream answer. */
-export interface CachedMetadata {
+interface CachedMetadata {
   /** The upstream's `Content-Type`. */
   readonly content_type: string | null;
   /** When the answer was stored, in epoch milliseconds (for `Age`). */

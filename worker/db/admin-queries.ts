@@ -27,7 +27,7 @@ export interface EventCursor {
 }
 
 /** Filters and page of {@link listWebhookEvents}; `null` = no filter. */
-export interface EventListQuery {
+interface EventListQuery {
   readonly eventType: string | null;
   readonly status: WebhookEventStatus | null;
   /** Inclusive lower bound on `received_at`, epoch ms. */
@@ -40,7 +40,7 @@ export interface EventListQuery {
 }
 
 /** One page of events and the cursor of the next, `null` on the last page. */
-export interface EventPage {
+interface EventPage {
   readonly events: WebhookEventSummary[];
   readonly next: EventCursor | null;
 }

@@ -5,7 +5,7 @@
  */
 
 /** `in_flight`: claimed, answer not stored yet; `completed`: answer stored. */
-export type IdempotencyKeyState = 'in_flight' | 'completed';
+type IdempotencyKeyState = 'in_flight' | 'completed';
 
 /** A stored answer, replayed byte-identically. */
 export interface StoredResponse {
@@ -49,7 +49,7 @@ export interface IdempotencyClaim extends IdempotencyLock {
 }
 
 /** What {@link claimIdempotencyKey} found: a new claim, a taken-over stale claim, or someone else's row. */
-export type ClaimOutcome =
+type ClaimOutcome =
   | { readonly kind: 'claimed'; readonly lock: IdempotencyLock }
   | { readonly kind: 'taken_over'; readonly lock: IdempotencyLock }
   | { readonly kind: 'existing'; readonly record: IdempotencyKeyRecord };
@@ -75,7 +75,7 @@ const WHERE_LOCK = `${WHERE_KEY} AND state = 'in_flight' AND locked_until = ?3`;
  *
  * @param row - a row of `idempotency_keys` (D1 returns BLOBs as arrays of bytes).
  */
-export function toIdempotencyKeyRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
+function toIdempotencyKeyRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
   const response =
     row.state === 'completed' && row.response_status !== null
       ? {

@@ -176,7 +176,7 @@ export async function deleteSubscription(db: D1Database, id: string): Promise<bo
 }
 
 /** Input of {@link rotateSubscriptionSecret}. */
-export interface SecretRotation {
+interface SecretRotation {
   /** The new `whsec_` secret. */
   readonly secret: string;
   /** The rotation time, epoch milliseconds. */

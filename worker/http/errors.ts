@@ -37,7 +37,7 @@ export interface ErrorIssue {
 }
 
 /** Options of {@link HttpError}. */
-export interface HttpErrorOptions extends ErrorOptions {
+interface HttpErrorOptions extends ErrorOptions {
   /** Field problems, rendered as `issues` in the body. */
   issues?: readonly ErrorIssue[];
   /** Extra response headers, e.g. `WWW-Authenticate`, `Allow`, `Retry-After`. */

@@ -1,7 +1,7 @@
 import type { RequestContext } from './context.ts';
 
 /** Severity of a log line. */
-export type LogLevel = 'info' | 'warn' | 'error';
+type LogLevel = 'info' | 'warn' | 'error';
 
 // A run of 10 to 34 digits standing alone (NUBAN is 10, IBAN bodies and card numbers
 // fit): a possible account number. Digits inside a longer token (UUID groups, hex) are not.

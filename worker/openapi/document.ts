@@ -23,7 +23,7 @@ export { OPENAPI_PATH } from './components.ts';
 export { openApiPath } from './parameters.ts';
 
 /** The OpenAPI version the document follows. */
-export const OPENAPI_VERSION = '3.1.0';
+const OPENAPI_VERSION = '3.1.0';
 
 /**
  * Builds the document: one operation per route of the table with its security scheme

@@ -40,7 +40,7 @@ export const SCHEMA_REF_PREFIX = '#/components/schemas/';
  * The building blocks shared by the request schemas, published as named components
  * (`Amount`, `Reference`, ...) and referenced with `$ref` wherever a schema uses them.
  */
-export const SHARED_SCHEMAS: Readonly<Record<string, v.GenericSchema>> = Object.freeze({
+const SHARED_SCHEMAS: Readonly<Record<string, v.GenericSchema>> = Object.freeze({
   Amount: AmountSchema,
   Currency: CurrencySchema,
   Email: EmailSchema,
@@ -152,7 +152,7 @@ function overrideAction(context: OverrideActionContext): JsonSchema | undefined 
 }
 
 /** The converter settings: request (input) types, JSON Schema 2020-12, refs into components. */
-export const CONVERSION: Omit<ConversionConfig, 'definitions'> = Object.freeze({
+const CONVERSION: Omit<ConversionConfig, 'definitions'> = Object.freeze({
   target: 'draft-2020-12',
   typeMode: 'input',
   errorMode: 'throw',

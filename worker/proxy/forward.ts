@@ -9,7 +9,7 @@ import { joinUpstreamUrl } from '../upstream/url.ts';
 import type { ProxyExchange, ProxyTerminal } from './pipeline.ts';
 
 /** Caller headers passed upstream; everything else (`Authorization` above all) is dropped. */
-export const FORWARDED_REQUEST_HEADERS: readonly string[] = ['content-type', 'accept'];
+const FORWARDED_REQUEST_HEADERS: readonly string[] = ['content-type', 'accept'];
 
 /** Upstream headers passed back to the caller (the gateway sets its own `X-Request-Id`). */
 export const FORWARDED_RESPONSE_HEADERS: readonly string[] = ['content-type', 'retry-after'];
@@ -79,7 +79,7 @@ export function callerResponse(upstream: UpstreamResponse): Response {
  * @param upstream - the upstream's error answer, body read.
  * @param requestId - the gateway's request id, repeated in the body.
  */
-export function upstreamErrorResponse(upstream: UpstreamResponse, requestId: string): Response {
+function upstreamErrorResponse(upstream: UpstreamResponse, requestId: string): Response {
   const headers = forwardedHeaders(upstream);
   headers.delete('content-type');
   return jsonResponse(upstreamErrorBody(upstream, requestId), { status: upstream.status, headers });

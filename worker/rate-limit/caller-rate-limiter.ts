@@ -1,10 +1,10 @@
 import { DurableObject } from 'cloudflare:workers';
 
 /** Length of the rate-limit window, in milliseconds: limits are per minute. */
-export const RATE_LIMIT_WINDOW_MS = 60_000;
+const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /** What {@link CallerRateLimiter.take} decided for one request. */
-export interface RateLimitDecision {
+interface RateLimitDecision {
   /** Whether the request may go on. */
   readonly allowed: boolean;
   /** When refused: how long until one more request would be allowed, in milliseconds. */

@@ -5,7 +5,7 @@ import type { CallerRateLimiter } from './caller-rate-limiter.ts';
 import { rateLimitPerMinute } from './settings.ts';
 
 /** The binding of the rate limiter Durable Object (wrangler.toml `RATE_LIMITER`). */
-export interface RateLimitBindings {
+interface RateLimitBindings {
   readonly RATE_LIMITER?: DurableObjectNamespace<CallerRateLimiter>;
   readonly RATE_LIMIT_PER_MINUTE?: string;
 }

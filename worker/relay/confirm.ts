@@ -5,10 +5,10 @@ import { HttpError, InternalError } from '../http/errors.ts';
 import { upstreamClient } from '../upstream/sdk.ts';
 
 /** What the ingress stores: `received` (not a money event, or confirmation off), `confirmed` or `unconfirmed`. */
-export type ConfirmationStatus = 'received' | 'confirmed' | 'unconfirmed';
+type ConfirmationStatus = 'received' | 'confirmed' | 'unconfirmed';
 
 /** Seconds the provider is asked to wait before retrying when the upstream could not answer. */
-export const CONFIRM_RETRY_AFTER_SEC = 60;
+const CONFIRM_RETRY_AFTER_SEC = 60;
 
 /**
  * Whether confirmation is on: `CONFIRM_MONEY_EVENTS` is anything but `false`, `0`, `off`

@@ -40,7 +40,7 @@ export interface DeliveryMessage {
  *
  * @param body - the message body as received.
  */
-export function isDeliveryMessage(body: unknown): body is DeliveryMessage {
+function isDeliveryMessage(body: unknown): body is DeliveryMessage {
   return (
     typeof body === 'object' &&
     body !== null &&

@@ -1,6 +1,4 @@
 import * as v from 'valibot';
-import { toIssues } from '../../lib/shared.ts';
-import { type ErrorIssue, HttpError } from '../http/errors.ts';
 
 /** Longest `event_id` and `event_type` accepted, in characters (bounds the D1 key). */
 export const MAX_EVENT_KEY_LENGTH = 255;
@@ -38,42 +36,3 @@ export const WebhookEnvelopeSchema = v.looseObject({
 
 /** A validated webhook envelope (spec: Events). */
 export type WebhookEnvelope = v.InferOutput<typeof WebhookEnvelopeSchema>;
-
-/**
- * Parses and validates a webhook body (UTF-8 JSON text).
- *
- * @param text - the body as received.
- * @returns the envelope.
- * @throws {HttpError} 400 `validation_failed` listing every issue with its dot path
- *   (`data`, `event_id`), or one root issue when the text is not a JSON object.
- */
-export function parseWebhookEnvelope(text: string): WebhookEnvelope {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw invalid('The webhook body is not a JSON object', [
-      { path: '', message: 'Expected a valid JSON document' },
-    ]);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalid('The webhook body is not a JSON object', [
-      { path: '', message: 'Expected a JSON object' },
-    ]);
-  }
-  const result = v.safeParse(WebhookEnvelopeSchema, value);
-  if (!result.success) throw invalid('The webhook envelope is invalid', issuesOf(result.issues));
-  return result.output;
-}
-
-/** valibot issues as `{ path, message }`; a missing key reads "Required" (as the proxy says). */
-function issuesOf(issues: readonly v.BaseIssue<unknown>[]): ErrorIssue[] {
-  return toIssues(issues).map((issue, index) => {
-    const missing = issues[index]?.kind === 'schema' && issues[index]?.input === undefined;
-    return missing && issue.path !== '' ? { path: issue.path, message: 'Required' } : issue;
-  });
-}
-
-function invalid(message: string, issues: readonly ErrorIssue[]): HttpError {
-  return new HttpError(400, 'validation_failed', message, { issues });
-}

@@ -5,13 +5,13 @@
  */
 
 /** Timeout of one delivery attempt, in milliseconds (headers and excerpt read). */
-export const DELIVERY_TIMEOUT_MS = 15_000;
+const DELIVERY_TIMEOUT_MS = 15_000;
 
 /** Bytes of the response body kept in the attempt record (2 KB). */
-export const RESPONSE_EXCERPT_BYTES = 2048;
+const RESPONSE_EXCERPT_BYTES = 2048;
 
 /** What one attempt got. */
-export interface SendResult {
+interface SendResult {
   /** When the request started, epoch milliseconds. */
   readonly startedAt: number;
   /** The HTTP status; `null` when no response came (network error, timeout). */

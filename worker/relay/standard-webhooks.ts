@@ -9,7 +9,7 @@ const SECRET_PREFIX = 'whsec_';
 const ENCODER = new TextEncoder();
 
 /** Input of {@link standardWebhookHeaders}. */
-export interface StandardWebhookMessage {
+interface StandardWebhookMessage {
   /** `webhook-id`: the event id (stable across retries, the subscriber's dedup key). */
   readonly id: string;
   /** `webhook-timestamp`: unix seconds of this attempt. */
@@ -28,7 +28,7 @@ export interface StandardWebhookMessage {
  * @returns the signature with its version prefix.
  * @throws {Error} when the secret is not base64 (a stored secret is always generated valid).
  */
-export async function signStandardWebhook(secret: string, content: string): Promise<string> {
+async function signStandardWebhook(secret: string, content: string): Promise<string> {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   const key = await crypto.subtle.importKey(
     'raw',

@@ -4,7 +4,7 @@
  */
 
 /** Random bytes in a new secret (Standard Webhooks accepts 24 to 64). */
-export const SUBSCRIPTION_SECRET_BYTES = 32;
+const SUBSCRIPTION_SECRET_BYTES = 32;
 
 /** How long the secret replaced by a rotation is still signed with: 24 h, in milliseconds. */
 export const PREVIOUS_SECRET_VALID_MS = 24 * 60 * 60 * 1000;

@@ -7,13 +7,13 @@
  */
 
 /** Options of {@link subscriptionUrlProblem}. */
-export interface SubscriptionUrlOptions {
+interface SubscriptionUrlOptions {
   /** `ALLOW_LOCAL_SUBSCRIBERS` is on: loopback targets (http or https) are allowed. */
   readonly allowLocal: boolean;
 }
 
 /** What {@link checkSubscriptionUrl} concluded: the normalized URL, or why it is refused. */
-export type SubscriptionUrlCheck =
+type SubscriptionUrlCheck =
   | { readonly ok: true; readonly url: string }
   | { readonly ok: false; readonly message: string };
 

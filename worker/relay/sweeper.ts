@@ -18,14 +18,14 @@ import type { DeliveryMessage } from './consumer.ts';
 export const SWEEP_GRACE_MS = 10 * 60 * 1000;
 
 /** Most deliveries re-enqueued per run (one claim statement); the next run continues. */
-export const SWEEP_BATCH_SIZE = 500;
+const SWEEP_BATCH_SIZE = 500;
 
 /** Most messages per `sendBatch` call (the Queues limit). */
 export const SEND_BATCH_MAX = 100;
 
 /** Events deleted per purge statement, and the most statements per run. */
-export const RETENTION_PURGE_BATCH_SIZE = 500;
-export const RETENTION_PURGE_MAX_BATCHES = 10;
+const RETENTION_PURGE_BATCH_SIZE = 500;
+const RETENTION_PURGE_MAX_BATCHES = 10;
 
 /** @default 30 days, when `RELAY_RETENTION_DAYS` is unset or not a positive number. */
 export const DEFAULT_RETENTION_DAYS = 30;
@@ -33,7 +33,7 @@ export const DEFAULT_RETENTION_DAYS = 30;
 const DAY_MS = 86_400_000;
 
 /** What one sweep did. */
-export interface SweepResult {
+interface SweepResult {
   /** Deliveries sent again to `DELIVERIES`. */
   readonly requeued: number;
   /** Events deleted (with their deliveries and attempts). */

@@ -12,7 +12,7 @@ let serialized: string | undefined;
  * @returns the serialized document.
  * @throws {Error} when the document cannot be generated (a schema without an override).
  */
-export function openApiJson(): string {
+function openApiJson(): string {
   serialized ??= JSON.stringify(buildOpenApiDocument());
   return serialized;
 }

@@ -19,7 +19,7 @@ import { HEALTH_PATH } from './health.ts';
 import { WEBHOOKS_PATH } from './webhooks.ts';
 
 /** Methods the gateway's routes use. */
-export type GatewayMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type GatewayMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
  * How a route authenticates its caller, enforced by the middleware the router mounts for
@@ -34,16 +34,16 @@ export type GatewayAuth = 'none' | 'bearer' | 'admin' | 'webhook-signature';
  * or move money, `optional` (honoured when given) on the other proxied POSTs and PATCHes,
  * `none` on reads and on the gateway's own routes.
  */
-export type IdempotencyPolicy = 'required' | 'optional' | 'none';
+type IdempotencyPolicy = 'required' | 'optional' | 'none';
 
 /** Which KV cache a proxied route's answers go to: the bank list or account resolution. */
 export type CachePolicy = 'banks' | 'resolve';
 
 /** Success statuses of the gateway's own routes (204 answers without a body). */
-export type SuccessStatus = 200 | 201 | 202 | 204;
+type SuccessStatus = 200 | 201 | 202 | 204;
 
 /** A JSON request body: its valibot schema and whether it may be left out. */
-export interface GatewayBody {
+interface GatewayBody {
   readonly schema: v.GenericSchema;
   readonly required: boolean;
 }
@@ -153,17 +153,17 @@ const SUBSCRIPTION = `${ADMIN_SUBSCRIPTIONS_PATH}/:id` as const;
 const EVENT = `${ADMIN_EVENTS_PATH}/:id` as const;
 
 /** `GET /healthz`'s body. */
-export const HealthResponseSchema = v.object({ status: v.literal('ok') });
+const HealthResponseSchema = v.object({ status: v.literal('ok') });
 
 /** `POST /webhooks`'s body: the stored event's id, and whether it was a repeat. */
-export const WebhookAckSchema = v.object({
+const WebhookAckSchema = v.object({
   status: v.literal('success'),
   event_id: v.string(),
   duplicate: v.boolean(),
 });
 
 /** `GET /openapi.json`'s body: an OpenAPI document (its other members are not restated). */
-export const OpenApiDocumentSchema = v.looseObject({ openapi: v.string() });
+const OpenApiDocumentSchema = v.looseObject({ openapi: v.string() });
 
 /**
  * The routes the gateway answers itself, in registration order (a literal segment before

@@ -3,7 +3,7 @@ import { untilAborted } from '../../lib/shared.ts';
 import { InternalError, UpstreamTimeoutError, UpstreamUnreachableError } from '../http/errors.ts';
 
 /** A `fetch` implementation. */
-export type FetchLike = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
+type FetchLike = (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 
 /** A request to the payment service, prepared by the proxy. */
 export interface UpstreamRequest {
@@ -25,7 +25,7 @@ export interface UpstreamResponse {
 }
 
 /** Options of {@link sendUpstream}. */
-export interface SendUpstreamOptions {
+interface SendUpstreamOptions {
   /** `UPSTREAM_KEY_ID`. */
   readonly keyId: string;
   /** `UPSTREAM_SECRET`: the HMAC key, never sent or logged. */

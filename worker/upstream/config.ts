@@ -2,10 +2,10 @@ import { InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 
 /** Upstream timeout when `UPSTREAM_TIMEOUT_MS` is unset or invalid, in milliseconds. */
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
+const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 
 /** The upstream settings of the gateway, parsed from `Env`. */
-export interface UpstreamConfig {
+interface UpstreamConfig {
   /** `UPSTREAM_BASE_URL`: http(s), may carry a path prefix. */
   readonly baseUrl: URL;
   /** `UPSTREAM_TIMEOUT_MS`: whole-request limit including the body read, in milliseconds. */

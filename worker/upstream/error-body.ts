@@ -1,10 +1,10 @@
 import type { UpstreamResponse } from './client.ts';
 
 /** Longest upstream body text repeated in `upstream.body` when it is not JSON, in characters. */
-export const MAX_UPSTREAM_TEXT_CHARS = 1024;
+const MAX_UPSTREAM_TEXT_CHARS = 1024;
 
 /** Code of an upstream error whose body names none. */
-export const GENERIC_UPSTREAM_CODE = 'upstream_error';
+const GENERIC_UPSTREAM_CODE = 'upstream_error';
 
 /**
  * The body the caller gets for an upstream 4xx/5xx: the gateway's own error body
@@ -13,7 +13,7 @@ export const GENERIC_UPSTREAM_CODE = 'upstream_error';
  * and the gateway's own `request_id`, plus `upstream: { status, body }`, the upstream's
  * body parsed when it is JSON, otherwise its text cut to {@link MAX_UPSTREAM_TEXT_CHARS}.
  */
-export interface UpstreamErrorBody {
+interface UpstreamErrorBody {
   readonly status: 'error';
   readonly message: string;
   readonly code: string;

@@ -5,7 +5,7 @@ import type { ProxyRoute } from '../../routes/table.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
 /** Response header telling whether the answer came from the gateway's KV cache. */
-export const CACHE_STATUS_HEADER = 'X-Cache';
+const CACHE_STATUS_HEADER = 'X-Cache';
 
 /**
  * The proxy stage caching upstream answers in KV, last

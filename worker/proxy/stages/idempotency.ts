@@ -19,19 +19,19 @@ import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
 
 /** The request header naming the key (draft-ietf-httpapi-idempotency-key-header). */
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** Set to `true` on a stored answer replayed for a repeated key. */
-export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 /** Set to `true` on an answer built from the upstream record after a stale claim (verify before resend). */
-export const IDEMPOTENT_RECOVERED_HEADER = 'Idempotent-Recovered';
+const IDEMPOTENT_RECOVERED_HEADER = 'Idempotent-Recovered';
 /** Longest key accepted, in characters. */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** `IDEMPOTENCY_RETENTION_SEC` default: keys are kept 24 h, in seconds. */
-export const DEFAULT_RETENTION_SEC = 86_400;
+const DEFAULT_RETENTION_SEC = 86_400;
 /** `IDEMPOTENCY_LOCK_TIMEOUT_SEC` default: an in-flight claim older than this is presumed dead, in seconds. */
-export const DEFAULT_LOCK_TIMEOUT_SEC = 60;
+const DEFAULT_LOCK_TIMEOUT_SEC = 60;
 /** `Retry-After` (seconds) when a stale claim's outcome could not be verified upstream. */
-export const VERIFY_RETRY_AFTER_SEC = 1;
+const VERIFY_RETRY_AFTER_SEC = 1;
 
 // An sf-string (RFC 8941) as the draft sends it: "…" with \" and \\ escapes.
 const SF_STRING = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/;

@@ -19,7 +19,7 @@ export const ADMIN_DELIVERIES_PATH = '/admin/deliveries';
 const SEND_BATCH_MAX = 100;
 
 /** A delivery as the admin API shows it (times ISO 8601 UTC). */
-export interface DeliveryView {
+interface DeliveryView {
   id: string;
   event_id: string;
   subscription_id: string;
@@ -33,7 +33,7 @@ export interface DeliveryView {
 }
 
 /** One attempt as the admin API shows it. */
-export interface DeliveryAttemptView {
+interface DeliveryAttemptView {
   attempt: number;
   started_at: string;
   status: number | null;

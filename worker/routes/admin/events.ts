@@ -29,7 +29,7 @@ export const ADMIN_EVENTS_PATH = '/admin/events';
 /** Rows per page when `page_size` is absent. */
 export const DEFAULT_PAGE_SIZE = 10;
 /** Largest `page_size` accepted. */
-export const MAX_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 100;
 
 const isoTime = v.pipe(
   v.string(),

@@ -12,14 +12,14 @@ import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
 import { allowLocalSubscribers, checkSubscriptionUrl } from '../../relay/subscription-url.ts';
 
 /** Longest subscription URL accepted, in characters. */
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 /** Most event types one subscription may filter on. */
-export const MAX_EVENT_TYPES = 100;
+const MAX_EVENT_TYPES = 100;
 /** Longest description accepted, in characters. */
-export const MAX_DESCRIPTION_LENGTH = 500;
+const MAX_DESCRIPTION_LENGTH = 500;
 
 /** A validated `POST /admin/subscriptions` body; absent fields take their defaults. */
-export interface NewSubscriptionInput {
+interface NewSubscriptionInput {
   readonly url: string;
   /** `null` (the default) = every event type. */
   readonly eventTypes: readonly string[] | null;
@@ -29,7 +29,7 @@ export interface NewSubscriptionInput {
 }
 
 /** What the URL rules of worker/relay/subscription-url.ts accept, for the OpenAPI document. */
-export const SUBSCRIPTION_URL_RULES =
+const SUBSCRIPTION_URL_RULES =
   'An https URL, stored normalized. Private, link-local and metadata addresses are ' +
   'refused; loopback ones too unless ALLOW_LOCAL_SUBSCRIBERS is on (then http is allowed for them).';
 

@@ -20,7 +20,7 @@ import { readNewSubscription, readSubscriptionChanges } from './subscription-inp
 export const ADMIN_SUBSCRIPTIONS_PATH = '/admin/subscriptions';
 
 /** A subscription as the admin API shows it (times ISO 8601 UTC); never a secret. */
-export interface SubscriptionView {
+interface SubscriptionView {
   id: string;
   url: string;
   /** `null` = every event type. */
@@ -40,7 +40,7 @@ export interface SubscriptionView {
  * @param record - the stored subscription.
  * @param now - the current time, epoch milliseconds.
  */
-export function toSubscriptionView(record: SubscriptionRecord, now: number): SubscriptionView {
+function toSubscriptionView(record: SubscriptionRecord, now: number): SubscriptionView {
   const expiresAt = record.previousSecretExpiresAt;
   return {
     id: record.id,
