@@ -1,7 +1,7 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
-// Projects (DESIGN 1): the SDK and sandbox under Node, the stack over HTTP (e2e), the
+// Projects: the SDK and sandbox under Node, the stack over HTTP (e2e), the
 // gateway inside workerd.
 // test/global-setup.ts starts the sandbox emulator on a loopback port and provides its URL.
 export default defineConfig({

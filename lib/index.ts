@@ -1,4 +1,4 @@
-// edgepay: the SDK for the payments API (DESIGN 2).
+// edgepay: the SDK for the payments API.
 
 // Errors
 export {

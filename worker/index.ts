@@ -8,7 +8,7 @@ export { CallerRateLimiter } from './rate-limit/caller-rate-limiter.ts';
 const router = createRouter();
 
 /**
- * The edgepay gateway Worker (DESIGN 4): see `createRouter` for the stages and routes;
+ * The edgepay gateway Worker: see `createRouter` for the stages and routes;
  * `queue` consumes the relay's deliveries and their dead letters (worker/relay/consumer.ts).
  */
 export default {

@@ -9,7 +9,7 @@ import { parseOrThrow } from './issues.ts';
 import { fillPath } from './path.ts';
 import type { CallResult, CallSpec, RetryPolicy, Transport } from './transport.ts';
 
-/** Per-call options every method accepts (DESIGN 2: reliability). */
+/** Per-call options every method accepts. */
 export interface RequestOptions {
   /** Aborts the call (and its retries); the method rejects with AbortError. */
   signal?: AbortSignal;
@@ -38,7 +38,7 @@ export class ClientCore {
   }
 
   /**
-   * Validates `input` before anything is sent (DESIGN 2).
+   * Validates `input` before anything is sent, so bad input never reaches the network.
    *
    * @param operation - names the call in the error, e.g. `POST /disbursements/initialize`.
    * @throws {RequestValidationError} listing every issue with its path.

@@ -85,7 +85,7 @@ export const ROUTES: Route[] = [
   // Hosted checkout
   route('GET', '/checkout/:reference', 'page', showCheckout),
   route('POST', '/checkout/:reference', 'page', submitCheckout),
-  // Test controls (DESIGN 5)
+  // Test controls (unsigned; docs/sandbox.md)
   route('POST', '/__sandbox/payments/:reference/complete', 'control', completePaymentControl),
   route('POST', '/__sandbox/clock/advance', 'control', advanceClockControl),
   route('POST', '/__sandbox/virtual-accounts/:account_reference/credit', 'control', creditControl),

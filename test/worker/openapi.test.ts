@@ -249,7 +249,7 @@ describe('GET /openapi.json', () => {
       expect(['1.234', '-1', '1e3', ''].some((text) => pattern.test(text))).toBe(false);
     });
 
-    it('should give every operation the DESIGN 4.4 error responses', () => {
+    it('should give every operation the error responses of the gateway', () => {
       const errorSchema = resolve({ $ref: '#/components/schemas/ErrorBody' });
       expect(errorSchema.required).toEqual(['status', 'message', 'code', 'request_id']);
       const always = ['400', '401', '403', '404', '405', '409', '422', '429', '502', '504'];
@@ -415,7 +415,7 @@ describe('GET /openapi.json', () => {
       }
     });
 
-    it('should answer each gateway route with its success status and DESIGN 4.4 errors', () => {
+    it('should answer each gateway route with its success status and its error responses', () => {
       const errorSchema = resolve({ $ref: '#/components/schemas/ErrorBody' });
       for (const route of OWN_ROUTES) {
         const responses = operationOf(route).responses as Json;

@@ -29,7 +29,7 @@ const CallersSchema = v.pipe(
 );
 
 /**
- * A caller of the gateway, one entry of the `GATEWAY_CALLERS` secret (DESIGN 4.1):
+ * A caller of the gateway, one entry of the `GATEWAY_CALLERS` secret:
  * `name`, `token`, and optionally `routes`, the compiled allow-list (absent: every route).
  */
 export type Caller = v.InferOutput<typeof CallersSchema>[number];

@@ -18,10 +18,10 @@ function openApiJson(): string {
 }
 
 /**
- * `GET /openapi.json` (issue 4 point 8): every gateway route (the proxied ones, the health
+ * `GET /openapi.json`: every gateway route (the proxied ones, the health
  * check, this document, the webhook ingress and the admin API) as an OpenAPI 3.1 document
  * generated from the route tables and the valibot schemas. Bearer auth applies, as on
- * every route but the open ones (DESIGN 4.1).
+ * every route but the open ones.
  *
  * @param request - the incoming request.
  * @returns 200 JSON.

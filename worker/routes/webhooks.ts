@@ -20,24 +20,24 @@ export const WEBHOOKS_PATH = '/webhooks';
 export const WEBHOOK_TOLERANCE_SEC = 300;
 
 /**
- * `POST /webhooks`, the relay's ingress (DESIGN 4.2, issue 5 point 1): body limit
+ * `POST /webhooks`, the relay's ingress: body limit
  * (`MAX_BODY_BYTES`, 413), then, when `WEBHOOK_SECRET` is set, the provider's
  * `X-Timestamp` / `X-Signature` over the exact body bytes (300 s both ways, constant
  * time; 401 `invalid_signature`), then JSON only (415) and the envelope (400). The raw
  * body is stored in D1 keyed by `event_id` before the 200, with one `pending` delivery per
  * matching enabled subscription in the same transaction, then one `{ deliveryId }`
- * message per delivery is sent to `DELIVERIES` (issue 5 point 4); a duplicate answers
+ * message per delivery is sent to `DELIVERIES`; a duplicate answers
  * 200 with `duplicate: true` and changes and enqueues nothing. Money events are first
- * confirmed upstream (worker/relay/confirm.ts, issue 5 point 2): an `unconfirmed` one is
+ * confirmed upstream (worker/relay/confirm.ts): an `unconfirmed` one is
  * stored without delivery rows; an upstream that cannot answer makes this a 503 with
  * nothing stored, so the provider retries. With `WEBHOOK_SECRET` empty, unsigned webhooks
- * are accepted (local development only; see docs/.assumptions-relay.md).
+ * are accepted (local development only; see docs/assumptions.md and docs/gateway.md).
  *
  * @param request - the incoming request.
  * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `MAX_BODY_BYTES`,
  *   `CONFIRM_MONEY_EVENTS` and the upstream settings (confirmation lookups).
  * @returns 200 `{ status: 'success', event_id, duplicate }`.
- * @throws {HttpError} 413, 401, 415, 400, or 503 `upstream_unreachable` (confirmation) (DESIGN 4.4 body, rendered by the router).
+ * @throws {HttpError} 413, 401, 415, 400, or 503 `upstream_unreachable` (confirmation), rendered by the router as the error body.
  * @throws {InternalError} 500 `internal_error` when D1 fails: nothing acknowledged, the
  *   provider retries.
  *
