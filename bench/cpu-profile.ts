@@ -1,0 +1,203 @@
+// A Worker isolate's CPU time per request, which is what Workers bills and limits: a V8
+// CPU profile taken over the DevTools protocol from `wrangler dev`'s inspector while
+// autocannon drives one case. CPU ms per request = the profile's sampled time outside
+// "(idle)" / the requests answered while it ran.
+import { readFileSync } from 'node:fs';
+import type autocannon from 'autocannon';
+import { groupMembers, HOST } from './lifecycle.ts';
+import { type LoadResult, runLoad } from './load.ts';
+
+/** Microseconds between two samples of the profiler. */
+const SAMPLING_INTERVAL_US = 500;
+/** Longest wait for an answer from the inspector, in milliseconds. */
+const INSPECTOR_TIMEOUT_MS = 30_000;
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+/** A V8 `Profiler.Profile`: sampled node ids and the microseconds before each sample. */
+export interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** What {@link profileLoad} measured. */
+export interface CpuProfileResult {
+  load: LoadResult;
+  profile: Profile;
+  /** The isolate's sampled time outside "(idle)", in milliseconds. */
+  busyMs: number;
+  /** {@link busyMs} per request answered, in milliseconds. */
+  cpuMsPerRequest: number;
+  /**
+   * CPU time the operating system counted for the thread running the isolate (the main
+   * thread of the workerd process that has the inspector) per request, in milliseconds,
+   * from `/proc`; undefined where it cannot be found. A cross-check: the profile counts
+   * the time the isolate was not idle, CPU or not (blocked writing a log line, or waiting
+   * for a core on a busy machine).
+   */
+  threadCpuMsPerRequest: number | undefined;
+  /**
+   * CPU time of every process of the Worker's `wrangler dev` (wrangler's Node, which parses
+   * and prints the log lines, and its workerd processes) per request, in milliseconds, from
+   * `/proc`; undefined where there is no `/proc`.
+   */
+  stackCpuMsPerRequest: number | undefined;
+}
+
+type Send = (method: string, params?: object) => Promise<Record<string, unknown>>;
+
+/** A minimal DevTools protocol client: sends a command, resolves with its result. */
+async function connect(url: string): Promise<{ send: Send; close: () => void }> {
+  // wrangler's inspector proxy wants an Origin it trusts (undici takes headers here).
+  const init = { headers: { Origin: 'http://localhost' } } as unknown as string[];
+  const socket = new WebSocket(url, init);
+  await new Promise((resolve, reject) => {
+    socket.addEventListener('open', resolve);
+    socket.addEventListener('error', () => reject(new Error(`cannot connect to ${url}`)));
+  });
+  let next = 0;
+  const pending = new Map<number, (result: Record<string, unknown>) => void>();
+  socket.addEventListener('message', (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: object };
+    const resolve = message.id === undefined ? undefined : pending.get(message.id);
+    if (resolve === undefined || message.id === undefined) return;
+    pending.delete(message.id);
+    resolve((message.result ?? {}) as Record<string, unknown>);
+  });
+  const send: Send = (method, params = {}) => {
+    next += 1;
+    const id = next;
+    socket.send(JSON.stringify({ id, method, params }));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error(`inspector: no answer to ${method} in ${INSPECTOR_TIMEOUT_MS} ms`));
+      }, INSPECTOR_TIMEOUT_MS);
+      pending.set(id, (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+    });
+  };
+  return { send, close: () => socket.close() };
+}
+
+const isIdle = (node: ProfileNode | undefined) => node?.callFrame.functionName === '(idle)';
+
+/** Each sample's duration in microseconds: the time until the next sample (0 for the last). */
+function sampleDurations(profile: Profile): number[] {
+  return profile.samples.map((_, index) => profile.timeDeltas[index + 1] ?? 0);
+}
+
+/** Self time per function, largest first, as `[label, ms]`; "(idle)" included. */
+export function selfTimes(profile: Profile): [string, number][] {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const durations = sampleDurations(profile);
+  const totals = new Map<string, number>();
+  profile.samples.forEach((sample, index) => {
+    const frame = nodes.get(sample)?.callFrame;
+    const label = frame
+      ? `${frame.functionName || '(anonymous)'} ${frame.url.split('/').pop() ?? ''}:${frame.lineNumber}`
+      : '?';
+    totals.set(label, (totals.get(label) ?? 0) + (durations[index] ?? 0) / 1000);
+  });
+  return [...totals].sort((a, b) => b[1] - a[1]);
+}
+
+function busyMs(profile: Profile): number {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const durations = sampleDurations(profile);
+  let busy = 0;
+  profile.samples.forEach((sample, index) => {
+    if (!isIdle(nodes.get(sample))) busy += durations[index] ?? 0;
+  });
+  return busy / 1000;
+}
+
+const stackTicks = (pgid: number) =>
+  groupMembers(pgid).reduce((sum, member) => sum + member.cpuTicks, 0);
+
+/**
+ * The workerd process that runs the Worker: of the two wrangler dev starts, the one with
+ * a DevTools inspector (the other runs wrangler's proxy in front of it).
+ */
+function isolateProcess(pgid: number): number | undefined {
+  return groupMembers(pgid).find(({ pid }) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--inspector-addr');
+    } catch {
+      return false;
+    }
+  })?.pid;
+}
+
+/** User plus system CPU time of the main thread of process `pid`, in clock ticks. */
+function mainThreadTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Profiles a Worker's isolate while autocannon runs one case for `seconds`.
+ *
+ * @param name - the case, for error messages.
+ * @param inspectorPort - the Worker's `wrangler dev --inspector-port`.
+ * @param wranglerPid - the Worker's wrangler process, leader of its process group.
+ * @throws {BenchmarkError} when the case's answers are not all 2xx.
+ */
+export async function profileLoad(
+  name: string,
+  options: autocannon.Options,
+  seconds: number,
+  inspectorPort: number,
+  wranglerPid: number | undefined,
+): Promise<CpuProfileResult> {
+  const inspector = await connect(`ws://${HOST}:${inspectorPort}/ws`);
+  try {
+    await inspector.send('Profiler.enable');
+    await inspector.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
+    const hasProc = wranglerPid !== undefined && groupMembers(wranglerPid).length > 0;
+    const isolate = hasProc ? isolateProcess(wranglerPid) : undefined;
+    await inspector.send('Profiler.start');
+    const stackBefore = hasProc ? stackTicks(wranglerPid) : 0;
+    const threadBefore = isolate === undefined ? 0 : mainThreadTicks(isolate);
+    const load = await runLoad(name, options, seconds);
+    const threadAfter = isolate === undefined ? 0 : mainThreadTicks(isolate);
+    const stackAfter = hasProc ? stackTicks(wranglerPid) : 0;
+    const { profile } = (await inspector.send('Profiler.stop')) as { profile: Profile };
+    const busy = busyMs(profile);
+    // Clock ticks are 1/100 s on Linux (getconf CLK_TCK): 10 ms each.
+    const perRequest = (ticks: number) => (ticks * 10) / load.answered;
+    return {
+      load,
+      profile,
+      busyMs: busy,
+      cpuMsPerRequest: busy / load.answered,
+      threadCpuMsPerRequest:
+        isolate === undefined ? undefined : perRequest(threadAfter - threadBefore),
+      stackCpuMsPerRequest: hasProc ? perRequest(stackAfter - stackBefore) : undefined,
+    };
+  } finally {
+    inspector.close();
+  }
+}
+
+/**
+ * Prints where the isolate's time went: the `top` functions by self time, with their
+ * share of the profile's busy (non-idle) time.
+ */
+export function printHotspots(label: string, result: CpuProfileResult, top: number): void {
+  console.log(`\n${label}: ${result.busyMs.toFixed(0)} ms busy, self time by function`);
+  console.log('| self ms | share of busy | ms/request | function |\n|---|---|---|---|');
+  const rows = selfTimes(result.profile).filter(([label]) => !label.startsWith('(idle)'));
+  for (const [function_, ms] of rows.slice(0, top)) {
+    const share = ((100 * ms) / result.busyMs).toFixed(1);
+    const perRequest = (ms / result.load.answered).toFixed(3);
+    console.log(`| ${ms.toFixed(0)} | ${share} % | ${perRequest} | ${function_} |`);
+  }
+}
