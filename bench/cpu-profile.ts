@@ -2,6 +2,12 @@
 // CPU profile taken over the DevTools protocol from `wrangler dev`'s inspector while
 // autocannon drives one case. CPU ms per request = the profile's sampled time outside
 // "(idle)" / the requests answered while it ran.
+//
+// Connect before any load. wrangler's inspector proxy keeps the Worker's Runtime domain
+// enabled and, while no DevTools client is connected, buffers every message it sends (one
+// per console call, so one per request here); a client connecting later is sent the whole
+// backlog at once, with a loopback request to wrangler per message: after a few minutes
+// of load that exhausts the file descriptors of wrangler and its proxy.
 import { readFileSync } from 'node:fs';
 import type autocannon from 'autocannon';
 import { groupMembers, HOST } from './lifecycle.ts';
@@ -9,12 +15,15 @@ import { type LoadResult, runLoad } from './load.ts';
 
 /** Microseconds between two samples of the profiler. */
 const SAMPLING_INTERVAL_US = 500;
+/** Linux counts process CPU time in clock ticks of 1/100 s (`getconf CLK_TCK`). */
+const MS_PER_CLOCK_TICK = 10;
 /** Longest wait for an answer from the inspector, in milliseconds. */
 const INSPECTOR_TIMEOUT_MS = 30_000;
 
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 
 /** A V8 `Profiler.Profile`: sampled node ids and the microseconds before each sample. */
@@ -50,14 +59,35 @@ export interface CpuProfileResult {
 
 type Send = (method: string, params?: object) => Promise<Record<string, unknown>>;
 
-/** A minimal DevTools protocol client: sends a command, resolves with its result. */
-async function connect(url: string): Promise<{ send: Send; close: () => void }> {
+/** A DevTools protocol session with a Worker's isolate. */
+export interface Inspector {
+  /** Sends a command; resolves with its result. */
+  send: Send;
+  close: () => void;
+}
+
+/**
+ * Connects a minimal DevTools protocol client to a Worker's `wrangler dev` inspector.
+ * Call it before any load (see the top of this file) and keep it until profiling is done.
+ *
+ * @param inspectorPort - the Worker's `--inspector-port`.
+ * @throws when the connection or any later command takes over 30 s.
+ */
+export async function connectInspector(inspectorPort: number): Promise<Inspector> {
+  const url = `ws://${HOST}:${inspectorPort}/ws`;
   // wrangler's inspector proxy wants an Origin it trusts (undici takes headers here).
   const init = { headers: { Origin: 'http://localhost' } } as unknown as string[];
   const socket = new WebSocket(url, init);
   await new Promise((resolve, reject) => {
-    socket.addEventListener('open', resolve);
-    socket.addEventListener('error', () => reject(new Error(`cannot connect to ${url}`)));
+    const timer = setTimeout(() => {
+      socket.close();
+      reject(new Error(`inspector: no connection to ${url} in ${INSPECTOR_TIMEOUT_MS} ms`));
+    }, INSPECTOR_TIMEOUT_MS);
+    socket.addEventListener('open', () => resolve(clearTimeout(timer)));
+    socket.addEventListener('error', () => {
+      clearTimeout(timer);
+      reject(new Error(`inspector: cannot connect to ${url}`));
+    });
   });
   let next = 0;
   const pending = new Map<number, (result: Record<string, unknown>) => void>();
@@ -93,13 +123,33 @@ function sampleDurations(profile: Profile): number[] {
   return profile.samples.map((_, index) => profile.timeDeltas[index + 1] ?? 0);
 }
 
-/** Self time per function, largest first, as `[label, ms]`; "(idle)" included. */
+// V8's own buckets; every other frame without a script URL is a native function.
+const V8_BUCKETS = new Set(['(program)', '(garbage collector)', '(root)', '(idle)']);
+
+/**
+ * Self time per function, largest first, as `[label, ms]`; "(idle)" included. Time in an
+ * unnamed native function (`console.info`, `fetch`...) is charged to the script function
+ * that called it, which says where it came from.
+ */
 export function selfTimes(profile: Profile): [string, number][] {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) {
+    for (const child of node.children ?? []) parents.set(child, node.id);
+  }
+  const charged = (id: number): ProfileNode | undefined => {
+    let node = nodes.get(id);
+    while (node && node.callFrame.url === '' && !V8_BUCKETS.has(node.callFrame.functionName)) {
+      const parent = parents.get(node.id);
+      if (parent === undefined) break;
+      node = nodes.get(parent);
+    }
+    return node;
+  };
   const durations = sampleDurations(profile);
   const totals = new Map<string, number>();
   profile.samples.forEach((sample, index) => {
-    const frame = nodes.get(sample)?.callFrame;
+    const frame = charged(sample)?.callFrame;
     const label = frame
       ? `${frame.functionName || '(anonymous)'} ${frame.url.split('/').pop() ?? ''}:${frame.lineNumber}`
       : '?';
@@ -125,7 +175,7 @@ const stackTicks = (pgid: number) =>
  * The workerd process that runs the Worker: of the two wrangler dev starts, the one with
  * a DevTools inspector (the other runs wrangler's proxy in front of it).
  */
-function isolateProcess(pgid: number): number | undefined {
+export function isolateProcess(pgid: number): number | undefined {
   return groupMembers(pgid).find(({ pid }) => {
     try {
       return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--inspector-addr');
@@ -143,48 +193,65 @@ function mainThreadTicks(pid: number): number {
 }
 
 /**
+ * The CPU time the operating system counts for a Worker's isolate thread over load runs,
+ * per request answered, with no profiler attached.
+ *
+ * @param pid - the workerd process running the Worker ({@link isolateProcess}).
+ */
+export function isolateCpuMeter(pid: number) {
+  let ticks = 0;
+  let answered = 0;
+  return {
+    /** Runs `load`, counting its requests and the thread's CPU time meanwhile. */
+    async around(load: () => Promise<LoadResult>): Promise<LoadResult> {
+      const before = mainThreadTicks(pid);
+      const result = await load();
+      ticks += mainThreadTicks(pid) - before;
+      answered += result.answered;
+      return result;
+    },
+    /** Milliseconds per request so far. */
+    msPerRequest: () => (ticks * MS_PER_CLOCK_TICK) / answered,
+  };
+}
+
+/**
  * Profiles a Worker's isolate while autocannon runs one case for `seconds`.
  *
+ * @param inspector - a session opened with {@link connectInspector} before any load.
  * @param name - the case, for error messages.
- * @param inspectorPort - the Worker's `wrangler dev --inspector-port`.
  * @param wranglerPid - the Worker's wrangler process, leader of its process group.
  * @throws {BenchmarkError} when the case's answers are not all 2xx.
  */
 export async function profileLoad(
+  inspector: Inspector,
   name: string,
   options: autocannon.Options,
   seconds: number,
-  inspectorPort: number,
   wranglerPid: number | undefined,
 ): Promise<CpuProfileResult> {
-  const inspector = await connect(`ws://${HOST}:${inspectorPort}/ws`);
-  try {
-    await inspector.send('Profiler.enable');
-    await inspector.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
-    const hasProc = wranglerPid !== undefined && groupMembers(wranglerPid).length > 0;
-    const isolate = hasProc ? isolateProcess(wranglerPid) : undefined;
-    await inspector.send('Profiler.start');
-    const stackBefore = hasProc ? stackTicks(wranglerPid) : 0;
-    const threadBefore = isolate === undefined ? 0 : mainThreadTicks(isolate);
-    const load = await runLoad(name, options, seconds);
-    const threadAfter = isolate === undefined ? 0 : mainThreadTicks(isolate);
-    const stackAfter = hasProc ? stackTicks(wranglerPid) : 0;
-    const { profile } = (await inspector.send('Profiler.stop')) as { profile: Profile };
-    const busy = busyMs(profile);
-    // Clock ticks are 1/100 s on Linux (getconf CLK_TCK): 10 ms each.
-    const perRequest = (ticks: number) => (ticks * 10) / load.answered;
-    return {
-      load,
-      profile,
-      busyMs: busy,
-      cpuMsPerRequest: busy / load.answered,
-      threadCpuMsPerRequest:
-        isolate === undefined ? undefined : perRequest(threadAfter - threadBefore),
-      stackCpuMsPerRequest: hasProc ? perRequest(stackAfter - stackBefore) : undefined,
-    };
-  } finally {
-    inspector.close();
-  }
+  await inspector.send('Profiler.enable');
+  await inspector.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
+  const hasProc = wranglerPid !== undefined && groupMembers(wranglerPid).length > 0;
+  const isolate = hasProc ? isolateProcess(wranglerPid) : undefined;
+  await inspector.send('Profiler.start');
+  const stackBefore = hasProc ? stackTicks(wranglerPid) : 0;
+  const threadBefore = isolate === undefined ? 0 : mainThreadTicks(isolate);
+  const load = await runLoad(name, options, seconds);
+  const threadAfter = isolate === undefined ? 0 : mainThreadTicks(isolate);
+  const stackAfter = hasProc ? stackTicks(wranglerPid) : 0;
+  const { profile } = (await inspector.send('Profiler.stop')) as { profile: Profile };
+  const busy = busyMs(profile);
+  const perRequest = (ticks: number) => (ticks * MS_PER_CLOCK_TICK) / load.answered;
+  return {
+    load,
+    profile,
+    busyMs: busy,
+    cpuMsPerRequest: busy / load.answered,
+    threadCpuMsPerRequest:
+      isolate === undefined ? undefined : perRequest(threadAfter - threadBefore),
+    stackCpuMsPerRequest: hasProc ? perRequest(stackAfter - stackBefore) : undefined,
+  };
 }
 
 /**
@@ -192,7 +259,9 @@ export async function profileLoad(
  * share of the profile's busy (non-idle) time.
  */
 export function printHotspots(label: string, result: CpuProfileResult, top: number): void {
-  console.log(`\n${label}: ${result.busyMs.toFixed(0)} ms busy, self time by function`);
+  console.log(
+    `\n${label}: ${result.busyMs.toFixed(0)} ms busy, self time by function (native calls charged to their caller)`,
+  );
   console.log('| self ms | share of busy | ms/request | function |\n|---|---|---|---|');
   const rows = selfTimes(result.profile).filter(([label]) => !label.startsWith('(idle)'));
   for (const [function_, ms] of rows.slice(0, top)) {

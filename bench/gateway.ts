@@ -8,19 +8,29 @@
 //   (c)  the gateway on an idempotent POST /disbursements/initialize (new key and
 //        reference each request);
 //   (i)  informational: the bare floor, no log line, sent (a)'s GET.
-// Targets, same run: b/a >= 0.90 with b's p99 <= 1.2x a's; c/a' >= 0.50. Then the
-// gateway isolate's CPU ms per request for (b) and (c), from a V8 CPU profile.
+// Targets, same run: b/a >= 0.90 with b's p99 <= 1.2x a's; c/a' >= 0.50. And the
+// gateway isolate's CPU ms per request for (b) and (c), from a V8 CPU profile taken first,
+// with the isolate thread's CPU time over the comparison's runs as a cross-check.
 // Run: npm run bench -- gateway   (DURATION_SEC, WARMUP_SEC, ROUNDS to shorten)
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
-import { type CpuProfileResult, printHotspots, profileLoad } from './cpu-profile.ts';
+import {
+  type CpuProfileResult,
+  connectInspector,
+  isolateCpuMeter,
+  isolateProcess,
+  printHotspots,
+  profileLoad,
+} from './cpu-profile.ts';
 import { floorGet, floorPost, gatewayGet, gatewayPost, seedPayment } from './gateway-cases.ts';
 import { migrate, root, startSandbox, startWorker } from './harness.ts';
-import { assertPortsFree, HOST, runBenchmark, tempState } from './lifecycle.ts';
+import { assertPortsFree, HOST, onCleanup, runBenchmark, tempState } from './lifecycle.ts';
 import {
+  CONNECTIONS,
   compareCases,
   describePlan,
   LOAD_PLAN,
+  type LoadCase,
   type LoadResult,
   printComparison,
   runLoad,
@@ -63,23 +73,29 @@ function printTargets(summary: Record<string, LoadResult>): void {
   );
 }
 
-function printCpu(get: CpuProfileResult, post: CpuProfileResult): void {
+function printCpu(
+  get: CpuProfileResult,
+  post: CpuProfileResult,
+  threadGet: number,
+  threadPost: number,
+): void {
   console.log(
-    `\nGateway isolate CPU per request (V8 CPU profile: sampled non-idle time / requests ` +
-      `answered; ${LOAD_PLAN.duration} s each at 10 connections):`,
+    `\nGateway isolate CPU ms per request. Profile: V8 CPU profile's sampled non-idle time / ` +
+      `requests answered, ${LOAD_PLAN.duration} s per case at ${CONNECTIONS} connections before the ` +
+      `comparison; thread: the isolate thread's CPU time from /proc over the comparison's runs ` +
+      `(no profiler attached); whole wrangler dev: every process of its group, while profiled.`,
   );
   console.log(
-    '| case | req/s while profiled | isolate CPU ms/request (profile) | its thread, /proc | whole wrangler dev, /proc |',
+    '| case | req/s while profiled | CPU ms/request (profile) | isolate thread, /proc | whole wrangler dev, /proc |',
   );
   console.log('|---|---|---|---|---|');
-  for (const [name, r] of [
-    [CASES.gatewayGet, get],
-    [CASES.gatewayPost, post],
+  for (const [name, r, thread] of [
+    [CASES.gatewayGet, get, threadGet],
+    [CASES.gatewayPost, post, threadPost],
   ] as const) {
-    const thread = r.threadCpuMsPerRequest?.toFixed(2) ?? 'n/a';
     const stack = r.stackCpuMsPerRequest?.toFixed(2) ?? 'n/a';
     console.log(
-      `| ${name} | ${r.load.rps.toFixed(0)} | ${r.cpuMsPerRequest.toFixed(2)} | ${thread} | ${stack} |`,
+      `| ${name} | ${r.load.rps.toFixed(0)} | ${r.cpuMsPerRequest.toFixed(2)} | ${thread.toFixed(2)} | ${stack} |`,
     );
   }
   printHotspots(`${CASES.gatewayGet} profile`, get, 12);
@@ -96,6 +112,8 @@ await runBenchmark(async () => {
   const upstream = ['--var', `UPSTREAM_BASE_URL:${sandbox.url}`];
   const env = ['--env-file', join(root, '.dev.vars.example'), ...upstream];
   const gatewayWorker = await startWorker(env, GATEWAY, state);
+  const inspector = await connectInspector(GATEWAY.inspectorPort);
+  onCleanup(() => inspector.close());
   const floorConfig = ['-c', join(root, 'bench', 'passthrough', 'wrangler.toml'), ...upstream];
   await startWorker([...floorConfig, '--var', 'LOG_LINE:true'], LOGGING_FLOOR, join(state, 'lf'));
   await startWorker(floorConfig, FLOOR, join(state, 'floor'));
@@ -103,29 +121,34 @@ await runBenchmark(async () => {
   const url = (port: number) => `http://${HOST}:${port}`;
   const gateway = url(GATEWAY.port);
   await seedPayment(gateway);
-  const cases: Record<string, () => Promise<autocannon.Options> | autocannon.Options> = {
-    [CASES.get]: () => floorGet(url(LOGGING_FLOOR.port)),
-    [CASES.post]: () => floorPost(url(LOGGING_FLOOR.port)),
-    [CASES.gatewayGet]: () => gatewayGet(gateway),
-    [CASES.gatewayPost]: () => gatewayPost(gateway),
-    [CASES.bare]: () => floorGet(url(FLOOR.port)),
+
+  // The profiles first: the inspector is connected before any load (see cpu-profile.ts)
+  // and closed before the comparison, so no Worker there has a DevTools client attached.
+  const profile = async (name: string, options: () => autocannon.Options) => {
+    await runLoad(`${name} (warm-up)`, options(), LOAD_PLAN.warmup);
+    return profileLoad(inspector, name, options(), LOAD_PLAN.duration, gatewayWorker.pid);
   };
-  const summary = await compareCases(
-    Object.fromEntries(
-      Object.entries(cases).map(([name, options]) => [
-        name,
-        async (seconds: number) => runLoad(name, await options(), seconds),
-      ]),
-    ),
-  );
+  const get = await profile(CASES.gatewayGet, () => gatewayGet(gateway));
+  const post = await profile(CASES.gatewayPost, () => gatewayPost(gateway));
+  inspector.close();
+
+  const isolate = gatewayWorker.pid === undefined ? undefined : isolateProcess(gatewayWorker.pid);
+  if (isolate === undefined) throw new Error("cannot find the gateway's workerd in /proc");
+  const threadGet = isolateCpuMeter(isolate);
+  const threadPost = isolateCpuMeter(isolate);
+  const cases: Record<string, LoadCase> = {
+    [CASES.get]: async (seconds) =>
+      runLoad(CASES.get, await floorGet(url(LOGGING_FLOOR.port)), seconds),
+    [CASES.post]: (seconds) => runLoad(CASES.post, floorPost(url(LOGGING_FLOOR.port)), seconds),
+    [CASES.gatewayGet]: (seconds) =>
+      threadGet.around(() => runLoad(CASES.gatewayGet, gatewayGet(gateway), seconds)),
+    [CASES.gatewayPost]: (seconds) =>
+      threadPost.around(() => runLoad(CASES.gatewayPost, gatewayPost(gateway), seconds)),
+    [CASES.bare]: async (seconds) => runLoad(CASES.bare, await floorGet(url(FLOOR.port)), seconds),
+  };
+  const summary = await compareCases(cases);
   printComparison(summary);
   printTargets(summary);
-
-  // After the comparison, so the connected profiler does not weigh on the throughput runs.
-  const profile = (name: string, options: autocannon.Options) =>
-    profileLoad(name, options, LOAD_PLAN.duration, GATEWAY.inspectorPort, gatewayWorker.pid);
-  const get = await profile(CASES.gatewayGet, gatewayGet(gateway));
-  const post = await profile(CASES.gatewayPost, gatewayPost(gateway));
-  printCpu(get, post);
+  printCpu(get, post, threadGet.msPerRequest(), threadPost.msPerRequest());
   console.log(`\n${new Date().toISOString()}, Node ${process.version}, every answer 2xx`);
 });

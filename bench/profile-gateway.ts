@@ -2,12 +2,21 @@
 // DevTools protocol from `wrangler dev`'s inspector while autocannon drives one of
 // bench/gateway.ts's gateway cases, summed by function (self time), with the isolate's
 // CPU ms per request. A diagnostic for bench/gateway.ts, not a target.
-// Run: npm run bench -- profile [get|post]   (DURATION_SEC, WARMUP_SEC to change)
+// Run: npm run bench -- profile [get|post]   (DURATION_SEC, WARMUP_SEC to change;
+// PROFILE_DIR=<dir> also writes the profile there as a .cpuprofile for Chrome DevTools)
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { printHotspots, profileLoad } from './cpu-profile.ts';
+import { connectInspector, printHotspots, profileLoad } from './cpu-profile.ts';
 import { gatewayGet, gatewayPost, seedPayment } from './gateway-cases.ts';
 import { migrate, root, startSandbox, startWorker } from './harness.ts';
-import { assertPortsFree, BenchmarkError, HOST, runBenchmark, tempState } from './lifecycle.ts';
+import {
+  assertPortsFree,
+  BenchmarkError,
+  HOST,
+  onCleanup,
+  runBenchmark,
+  tempState,
+} from './lifecycle.ts';
 import { LOAD_PLAN, runLoad } from './load.ts';
 
 // The ports of bench/gateway.ts's gateway and sandbox: the two never run at once.
@@ -29,18 +38,15 @@ await runBenchmark(async () => {
     GATEWAY,
     state,
   );
+  // Before any load: see cpu-profile.ts.
+  const inspector = await connectInspector(GATEWAY.inspectorPort);
+  onCleanup(() => inspector.close());
   const gateway = `http://${HOST}:${GATEWAY.port}`;
   await seedPayment(gateway);
   const options = () => (mode === 'get' ? gatewayGet(gateway) : gatewayPost(gateway));
   const name = `gateway ${mode}`;
   await runLoad(`${name} (warm-up)`, options(), LOAD_PLAN.warmup);
-  const result = await profileLoad(
-    name,
-    options(),
-    LOAD_PLAN.duration,
-    GATEWAY.inspectorPort,
-    worker.pid,
-  );
+  const result = await profileLoad(inspector, name, options(), LOAD_PLAN.duration, worker.pid);
   console.log(
     `${name}: ${result.load.rps.toFixed(0)} req/s over ${LOAD_PLAN.duration} s, ` +
       `${result.load.answered} answers (all 2xx); per request: isolate CPU (profile) ` +
@@ -49,4 +55,10 @@ await runBenchmark(async () => {
       `${result.stackCpuMsPerRequest?.toFixed(2) ?? 'n/a'} ms`,
   );
   printHotspots(name, result, 25);
+  const dir = process.env.PROFILE_DIR;
+  if (dir !== undefined) {
+    const file = join(dir, `gateway-${mode}-${Date.now()}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(result.profile));
+    console.log(`\nProfile written to ${file}`);
+  }
 });
