@@ -8,15 +8,13 @@
 // per console call, so one per request here); a client connecting later is sent the whole
 // backlog at once, with a loopback request to wrangler per message: after a few minutes
 // of load that exhausts the file descriptors of wrangler and its proxy.
-import { readFileSync } from 'node:fs';
 import type autocannon from 'autocannon';
-import { groupMembers, HOST } from './lifecycle.ts';
+import { HOST } from './lifecycle.ts';
 import { type LoadResult, runLoad } from './load.ts';
+import { isolateProcess, stackCpuMs, type ThreadTime, threadTime } from './proc-cpu.ts';
 
 /** Microseconds between two samples of the profiler. */
 const SAMPLING_INTERVAL_US = 500;
-/** Linux counts process CPU time in clock ticks of 1/100 s (`getconf CLK_TCK`). */
-const MS_PER_CLOCK_TICK = 10;
 /** Longest wait for an answer from the inspector, in milliseconds. */
 const INSPECTOR_TIMEOUT_MS = 30_000;
 
@@ -42,13 +40,12 @@ export interface CpuProfileResult {
   /** {@link busyMs} per request answered, in milliseconds. */
   cpuMsPerRequest: number;
   /**
-   * CPU time the operating system counted for the thread running the isolate (the main
-   * thread of the workerd process that has the inspector) per request, in milliseconds,
-   * from `/proc`; undefined where it cannot be found. A cross-check: the profile counts
-   * the time the isolate was not idle, CPU or not (blocked writing a log line, or waiting
-   * for a core on a busy machine).
+   * Per request, in milliseconds, from `/proc`: the CPU time of the thread running the
+   * isolate, and the time it was ready to run but waiting for a core; undefined where
+   * `/proc` cannot tell. A cross-check: the profile counts every moment the isolate was
+   * not idle, on a core or not.
    */
-  threadCpuMsPerRequest: number | undefined;
+  thread: ThreadTime | undefined;
   /**
    * CPU time of every process of the Worker's `wrangler dev` (wrangler's Node, which parses
    * and prints the log lines, and its workerd processes) per request, in milliseconds, from
@@ -168,53 +165,6 @@ function busyMs(profile: Profile): number {
   return busy / 1000;
 }
 
-const stackTicks = (pgid: number) =>
-  groupMembers(pgid).reduce((sum, member) => sum + member.cpuTicks, 0);
-
-/**
- * The workerd process that runs the Worker: of the two wrangler dev starts, the one with
- * a DevTools inspector (the other runs wrangler's proxy in front of it).
- */
-export function isolateProcess(pgid: number): number | undefined {
-  return groupMembers(pgid).find(({ pid }) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--inspector-addr');
-    } catch {
-      return false;
-    }
-  })?.pid;
-}
-
-/** User plus system CPU time of the main thread of process `pid`, in clock ticks. */
-function mainThreadTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/**
- * The CPU time the operating system counts for a Worker's isolate thread over load runs,
- * per request answered, with no profiler attached.
- *
- * @param pid - the workerd process running the Worker ({@link isolateProcess}).
- */
-export function isolateCpuMeter(pid: number) {
-  let ticks = 0;
-  let answered = 0;
-  return {
-    /** Runs `load`, counting its requests and the thread's CPU time meanwhile. */
-    async around(load: () => Promise<LoadResult>): Promise<LoadResult> {
-      const before = mainThreadTicks(pid);
-      const result = await load();
-      ticks += mainThreadTicks(pid) - before;
-      answered += result.answered;
-      return result;
-    },
-    /** Milliseconds per request so far. */
-    msPerRequest: () => (ticks * MS_PER_CLOCK_TICK) / answered,
-  };
-}
-
 /**
  * Profiles a Worker's isolate while autocannon runs one case for `seconds`.
  *
@@ -232,25 +182,32 @@ export async function profileLoad(
 ): Promise<CpuProfileResult> {
   await inspector.send('Profiler.enable');
   await inspector.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
-  const hasProc = wranglerPid !== undefined && groupMembers(wranglerPid).length > 0;
-  const isolate = hasProc ? isolateProcess(wranglerPid) : undefined;
+  const isolate = wranglerPid === undefined ? undefined : isolateProcess(wranglerPid);
   await inspector.send('Profiler.start');
-  const stackBefore = hasProc ? stackTicks(wranglerPid) : 0;
-  const threadBefore = isolate === undefined ? 0 : mainThreadTicks(isolate);
+  const stackBefore = wranglerPid === undefined ? undefined : stackCpuMs(wranglerPid);
+  const threadBefore = isolate === undefined ? undefined : threadTime(isolate);
   const load = await runLoad(name, options, seconds);
-  const threadAfter = isolate === undefined ? 0 : mainThreadTicks(isolate);
-  const stackAfter = hasProc ? stackTicks(wranglerPid) : 0;
+  const threadAfter = isolate === undefined ? undefined : threadTime(isolate);
+  const stackAfter = wranglerPid === undefined ? undefined : stackCpuMs(wranglerPid);
   const { profile } = (await inspector.send('Profiler.stop')) as { profile: Profile };
   const busy = busyMs(profile);
-  const perRequest = (ticks: number) => (ticks * MS_PER_CLOCK_TICK) / load.answered;
+  const perRequest = (ms: number) => ms / load.answered;
   return {
     load,
     profile,
     busyMs: busy,
-    cpuMsPerRequest: busy / load.answered,
-    threadCpuMsPerRequest:
-      isolate === undefined ? undefined : perRequest(threadAfter - threadBefore),
-    stackCpuMsPerRequest: hasProc ? perRequest(stackAfter - stackBefore) : undefined,
+    cpuMsPerRequest: perRequest(busy),
+    thread:
+      threadBefore === undefined || threadAfter === undefined
+        ? undefined
+        : {
+            cpuMs: perRequest(threadAfter.cpuMs - threadBefore.cpuMs),
+            waitMs: perRequest(threadAfter.waitMs - threadBefore.waitMs),
+          },
+    stackCpuMsPerRequest:
+      stackBefore === undefined || stackAfter === undefined
+        ? undefined
+        : perRequest(stackAfter - stackBefore),
   };
 }
 

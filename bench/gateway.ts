@@ -17,8 +17,6 @@ import type autocannon from 'autocannon';
 import {
   type CpuProfileResult,
   connectInspector,
-  isolateCpuMeter,
-  isolateProcess,
   printHotspots,
   profileLoad,
 } from './cpu-profile.ts';
@@ -26,7 +24,6 @@ import { floorGet, floorPost, gatewayGet, gatewayPost, seedPayment } from './gat
 import { migrate, root, startSandbox, startWorker } from './harness.ts';
 import { assertPortsFree, HOST, onCleanup, runBenchmark, tempState } from './lifecycle.ts';
 import {
-  CONNECTIONS,
   compareCases,
   describePlan,
   LOAD_PLAN,
@@ -35,6 +32,7 @@ import {
   printComparison,
   runLoad,
 } from './load.ts';
+import { isolateCpuMeter, isolateProcess, type ThreadTime } from './proc-cpu.ts';
 import { assertSignSyncMatchesSdk } from './sign-sync.ts';
 
 // 197xx/198xx: apart from `npm start` (8787-8789) and the e2e test (187xx).
@@ -74,32 +72,29 @@ function printTargets(summary: Record<string, LoadResult>): void {
 }
 
 function printCpu(
-  get: CpuProfileResult,
-  post: CpuProfileResult,
-  threadGet: number,
-  threadPost: number,
+  profiles: Record<string, CpuProfileResult>,
+  threads: Record<string, ThreadTime>,
 ): void {
   console.log(
-    `\nGateway isolate CPU ms per request. Profile: V8 CPU profile's sampled non-idle time / ` +
-      `requests answered, ${LOAD_PLAN.duration} s per case at ${CONNECTIONS} connections before the ` +
-      `comparison; thread: the isolate thread's CPU time from /proc over the comparison's runs ` +
-      `(no profiler attached); whole wrangler dev: every process of its group, while profiled.`,
+    `\nGateway isolate, ms per request. CPU (profile): the V8 CPU profile's sampled non-idle ` +
+      `time / requests answered (${LOAD_PLAN.duration} s per case before the comparison). ` +
+      `Thread: the isolate thread's time from /proc over the comparison's runs, no profiler ` +
+      `attached: on a core, and ready but waiting for one. Whole wrangler dev: the CPU of ` +
+      `every process of its group while profiled.`,
   );
   console.log(
-    '| case | req/s while profiled | CPU ms/request (profile) | isolate thread, /proc | whole wrangler dev, /proc |',
+    '| case | req/s while profiled | CPU (profile) | thread on a core | thread waiting for a core | whole wrangler dev |',
   );
-  console.log('|---|---|---|---|---|');
-  for (const [name, r, thread] of [
-    [CASES.gatewayGet, get, threadGet],
-    [CASES.gatewayPost, post, threadPost],
-  ] as const) {
-    const stack = r.stackCpuMsPerRequest?.toFixed(2) ?? 'n/a';
+  console.log('|---|---|---|---|---|---|');
+  for (const [name, r] of Object.entries(profiles)) {
+    const thread = threads[name];
+    const ms = (value: number | undefined) => value?.toFixed(2) ?? 'n/a';
     console.log(
-      `| ${name} | ${r.load.rps.toFixed(0)} | ${r.cpuMsPerRequest.toFixed(2)} | ${thread.toFixed(2)} | ${stack} |`,
+      `| ${name} | ${r.load.rps.toFixed(0)} | ${ms(r.cpuMsPerRequest)} | ${ms(thread?.cpuMs)} | ` +
+        `${ms(thread?.waitMs)} | ${ms(r.stackCpuMsPerRequest)} |`,
     );
   }
-  printHotspots(`${CASES.gatewayGet} profile`, get, 12);
-  printHotspots(`${CASES.gatewayPost} profile`, post, 12);
+  for (const [name, r] of Object.entries(profiles)) printHotspots(`${name} profile`, r, 12);
 }
 
 await runBenchmark(async () => {
@@ -149,6 +144,9 @@ await runBenchmark(async () => {
   const summary = await compareCases(cases);
   printComparison(summary);
   printTargets(summary);
-  printCpu(get, post, threadGet.msPerRequest(), threadPost.msPerRequest());
+  printCpu(
+    { [CASES.gatewayGet]: get, [CASES.gatewayPost]: post },
+    { [CASES.gatewayGet]: threadGet.perRequest(), [CASES.gatewayPost]: threadPost.perRequest() },
+  );
   console.log(`\n${new Date().toISOString()}, Node ${process.version}, every answer 2xx`);
 });

@@ -47,12 +47,13 @@ await runBenchmark(async () => {
   const name = `gateway ${mode}`;
   await runLoad(`${name} (warm-up)`, options(), LOAD_PLAN.warmup);
   const result = await profileLoad(inspector, name, options(), LOAD_PLAN.duration, worker.pid);
+  const ms = (value: number | undefined) => value?.toFixed(2) ?? 'n/a';
   console.log(
     `${name}: ${result.load.rps.toFixed(0)} req/s over ${LOAD_PLAN.duration} s, ` +
-      `${result.load.answered} answers (all 2xx); per request: isolate CPU (profile) ` +
-      `${result.cpuMsPerRequest.toFixed(2)} ms, its thread's CPU (/proc) ` +
-      `${result.threadCpuMsPerRequest?.toFixed(2) ?? 'n/a'} ms, whole wrangler dev ` +
-      `${result.stackCpuMsPerRequest?.toFixed(2) ?? 'n/a'} ms`,
+      `${result.load.answered} answers (all 2xx). Per request: CPU (profile) ` +
+      `${ms(result.cpuMsPerRequest)} ms; the isolate thread on a core ${ms(result.thread?.cpuMs)} ms ` +
+      `and waiting for one ${ms(result.thread?.waitMs)} ms (/proc); whole wrangler dev ` +
+      `${ms(result.stackCpuMsPerRequest)} ms`,
   );
   printHotspots(name, result, 25);
   const dir = process.env.PROFILE_DIR;
