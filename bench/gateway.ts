@@ -9,9 +9,10 @@
 //        reference each request);
 //   (i)  informational: the bare floor, no log line, sent (a)'s GET.
 // Targets, same run: b/a >= 0.90 with b's p99 <= 1.2x a's; c/a' >= 0.50. And the
-// gateway isolate's CPU ms per request for (b) and (c), from a V8 CPU profile taken first,
-// with the isolate thread's CPU time over the comparison's runs as a cross-check.
+// gateway isolate's CPU ms per request for (b) and (c), from a V8 CPU profile taken first;
+// over the comparison's runs, each case's Worker isolate thread's time from /proc.
 // Run: npm run bench -- gateway   (DURATION_SEC, WARMUP_SEC, ROUNDS to shorten)
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import {
@@ -32,7 +33,7 @@ import {
   printComparison,
   runLoad,
 } from './load.ts';
-import { isolateCpuMeter, isolateProcess, type ThreadTime } from './proc-cpu.ts';
+import { type WorkerTime, workerCpuMeter } from './proc-cpu.ts';
 import { assertSignSyncMatchesSdk } from './sign-sync.ts';
 
 // 197xx/198xx: apart from `npm start` (8787-8789) and the e2e test (187xx).
@@ -48,6 +49,9 @@ const CASES = {
   gatewayPost: '(c) gateway idempotent POST',
   bare: '(i) bare floor, no log line, GET (informational)',
 } as const;
+
+/** What a case sends: autocannon's options, built afresh for each run. */
+type Load = () => Promise<autocannon.Options> | autocannon.Options;
 
 const ratio = (x: number, y: number) => x / y;
 function verdict(name: string, value: number, comparison: '>=' | '<=', target: number): string {
@@ -72,34 +76,37 @@ function printTargets(summary: Record<string, LoadResult>): void {
 }
 
 function printCpu(
+  workers: Record<string, WorkerTime>,
   profiles: Record<string, CpuProfileResult>,
-  threads: Record<string, ThreadTime>,
 ): void {
+  const ms = (value: number | undefined) => value?.toFixed(2) ?? 'n/a';
   console.log(
-    `\nGateway isolate, ms per request. CPU (profile): the V8 CPU profile's sampled non-idle ` +
-      `time / requests answered (${LOAD_PLAN.duration} s per case before the comparison). ` +
-      `Thread: the isolate thread's time from /proc over the comparison's runs, no profiler ` +
-      `attached: on a core, and ready but waiting for one. Whole wrangler dev: the CPU of ` +
-      `every process of its group while profiled.`,
+    "\nEach case's Worker over the comparison's runs (no profiler attached), ms per request, " +
+      'from /proc: its isolate thread on a core and ready but waiting for one; the CPU of ' +
+      'every process of its wrangler dev (wrangler, its proxy and the Worker).',
   );
+  console.log('| case | isolate thread on a core | waiting for a core | whole wrangler dev |');
+  console.log('|---|---|---|---|');
+  for (const [name, time] of Object.entries(workers)) {
+    console.log(`| ${name} | ${ms(time.cpuMs)} | ${ms(time.waitMs)} | ${ms(time.stackMs)} |`);
+  }
   console.log(
-    '| case | req/s while profiled | CPU (profile) | thread on a core | thread waiting for a core | whole wrangler dev |',
+    `\nGateway isolate CPU ms per request from a V8 CPU profile (${LOAD_PLAN.duration} s per ` +
+      'case, before the comparison): sampled non-idle time / requests answered.',
   );
-  console.log('|---|---|---|---|---|---|');
+  console.log('| case | req/s while profiled | CPU ms/request (profile) | whole wrangler dev |');
+  console.log('|---|---|---|---|');
   for (const [name, r] of Object.entries(profiles)) {
-    const thread = threads[name];
-    const ms = (value: number | undefined) => value?.toFixed(2) ?? 'n/a';
     console.log(
-      `| ${name} | ${r.load.rps.toFixed(0)} | ${ms(r.cpuMsPerRequest)} | ${ms(thread?.cpuMs)} | ` +
-        `${ms(thread?.waitMs)} | ${ms(r.stackCpuMsPerRequest)} |`,
+      `| ${name} | ${r.load.rps.toFixed(0)} | ${ms(r.cpuMsPerRequest)} | ${ms(r.stackCpuMsPerRequest)} |`,
     );
   }
   for (const [name, r] of Object.entries(profiles)) printHotspots(`${name} profile`, r, 12);
 }
 
 await runBenchmark(async () => {
-  const workers = [GATEWAY, FLOOR, LOGGING_FLOOR];
-  await assertPortsFree([SANDBOX_PORT, ...workers.flatMap((w) => [w.port, w.inspectorPort])]);
+  const ports = [GATEWAY, FLOOR, LOGGING_FLOOR].flatMap((w) => [w.port, w.inspectorPort]);
+  await assertPortsFree([SANDBOX_PORT, ...ports]);
   await assertSignSyncMatchesSdk();
   const sandbox = await startSandbox(SANDBOX_PORT);
   const state = tempState('edgepay-bench-gateway-');
@@ -110,8 +117,12 @@ await runBenchmark(async () => {
   const inspector = await connectInspector(GATEWAY.inspectorPort);
   onCleanup(() => inspector.close());
   const floorConfig = ['-c', join(root, 'bench', 'passthrough', 'wrangler.toml'), ...upstream];
-  await startWorker([...floorConfig, '--var', 'LOG_LINE:true'], LOGGING_FLOOR, join(state, 'lf'));
-  await startWorker(floorConfig, FLOOR, join(state, 'floor'));
+  const loggingFloorWorker = await startWorker(
+    [...floorConfig, '--var', 'LOG_LINE:true'],
+    LOGGING_FLOOR,
+    join(state, 'lf'),
+  );
+  const floorWorker = await startWorker(floorConfig, FLOOR, join(state, 'floor'));
 
   const url = (port: number) => `http://${HOST}:${port}`;
   const gateway = url(GATEWAY.port);
@@ -127,26 +138,28 @@ await runBenchmark(async () => {
   const post = await profile(CASES.gatewayPost, () => gatewayPost(gateway));
   inspector.close();
 
-  const isolate = gatewayWorker.pid === undefined ? undefined : isolateProcess(gatewayWorker.pid);
-  if (isolate === undefined) throw new Error("cannot find the gateway's workerd in /proc");
-  const threadGet = isolateCpuMeter(isolate);
-  const threadPost = isolateCpuMeter(isolate);
-  const cases: Record<string, LoadCase> = {
-    [CASES.get]: async (seconds) =>
-      runLoad(CASES.get, await floorGet(url(LOGGING_FLOOR.port)), seconds),
-    [CASES.post]: (seconds) => runLoad(CASES.post, floorPost(url(LOGGING_FLOOR.port)), seconds),
-    [CASES.gatewayGet]: (seconds) =>
-      threadGet.around(() => runLoad(CASES.gatewayGet, gatewayGet(gateway), seconds)),
-    [CASES.gatewayPost]: (seconds) =>
-      threadPost.around(() => runLoad(CASES.gatewayPost, gatewayPost(gateway), seconds)),
-    [CASES.bare]: async (seconds) => runLoad(CASES.bare, await floorGet(url(FLOOR.port)), seconds),
+  // Each case: its load, and the Worker whose isolate thread is metered meanwhile.
+  const loads: Record<string, { options: Load; worker: ChildProcess }> = {
+    [CASES.get]: { options: () => floorGet(url(LOGGING_FLOOR.port)), worker: loggingFloorWorker },
+    [CASES.post]: { options: () => floorPost(url(LOGGING_FLOOR.port)), worker: loggingFloorWorker },
+    [CASES.gatewayGet]: { options: () => gatewayGet(gateway), worker: gatewayWorker },
+    [CASES.gatewayPost]: { options: () => gatewayPost(gateway), worker: gatewayWorker },
+    [CASES.bare]: { options: () => floorGet(url(FLOOR.port)), worker: floorWorker },
   };
+  const meters = new Map<string, ReturnType<typeof workerCpuMeter>>();
+  const cases: Record<string, LoadCase> = {};
+  for (const [name, { options, worker }] of Object.entries(loads)) {
+    if (worker.pid === undefined) throw new Error(`wrangler for ${name} has no pid`);
+    const meter = workerCpuMeter(worker.pid);
+    meters.set(name, meter);
+    cases[name] = (seconds) => meter.around(async () => runLoad(name, await options(), seconds));
+  }
   const summary = await compareCases(cases);
   printComparison(summary);
   printTargets(summary);
-  printCpu(
-    { [CASES.gatewayGet]: get, [CASES.gatewayPost]: post },
-    { [CASES.gatewayGet]: threadGet.perRequest(), [CASES.gatewayPost]: threadPost.perRequest() },
-  );
+  printCpu(Object.fromEntries([...meters].map(([name, meter]) => [name, meter.perRequest()])), {
+    [CASES.gatewayGet]: get,
+    [CASES.gatewayPost]: post,
+  });
   console.log(`\n${new Date().toISOString()}, Node ${process.version}, every answer 2xx`);
 });

@@ -51,33 +51,49 @@ export function stackCpuMs(pgid: number): number | undefined {
   return members.reduce((sum, member) => sum + member.cpuTicks, 0) * MS_PER_CLOCK_TICK;
 }
 
+/** A Worker's time per request, in milliseconds: its isolate thread's, and its whole stack's. */
+export interface WorkerTime extends ThreadTime {
+  /** CPU of every process of its `wrangler dev` (10 ms resolution per process). */
+  stackMs: number;
+}
+
 /**
- * Counts a Worker's isolate thread's time over load runs, per request answered, with no
- * profiler attached.
+ * Counts, over load runs and per request answered, the time of a Worker's isolate thread
+ * and the CPU of every process of its `wrangler dev`, with no profiler attached.
  *
- * @param pid - the workerd process running the Worker ({@link isolateProcess}).
+ * @param wranglerPid - the Worker's wrangler process, leader of its process group.
+ * @throws when /proc does not show the Worker's workerd.
  */
-export function isolateCpuMeter(pid: number) {
-  const total: ThreadTime = { cpuMs: 0, waitMs: 0 };
+export function workerCpuMeter(wranglerPid: number) {
+  const isolate = isolateProcess(wranglerPid);
+  if (isolate === undefined) throw new Error(`no workerd with an inspector under ${wranglerPid}`);
+  const read = () => {
+    const thread = threadTime(isolate);
+    const stackMs = stackCpuMs(wranglerPid);
+    if (thread === undefined || stackMs === undefined) {
+      throw new Error(`the Worker of wrangler ${wranglerPid} is gone`);
+    }
+    return { ...thread, stackMs };
+  };
+  const total: WorkerTime = { cpuMs: 0, waitMs: 0, stackMs: 0 };
   let answered = 0;
   return {
-    /** Runs `load`, counting its requests and the thread's time meanwhile. */
+    /** Runs `load`, counting its requests and the Worker's time meanwhile. */
     async around(load: () => Promise<LoadResult>): Promise<LoadResult> {
-      const before = threadTime(pid);
+      const before = read();
       const result = await load();
-      const after = threadTime(pid);
-      if (before === undefined || after === undefined) {
-        throw new Error(`the isolate's workerd (pid ${pid}) is gone`);
-      }
+      const after = read();
       total.cpuMs += after.cpuMs - before.cpuMs;
       total.waitMs += after.waitMs - before.waitMs;
+      total.stackMs += after.stackMs - before.stackMs;
       answered += result.answered;
       return result;
     },
     /** Milliseconds per request so far. */
-    perRequest: (): ThreadTime => ({
+    perRequest: (): WorkerTime => ({
       cpuMs: total.cpuMs / answered,
       waitMs: total.waitMs / answered,
+      stackMs: total.stackMs / answered,
     }),
   };
 }

@@ -271,4 +271,5 @@ await runBenchmark(async () => {
   console.log(
     `| ingest -> first delivery attempt, ${LATENCY_EVENTS} events | median ${median(latencies)} ms, p95 ${percentile(latencies, 95)} ms, max ${Math.max(...latencies)} ms (target <= 1100 ms); ${latencies.length}/${LATENCY_EVENTS} arrived, ${rejected} rejected |`,
   );
+  console.log(`\n${new Date().toISOString()}, Node ${process.version}, every load answer 2xx`);
 });
