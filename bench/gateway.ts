@@ -56,7 +56,8 @@ type Load = () => Promise<autocannon.Options> | autocannon.Options;
 const ratio = (x: number, y: number) => x / y;
 function verdict(name: string, value: number, comparison: '>=' | '<=', target: number): string {
   const met = comparison === '>=' ? value >= target : value <= target;
-  return `${name} = ${value.toFixed(2)} (target ${comparison} ${target}: ${met ? 'met' : 'MISSED'})`;
+  // Three decimals, so that a miss never rounds to the target (0.495 is not 0.50).
+  return `${name} = ${value.toFixed(3)} (target ${comparison} ${target}: ${met ? 'met' : 'MISSED'})`;
 }
 
 function printTargets(summary: Record<string, LoadResult>): void {
