@@ -1,190 +1,166 @@
-// Gateway throughput (issue: gateway hardening, "Measured"). Under `wrangler dev`, with
-// load from this second process (autocannon): (a) a bare pass-through Worker to the same
-// upstream (the floor), (b) the gateway on GET /payments/verify/<ref>, (c) the gateway on
-// an idempotent POST /disbursements/initialize (new key and reference each request); and,
-// as diagnostics, (a') the floor writing one access-log line per request like the gateway
-// and (a'') the floor sent (c)'s signed POST, so the upstream's share of (c) shows.
-// The floors are sent what the gateway sends upstream for (b): a signed GET, same path.
-// 10 connections, 10 s after a 3 s warm-up, 3 rounds with the order rotated, medians.
-// Run: node bench/gateway.ts   (DURATION_SEC, WARMUP_SEC, ROUNDS to shorten)
+// Gateway throughput and CPU per request, under `wrangler dev`, with load from this second
+// process (autocannon). The reference is a pass-through Worker to the same upstream that
+// writes the gateway's access-log line per request (a Worker that logs nothing is not a
+// fair floor: every production gateway logs each request):
+//   (a)  the floor sent what the gateway sends upstream for (b): a signed GET, same path;
+//   (a') the floor sent what the gateway sends upstream for (c): a signed POST;
+//   (b)  the gateway on GET /payments/verify/<ref>;
+//   (c)  the gateway on an idempotent POST /disbursements/initialize (new key and
+//        reference each request);
+//   (i)  informational: the bare floor, no log line, sent (a)'s GET.
+// Targets, same run: b/a >= 0.90 with b's p99 <= 1.2x a's; c/a' >= 0.50. And the
+// gateway isolate's CPU ms per request for (b) and (c), from a V8 CPU profile taken first;
+// over the comparison's runs, each case's Worker isolate thread's time from /proc.
+// Run: npm run bench -- gateway   (DURATION_SEC, WARMUP_SEC, ROUNDS to shorten)
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
-import { signRequest } from '../lib/signing.ts';
-import { startSandboxServer } from '../scripts/sandbox-server.ts';
+import {
+  type CpuProfileResult,
+  connectInspector,
+  printHotspots,
+  profileLoad,
+} from './cpu-profile.ts';
+import { floorGet, floorPost, gatewayGet, gatewayPost, seedPayment } from './gateway-cases.ts';
+import { migrate, root, startSandbox, startWorker } from './harness.ts';
+import { assertPortsFree, HOST, onCleanup, runBenchmark, tempState } from './lifecycle.ts';
 import {
   compareCases,
-  HOST,
+  describePlan,
   LOAD_PLAN,
-  migrate,
+  type LoadCase,
+  type LoadResult,
   printComparison,
-  root,
   runLoad,
-  startWorker,
-} from './harness.ts';
+} from './load.ts';
+import { type WorkerTime, workerCpuMeter } from './proc-cpu.ts';
+import { assertSignSyncMatchesSdk } from './sign-sync.ts';
 
-// 197xx/198xx: apart from the e2e test's 187xx, so a benchmark never collides with npm test.
+// 197xx/198xx: apart from `npm start` (8787-8789) and the e2e test (187xx).
 const SANDBOX_PORT = 19888;
-const GATEWAY_PORT = 19787;
-const FLOOR_PORT = 19789;
-const LOGGING_FLOOR_PORT = 19790;
-const TOKEN = 'dev-gateway-token';
+const GATEWAY = { port: 19787, inspectorPort: 19887 };
+const FLOOR = { port: 19789, inspectorPort: 19889 };
+const LOGGING_FLOOR = { port: 19790, inspectorPort: 19890 };
 
-// The floor is sent exactly what the gateway sends upstream for (b): a signed GET.
-const KEY_ID = 'sandbox-key';
-const SECRET = 'sandbox-secret';
+const CASES = {
+  get: '(a) floor + access-log line, GET (the reference)',
+  post: "(a') floor + access-log line, the same POST as (c)",
+  gatewayGet: '(b) gateway GET verify',
+  gatewayPost: '(c) gateway idempotent POST',
+  bare: '(i) bare floor, no log line, GET (informational)',
+} as const;
 
-const transfer = (reference: string) =>
-  JSON.stringify({
-    reference,
-    amount: 1,
-    currency: 'NGN',
-    customer_name: 'Bench',
-    customer_email: 'bench@example.com',
-    destination_bank_code: '058',
-    destination_bank_account: '0123456789',
-    destination_bank_name: 'GTBank',
-  });
+/** What a case sends: autocannon's options, built afresh for each run. */
+type Load = () => Promise<autocannon.Options> | autocannon.Options;
 
-async function main(): Promise<void> {
-  const sandbox = await startSandboxServer({ port: SANDBOX_PORT, host: HOST });
-  const state = mkdtempSync(join(tmpdir(), 'edgepay-bench-'));
-  const children: ChildProcess[] = [];
-  try {
-    await migrate(state);
-    children.push(
-      await startWorker(
-        [
-          '--env-file',
-          join(root, '.dev.vars.example'),
-          '--var',
-          `UPSTREAM_BASE_URL:${sandbox.url}`,
-        ],
-        GATEWAY_PORT,
-        state,
-      ),
-    );
-    const floor = join(root, 'bench', 'passthrough', 'wrangler.toml');
-    children.push(await startWorker(['-c', floor], FLOOR_PORT, join(state, 'floor')));
-    children.push(
-      await startWorker(
-        ['-c', floor, '--var', 'LOG_LINE:true'],
-        LOGGING_FLOOR_PORT,
-        join(state, 'logging-floor'),
-      ),
-    );
-    const gateway = `http://${HOST}:${GATEWAY_PORT}`;
-    const seed = await fetch(`${gateway}/payments/initialize`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${TOKEN}`,
-        'Content-Type': 'application/json',
-        'Idempotency-Key': 'bench-seed',
-      },
-      body: JSON.stringify({
-        reference: 'bench-seed',
-        email: 'bench@example.com',
-        amount: 1,
-        currency: 'NGN',
-      }),
-    });
-    if (!seed.ok) throw new Error(`seed payment failed: ${seed.status} ${await seed.text()}`);
-    const verify = '/payments/verify/bench-seed';
-    let counter = 0;
-    const cases: Record<string, () => Promise<autocannon.Options>> = {
-      // Signed just before each run (a signature is good for 300 s; a run lasts 13).
-      '(a) pass-through Worker': async () => ({
-        url: `http://${HOST}:${FLOOR_PORT}${verify}`,
-        headers: { ...(await signRequest({ keyId: KEY_ID, secret: SECRET, body: '' })) },
-      }),
-      // Diagnostic, not a target: the floor plus the one log line every gateway request writes.
-      "(a') pass-through Worker + one log line": async () => ({
-        url: `http://${HOST}:${LOGGING_FLOOR_PORT}${verify}`,
-        headers: { ...(await signRequest({ keyId: KEY_ID, secret: SECRET, body: '' })) },
-      }),
-      // Diagnostic: what (c) asks of the upstream, without the gateway. Signed in advance
-      // (setupRequest is synchronous); the pool outlasts a run at the floor's rate.
-      "(a'') pass-through Worker, the same POST": async () => {
-        const pool = await Promise.all(
-          Array.from({ length: 400 * (LOAD_PLAN.warmup + LOAD_PLAN.duration) }, async () => {
-            const id = `bench-floor-${process.pid}-${counter++}`;
-            const body = transfer(id);
-            return { body, headers: await signRequest({ keyId: KEY_ID, secret: SECRET, body }) };
-          }),
-        );
-        return {
-          url: `http://${HOST}:${FLOOR_PORT}/disbursements/initialize`,
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
-          requests: [
-            {
-              setupRequest: (request) => {
-                const signed = pool.pop();
-                if (signed === undefined) throw new Error('signed pool exhausted');
-                return {
-                  ...request,
-                  headers: { ...request.headers, ...signed.headers },
-                  body: signed.body,
-                };
-              },
-            },
-          ],
-        };
-      },
-      '(b) gateway GET verify': async () => ({
-        url: `${gateway}${verify}`,
-        headers: { Authorization: `Bearer ${TOKEN}` },
-      }),
-      '(c) gateway idempotent POST': async () => ({
-        url: `${gateway}/disbursements/initialize`,
-        method: 'POST',
-        headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
-        requests: [
-          {
-            setupRequest: (request) => {
-              const id = `bench-${process.pid}-${counter++}`;
-              return {
-                ...request,
-                headers: { ...request.headers, 'Idempotency-Key': id },
-                body: transfer(id),
-              };
-            },
-          },
-        ],
-      }),
-    };
-    const summary = await compareCases(
-      Object.fromEntries(
-        Object.entries(cases).map(([name, options]) => [
-          name,
-          async (seconds: number) => runLoad(await options(), seconds),
-        ]),
-      ),
-    );
-    printComparison(summary);
-    const [a, logged, posted, b, c] = Object.values(summary);
-    if (a && logged && posted && b && c) {
-      const ratio = (x: number, y: number) => (x / y).toFixed(2);
-      console.log(
-        `\nb/a = ${ratio(b.rps, a.rps)} (target >= 0.80), b p99 / a p99 = ${ratio(b.p99, a.p99)} (target <= 1.2), c/a = ${ratio(c.rps, a.rps)} (target >= 0.50)`,
-      );
-      console.log(
-        `against (a'), the floor with the same log line: b/a' = ${ratio(b.rps, logged.rps)}, b p99 / a' p99 = ${ratio(b.p99, logged.p99)}, c/a' = ${ratio(c.rps, logged.rps)}; a'/a = ${ratio(logged.rps, a.rps)}`,
-      );
-      console.log(
-        `the POST upstream alone: a''/a = ${ratio(posted.rps, a.rps)}; c/a'' = ${ratio(c.rps, posted.rps)}`,
-      );
-    }
-    console.log(
-      `${LOAD_PLAN.rounds} rounds, ${LOAD_PLAN.duration} s each after ${LOAD_PLAN.warmup} s warm-up, 10 connections`,
-    );
-  } finally {
-    for (const child of children) child.kill('SIGTERM');
-    await sandbox.close();
-    rmSync(state, { recursive: true, force: true });
-  }
+const ratio = (x: number, y: number) => x / y;
+function verdict(name: string, value: number, comparison: '>=' | '<=', target: number): string {
+  const met = comparison === '>=' ? value >= target : value <= target;
+  // Three decimals, so that a miss never rounds to the target (0.495 is not 0.50).
+  return `${name} = ${value.toFixed(3)} (target ${comparison} ${target}: ${met ? 'met' : 'MISSED'})`;
 }
 
-await main();
+function printTargets(summary: Record<string, LoadResult>): void {
+  const { [CASES.get]: a, [CASES.post]: aPost, [CASES.gatewayGet]: b } = summary;
+  const { [CASES.gatewayPost]: c, [CASES.bare]: bare } = summary;
+  if (!a || !aPost || !b || !c || !bare) return;
+  console.log(`\n${describePlan()}`);
+  console.log('Targets, against the floor writing the same access-log line, same run:');
+  console.log(`  ${verdict('b/a req/s', ratio(b.rps, a.rps), '>=', 0.9)}`);
+  console.log(`  ${verdict('b p99 / a p99', ratio(b.p99, a.p99), '<=', 1.2)}`);
+  console.log(`  ${verdict("c/a' req/s", ratio(c.rps, aPost.rps), '>=', 0.5)}`);
+  console.log(
+    `Informational, against the bare floor (i): a/i = ${ratio(a.rps, bare.rps).toFixed(2)} ` +
+      `(what the log line costs the floor), b/i = ${ratio(b.rps, bare.rps).toFixed(2)}, ` +
+      `b p99 / i p99 = ${ratio(b.p99, bare.p99).toFixed(2)}`,
+  );
+}
+
+function printCpu(
+  workers: Record<string, WorkerTime>,
+  profiles: Record<string, CpuProfileResult>,
+): void {
+  const ms = (value: number | undefined) => value?.toFixed(2) ?? 'n/a';
+  console.log(
+    "\nEach case's Worker over the comparison's runs (no profiler attached), ms per request, " +
+      'from /proc: its isolate thread on a core and ready but waiting for one; the CPU of ' +
+      'every process of its wrangler dev (wrangler, its proxy and the Worker).',
+  );
+  console.log('| case | isolate thread on a core | waiting for a core | whole wrangler dev |');
+  console.log('|---|---|---|---|');
+  for (const [name, time] of Object.entries(workers)) {
+    console.log(`| ${name} | ${ms(time.cpuMs)} | ${ms(time.waitMs)} | ${ms(time.stackMs)} |`);
+  }
+  console.log(
+    `\nGateway isolate CPU ms per request from a V8 CPU profile (${LOAD_PLAN.duration} s per ` +
+      'case, before the comparison): sampled non-idle time / requests answered.',
+  );
+  console.log('| case | req/s while profiled | CPU ms/request (profile) | whole wrangler dev |');
+  console.log('|---|---|---|---|');
+  for (const [name, r] of Object.entries(profiles)) {
+    console.log(
+      `| ${name} | ${r.load.rps.toFixed(0)} | ${ms(r.cpuMsPerRequest)} | ${ms(r.stackCpuMsPerRequest)} |`,
+    );
+  }
+  for (const [name, r] of Object.entries(profiles)) printHotspots(`${name} profile`, r, 12);
+}
+
+await runBenchmark(async () => {
+  const ports = [GATEWAY, FLOOR, LOGGING_FLOOR].flatMap((w) => [w.port, w.inspectorPort]);
+  await assertPortsFree([SANDBOX_PORT, ...ports]);
+  await assertSignSyncMatchesSdk();
+  const sandbox = await startSandbox(SANDBOX_PORT);
+  const state = tempState('edgepay-bench-gateway-');
+  await migrate(state);
+  const upstream = ['--var', `UPSTREAM_BASE_URL:${sandbox.url}`];
+  const env = ['--env-file', join(root, '.dev.vars.example'), ...upstream];
+  const gatewayWorker = await startWorker(env, GATEWAY, state);
+  const inspector = await connectInspector(GATEWAY.inspectorPort);
+  onCleanup(() => inspector.close());
+  const floorConfig = ['-c', join(root, 'bench', 'passthrough', 'wrangler.toml'), ...upstream];
+  const loggingFloorWorker = await startWorker(
+    [...floorConfig, '--var', 'LOG_LINE:true'],
+    LOGGING_FLOOR,
+    join(state, 'lf'),
+  );
+  const floorWorker = await startWorker(floorConfig, FLOOR, join(state, 'floor'));
+
+  const url = (port: number) => `http://${HOST}:${port}`;
+  const gateway = url(GATEWAY.port);
+  await seedPayment(gateway);
+
+  // The profiles first: the inspector is connected before any load (see cpu-profile.ts)
+  // and closed before the comparison, so no Worker there has a DevTools client attached.
+  const profile = async (name: string, options: () => autocannon.Options) => {
+    await runLoad(`${name} (warm-up)`, options(), LOAD_PLAN.warmup);
+    return profileLoad(inspector, name, options(), LOAD_PLAN.duration, gatewayWorker.pid);
+  };
+  const get = await profile(CASES.gatewayGet, () => gatewayGet(gateway));
+  const post = await profile(CASES.gatewayPost, () => gatewayPost(gateway));
+  inspector.close();
+
+  // Each case: its load, and the Worker whose isolate thread is metered meanwhile.
+  const loads: Record<string, { options: Load; worker: ChildProcess }> = {
+    [CASES.get]: { options: () => floorGet(url(LOGGING_FLOOR.port)), worker: loggingFloorWorker },
+    [CASES.post]: { options: () => floorPost(url(LOGGING_FLOOR.port)), worker: loggingFloorWorker },
+    [CASES.gatewayGet]: { options: () => gatewayGet(gateway), worker: gatewayWorker },
+    [CASES.gatewayPost]: { options: () => gatewayPost(gateway), worker: gatewayWorker },
+    [CASES.bare]: { options: () => floorGet(url(FLOOR.port)), worker: floorWorker },
+  };
+  const meters = new Map<string, ReturnType<typeof workerCpuMeter>>();
+  const cases: Record<string, LoadCase> = {};
+  for (const [name, { options, worker }] of Object.entries(loads)) {
+    if (worker.pid === undefined) throw new Error(`wrangler for ${name} has no pid`);
+    const meter = workerCpuMeter(worker.pid);
+    meters.set(name, meter);
+    cases[name] = (seconds) => meter.around(async () => runLoad(name, await options(), seconds));
+  }
+  const summary = await compareCases(cases);
+  printComparison(summary);
+  printTargets(summary);
+  printCpu(Object.fromEntries([...meters].map(([name, meter]) => [name, meter.perRequest()])), {
+    [CASES.gatewayGet]: get,
+    [CASES.gatewayPost]: post,
+  });
+  console.log(`\n${new Date().toISOString()}, Node ${process.version}, every answer 2xx`);
+});

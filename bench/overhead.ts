@@ -1,7 +1,7 @@
-// SDK overhead (issue: SDK, "Measured"): client.transfers.verify(ref) against an in-process
-// handler returning a canned response, vs a hand-written sign + fetch + JSON.parse of the
-// same request to the same handler. Median and p99 wall time per call, same run,
-// interleaved batches. Run: node bench/overhead.ts
+// SDK overhead (target: median ratio <= 1.25): client.transfers.verify(ref) against an
+// in-process handler returning a canned response, vs a hand-written sign + fetch +
+// JSON.parse of the same request to the same handler. Median and p99 wall time per call,
+// same run, interleaved batches. Run: npm run bench -- overhead
 import { PaymentsClient } from '../lib/index.ts';
 import { signRequest } from '../lib/signing.ts';
 

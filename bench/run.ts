@@ -1,0 +1,31 @@
+// One entry point for the benchmarks: `npm run bench -- <name> [arguments]`. Run through
+// npm, so the project's Node 22 (node_modules/.bin) runs it: wrangler and miniflare need it.
+import { argv, exit } from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+const BENCHMARKS = {
+  gateway: ['./gateway.ts', 'gateway throughput against a logging floor, CPU ms per request'],
+  relay: ['./relay.ts', 'webhook ingest throughput, duplicate storm, ingest to first delivery'],
+  signing: ['./signing.ts', 'signRequest against a bare crypto.subtle.sign'],
+  overhead: ['./overhead.ts', 'SDK call against a hand-written sign + fetch + JSON.parse'],
+  bundle: ['./bundle-size.ts', 'gzipped bundle sizes against their budgets'],
+  profile: ['./profile-gateway.ts', '[get|post]: where the gateway isolate spends its CPU'],
+} as const;
+
+type Name = keyof typeof BENCHMARKS;
+const name = argv[2];
+
+if (name === undefined || !Object.hasOwn(BENCHMARKS, name)) {
+  if (name !== undefined) console.error(`Unknown benchmark: ${name}\n`);
+  console.error('Usage: npm run bench -- <name> [arguments]\n');
+  for (const [known, [, what]] of Object.entries(BENCHMARKS)) {
+    console.error(`  ${known.padEnd(9)} ${what}`);
+  }
+  exit(1);
+}
+
+// The benchmark sees the process.argv it would see if run directly (`node bench/<file>.ts
+// ...`): its own path, then its arguments. bundle-size.ts runs only when it is argv[1].
+const file = new URL(BENCHMARKS[name as Name][0], import.meta.url);
+argv.splice(1, 2, fileURLToPath(file));
+await import(file.href);
