@@ -3,8 +3,9 @@
 // reference. Under `wrangler dev` the line is a large part of a small Worker's cost (it is
 // parsed and printed by wrangler's Node process on the same cores), and this way the
 // floors pay exactly what the gateway pays for it.
+
+import { resolveRequestId } from '../lib/shared.ts';
 import { logRequest } from '../worker/http/log.ts';
-import { resolveRequestId } from '../worker/http/request-id.ts';
 
 /**
  * Writes the gateway's access-log line for a request the floor answered.

@@ -1,4 +1,5 @@
 import { type ErrorContext, type Issue, PaymentsError } from './errors.ts';
+import { REQUEST_ID_HEADER } from './internal/request-id.ts';
 
 /** Context of an {@link APIError}: a response always arrived. */
 export interface APIErrorContext extends ErrorContext {
@@ -138,7 +139,7 @@ export function createAPIError(response: FailedResponse): APIError {
     if (known !== undefined) type = known.type;
   }
   const suffix = apiMessage === '' ? '' : ` (${apiMessage})`;
-  const requestId = response.headers.get('x-request-id') ?? body.requestId;
+  const requestId = response.headers.get(REQUEST_ID_HEADER) ?? body.requestId;
   return new type(
     `Request failed with status ${response.status}: ${response.method} ${response.url}${suffix}`,
     {

@@ -1,9 +1,9 @@
 /** The delivery retry schedule (worker/relay/retry-schedule.ts). */
 import { describe, expect, it } from 'vitest';
+import { parseRetryAfter } from '../../lib/shared.ts';
 import {
   MAX_DELIVERY_ATTEMPTS,
   MAX_QUEUE_DELAY_SEC,
-  parseRetryAfter,
   RETRY_DELAYS_SEC,
   retryDelay,
   scheduledRetryDelay,

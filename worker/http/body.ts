@@ -1,10 +1,7 @@
 // Request bodies as the gateway reads them: lib's one JSON body reader, its refusals
 // turned into the gateway's HttpError so the router renders them like every other error.
-import { BodyRejectedError, readCapped } from '../../lib/shared.ts';
+import { BodyRejectedError } from '../../lib/shared.ts';
 import { HttpError } from './errors.ts';
-
-// The proxy reads the body before its stages run (worker/routes/proxy.ts imports it here).
-export { readCapped };
 
 /**
  * Runs one of lib/shared.ts's body readers (`readBody`, `parseJsonBody`,

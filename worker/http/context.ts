@@ -1,6 +1,6 @@
 import type { IRequest } from 'itty-router';
+import { resolveRequestId } from '../../lib/shared.ts';
 import type { ErrorCode } from './errors.ts';
-import { resolveRequestId } from './request-id.ts';
 
 /**
  * What the gateway knows about one request as it moves through the router stages;

@@ -1,8 +1,8 @@
 import type { IRequest } from 'itty-router';
+import { REQUEST_ID_HEADER } from '../../lib/shared.ts';
 import { contextOf } from './context.ts';
 import { HttpError, InternalError } from './errors.ts';
 import { logRequest, logUnexpectedError } from './log.ts';
-import { REQUEST_ID_HEADER } from './request-id.ts';
 
 /**
  * A JSON response (`application/json; charset=utf-8`, `Cache-Control: no-store`).

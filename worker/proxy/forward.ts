@@ -1,6 +1,6 @@
+import { REQUEST_ID_HEADER } from '../../lib/shared.ts';
 import { UpstreamUnreachableError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
-import { REQUEST_ID_HEADER } from '../http/request-id.ts';
 import { jsonResponse } from '../http/respond.ts';
 import { sendUpstream, type UpstreamRequest, type UpstreamResponse } from '../upstream/client.ts';
 import { upstreamConfig } from '../upstream/config.ts';

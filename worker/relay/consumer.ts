@@ -5,6 +5,8 @@
  * so one slow or failing subscriber does not hold back the others. The outcomes per
  * answer are listed in docs/gateway.md, "Webhook relay".
  */
+
+import { parseRetryAfter } from '../../lib/shared.ts';
 import {
   type AttemptOutcome,
   findDelivery,
@@ -18,7 +20,7 @@ import {
 } from '../db/subscriptions.ts';
 import { findWebhookEvent } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
-import { parseRetryAfter, retryDelay } from './retry-schedule.ts';
+import { retryDelay } from './retry-schedule.ts';
 import { sendDelivery } from './send-delivery.ts';
 import { standardWebhookHeaders } from './standard-webhooks.ts';
 import { allowLocalSubscribers, checkSubscriptionUrl } from './subscription-url.ts';

@@ -35,11 +35,6 @@ export function scheduledRetryDelay(attempts: number, random: () => number = Mat
   return Math.round(base * factor);
 }
 
-// A subscriber's Retry-After is read by lib's one parser (the SDK reads its own with it
-// too): delay-seconds or any of the three HTTP-date forms, in whole seconds. Re-exported
-// for the consumer, which imports it from here.
-export { parseRetryAfter } from '../../lib/shared.ts';
-
 /**
  * The `delaySeconds` to retry a delivery with: the jittered schedule, raised to the
  * subscriber's `Retry-After` when that asks for longer (it says "not before"), capped at

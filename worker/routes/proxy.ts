@@ -1,5 +1,5 @@
 import type { IRequest } from 'itty-router';
-import { readCapped } from '../http/body.ts';
+import { readCapped } from '../../lib/shared.ts';
 import { contextOf } from '../http/context.ts';
 import { RouteNotFoundError } from '../http/errors.ts';
 import { forwardUpstream } from '../proxy/forward.ts';
