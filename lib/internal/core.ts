@@ -118,7 +118,9 @@ export class ClientCore {
       return conform(endpoint.response, endpoint.shape(result.body, body), answerOf(result));
     }
     if (retry || lookup?.endpoint.response === endpoint.response) return result.value as Out;
-    throw new PaymentsError(`${operation} was done, its answer lost: start over`);
+    throw new PaymentsError(
+      `${operation} was carried out but its answer was lost, and its lookup cannot give it back: start over with a new reference`,
+    );
   }
 
   /**

@@ -11,7 +11,7 @@ interface RouteAllowList {
   /**
    * Whether `routeName` is allowed.
    *
-   * @param routeName - a route name from worker/upstream/routes.ts, e.g. `payments.initialize`.
+   * @param routeName - an endpoint's name from the SDK's table (`ENDPOINTS`), e.g. `payments.initialize`.
    */
   allows(routeName: string): boolean;
 }

@@ -46,7 +46,7 @@ export async function resolveCacheKey(body: Uint8Array | undefined): Promise<str
 /**
  * The KV key of a cacheable request, by the route's cache policy.
  *
- * @param policy - `banks` or `resolve` (worker/upstream/routes.ts).
+ * @param policy - `banks` or `resolve` (worker/routes/table.ts).
  * @param search - the query string as received.
  * @param body - the request body bytes.
  * @returns the key, or `undefined` when this request is not cacheable.

@@ -20,30 +20,32 @@ export const WEBHOOKS_PATH = '/webhooks';
 export const WEBHOOK_TOLERANCE_SEC = 300;
 
 /**
- * `POST /webhooks`, the relay's ingress: body limit
- * (`MAX_BODY_BYTES`, 413), then, when `WEBHOOK_SECRET` is set, the provider's
- * `X-Timestamp` / `X-Signature` over the exact body bytes (300 s both ways, constant
- * time; 401 `invalid_signature`), then JSON only (415) and the envelope (400). The raw
- * body is stored in D1 keyed by `event_id` before the 200, with one `pending` delivery per
- * matching enabled subscription in the same transaction, then one `{ deliveryId }`
- * message per delivery is sent to `DELIVERIES`; a duplicate answers
- * 200 with `duplicate: true` and changes and enqueues nothing. Money events are first
- * confirmed upstream (worker/relay/confirm.ts): an `unconfirmed` one is
- * stored without delivery rows; an upstream that cannot answer makes this a 503 with
- * nothing stored, so the provider retries. With `WEBHOOK_SECRET` empty, unsigned webhooks
- * are accepted (local development only; see docs/assumptions.md and docs/gateway.md).
+ * `POST /webhooks`, the relay's ingress. In order: the body limit (`MAX_BODY_BYTES`, 413);
+ * when `WEBHOOK_SECRET` is set, the provider's `X-Timestamp` / `X-Signature` over the exact
+ * body bytes (300 s both ways, constant time; 401 `invalid_signature`); then lib's one JSON
+ * body reader and the envelope schema (415, 400). Money events are confirmed upstream
+ * through the SDK (worker/relay/confirm.ts): an `unconfirmed` one is stored without
+ * delivery rows, and an upstream that cannot answer makes this a 503 with nothing stored,
+ * so the provider retries. The raw body is stored in D1 keyed by `event_id` before the
+ * 200, with one `pending` delivery per matching enabled subscription in the same
+ * transaction, then one `{ deliveryId }` message per delivery goes to `DELIVERIES`; a
+ * duplicate answers 200 with `duplicate: true` and changes and enqueues nothing. With
+ * `WEBHOOK_SECRET` empty, unsigned webhooks are accepted (local development only; see
+ * docs/gateway.md).
  *
  * @param request - the incoming request.
  * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `MAX_BODY_BYTES`,
  *   `CONFIRM_MONEY_EVENTS` and the upstream settings (confirmation lookups).
  * @returns 200 `{ status: 'success', event_id, duplicate }`.
- * @throws {HttpError} 413, 401, 415, 400, or 503 `upstream_unreachable` (confirmation), rendered by the router as the error body.
+ * @throws {HttpError} 413, 401, 415, 400, or 503 `upstream_unreachable` (confirmation),
+ *   rendered by the router as the error body.
  * @throws {InternalError} 500 `internal_error` when D1 fails: nothing acknowledged, the
  *   provider retries.
  *
  * @example
  * ```ts
- * router.post(WEBHOOKS_PATH, ingestWebhook);
+ * // worker/router.ts registers it from the route table as `webhooks.ingest`:
+ * const HANDLERS = { 'webhooks.ingest': ingestWebhook, ... };
  * ```
  */
 export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {
