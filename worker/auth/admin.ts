@@ -1,7 +1,7 @@
 import type { IRequest } from 'itty-router';
 import { timingSafeEqual } from '../../lib/shared.ts';
 import { UnauthorizedError } from '../http/errors.ts';
-import { BEARER } from './bearer.ts';
+import { bearerToken } from './bearer.ts';
 
 /**
  * Route middleware guarding the admin API: requires `Authorization: Bearer <ADMIN_TOKEN>`,
@@ -16,14 +16,9 @@ import { BEARER } from './bearer.ts';
  *   header is missing, malformed or not the admin token.
  */
 export function requireAdmin(request: IRequest, env: Env): undefined {
-  const header = request.headers.get('Authorization');
-  if (header === null) throw new UnauthorizedError('Missing Authorization: Bearer <admin token>');
-  const token = BEARER.exec(header)?.[1];
-  if (token === undefined) {
-    throw new UnauthorizedError('Authorization header must be "Bearer <admin token>"');
-  }
+  const token = bearerToken(request.headers, 'admin token');
   const expected = env.ADMIN_TOKEN ?? '';
-  // An empty setting must not match anything (BEARER never yields an empty token anyway).
+  // An empty setting must not match anything (a bearer token is never empty anyway).
   if (expected === '' || !timingSafeEqual(expected, token)) {
     throw new UnauthorizedError('Invalid admin token');
   }

@@ -1,7 +1,7 @@
 import type { IRequest } from 'itty-router';
 import { contextOf } from '../http/context.ts';
 import { UnauthorizedError } from '../http/errors.ts';
-import { BEARER } from './bearer.ts';
+import { bearerToken } from './bearer.ts';
 import { findCaller, loadCallers } from './callers.ts';
 
 /**
@@ -22,12 +22,7 @@ import { findCaller, loadCallers } from './callers.ts';
  * ```
  */
 export function requireCaller(request: IRequest, env: Env): undefined {
-  const header = request.headers.get('Authorization');
-  if (header === null) throw new UnauthorizedError('Missing Authorization: Bearer <token>');
-  const token = BEARER.exec(header)?.[1];
-  if (token === undefined) {
-    throw new UnauthorizedError('Authorization header must be "Bearer <token>"');
-  }
+  const token = bearerToken(request.headers, 'token');
   const caller = findCaller(loadCallers(env.GATEWAY_CALLERS), token);
   if (caller === undefined) throw new UnauthorizedError('Invalid bearer token');
   contextOf(request).caller = caller.name;
