@@ -1,6 +1,5 @@
 // Confirming money webhooks against the service. A webhook says money moved; the record
 // behind it, read through the SDK's normalized objects, says whether it did.
-import { NotFoundError } from './api-errors.ts';
 import type { PaymentsClient } from './client.ts';
 import {
   DEBITS_STATUS,
@@ -10,7 +9,7 @@ import {
   TRANSFERS_VERIFY,
 } from './endpoints.ts';
 import { RequestValidationError } from './errors.ts';
-import type { RequestOptions } from './internal/core.ts';
+import { findOrUndefined, type RequestOptions } from './internal/core.ts';
 import { parseMinorUnits } from './money.ts';
 
 /** The fields of a webhook envelope confirmation reads (spec: Events). */
@@ -46,12 +45,10 @@ function byReference(
     find: async (client, data, options) => {
       const reference = data[field];
       if (typeof reference !== 'string' || reference === '') return undefined;
-      try {
-        return (await client.request(endpoint, { params: [reference] }, options)) as Fields;
-      } catch (error) {
-        if (error instanceof NotFoundError) return undefined;
-        throw error;
-      }
+      const found = findOrUndefined(() =>
+        client.request(endpoint, { params: [reference] }, options),
+      );
+      return found as Promise<Fields | undefined>;
     },
     statuses,
     amount,

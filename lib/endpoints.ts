@@ -376,3 +376,16 @@ export function listEndpoints(): NamedEndpoint[] {
     name: name as EndpointName,
   }));
 }
+
+/**
+ * Whether a call of `endpoint` through the gateway takes an `Idempotency-Key`: `required`
+ * where it creates or moves money, `optional` (honoured when given) on its other POSTs and
+ * PATCHes, `none` on GETs.
+ *
+ * @param endpoint - an entry of {@link ENDPOINTS}.
+ * @returns the policy.
+ */
+export function idempotencyOf(endpoint: Endpoint): 'required' | 'optional' | 'none' {
+  if (endpoint.effect === 'money') return 'required';
+  return endpoint.method === 'GET' ? 'none' : 'optional';
+}

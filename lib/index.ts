@@ -34,6 +34,7 @@ export {
   type Endpoint,
   type EndpointName,
   type HttpMethod,
+  idempotencyOf,
   type Lookup,
   listEndpoints,
   type NamedEndpoint,

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type * as v from 'valibot';
-import { ENDPOINTS, type Endpoint, listEndpoints } from '../lib/index.ts';
+import { ENDPOINTS, type Endpoint, idempotencyOf, listEndpoints } from '../lib/index.ts';
 
 /** Where the page lives, from the repository root. */
 export const ENDPOINTS_DOC_PATH = 'docs/endpoints.md';
@@ -21,11 +21,6 @@ function fieldList(schema: v.GenericSchema | undefined): string {
     field.type === 'optional' ? `${name}?` : name,
   );
   return fields.length === 0 ? '—' : fields.map((name) => `\`${name}\``).join(', ');
-}
-
-function idempotency(endpoint: Endpoint): string {
-  if (endpoint.effect === 'money') return 'required';
-  return endpoint.method === 'GET' ? '—' : 'optional';
 }
 
 function lookupOf(endpoint: Endpoint, names: Map<Endpoint, string>): string {
@@ -51,7 +46,7 @@ export function renderEndpointsDoc(): string {
       `\`${e.method} ${e.path}\``,
       e.unsigned ? 'unsigned' : 'signed',
       e.effect,
-      idempotency(e),
+      idempotencyOf(e) === 'none' ? '—' : idempotencyOf(e),
       lookupOf(e, names),
       fieldList(e.body),
       fieldList(e.query),

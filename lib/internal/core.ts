@@ -154,7 +154,7 @@ export class ClientCore {
  * Runs a lookup for verify-before-resend: the record when it exists, `undefined` on 404
  * (the first attempt did not land).
  */
-async function findOrUndefined<T>(lookup: () => Promise<T>): Promise<T | undefined> {
+export async function findOrUndefined<T>(lookup: () => Promise<T>): Promise<T | undefined> {
   try {
     return await lookup();
   } catch (error) {

@@ -3,13 +3,19 @@
 // SDK's endpoint table. worker/router.ts registers each with the authentication it
 // declares, and worker/openapi/document.ts describes each, so neither can drift.
 import * as v from 'valibot';
-import { type EndpointName, listEndpoints, type NamedEndpoint } from '../../lib/index.ts';
+import {
+  type EndpointName,
+  idempotencyOf,
+  listEndpoints,
+  type NamedEndpoint,
+} from '../../lib/index.ts';
 import {
   BODY_ONLY_STATUSES,
   ERROR_RESPONSES,
   OPENAPI_PATH,
   SuccessEnvelopeSchema,
 } from '../openapi/components.ts';
+import { openApiPath } from '../openapi/parameters.ts';
 import { WebhookEnvelopeSchema } from '../relay/envelope.ts';
 import { ADMIN_DELIVERIES_PATH } from './admin/deliveries.ts';
 import { ADMIN_EVENTS_PATH, EventListQuerySchema, EventReplaySchema } from './admin/events.ts';
@@ -30,9 +36,8 @@ type GatewayMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export type GatewayAuth = 'none' | 'bearer' | 'admin' | 'webhook-signature';
 
 /**
- * Whether a route takes an `Idempotency-Key`: `required` on the proxied POSTs that create
- * or move money, `optional` (honoured when given) on the other proxied POSTs and PATCHes,
- * `none` on reads and on the gateway's own routes.
+ * Whether a route takes an `Idempotency-Key`: a proxied route's is its endpoint's
+ * (`idempotencyOf`); the gateway's own routes take none.
  */
 type IdempotencyPolicy = 'required' | 'optional' | 'none';
 
@@ -137,15 +142,14 @@ function proxied(endpoint: NamedEndpoint): ProxyRoute {
     method: endpoint.method,
     pattern: endpoint.path,
     auth: 'bearer',
-    summary: `${endpoint.method} ${endpoint.path.replace(/:(\w+)/g, '{$1}')} on the payment service`,
+    summary: `${endpoint.method} ${openApiPath(endpoint.path)} on the payment service`,
     status: 200,
     body: endpoint.body === undefined ? undefined : required(endpoint.body),
     query: endpoint.query,
     response: SuccessEnvelopeSchema,
     extraErrors: [],
     endpoint,
-    idempotency:
-      endpoint.effect === 'money' ? 'required' : endpoint.method === 'GET' ? 'none' : 'optional',
+    idempotency: idempotencyOf(endpoint),
     cache: CACHED[endpoint.name],
   });
 }

@@ -238,7 +238,7 @@ async function recover(
       { requestId: context.requestId },
     );
   } catch (error) {
-    if (error instanceof InternalError) throw error;
+    // Anything but a 404 (no answer, an error status, missing settings) leaves the outcome unknown.
     if (error instanceof APIError) context.upstreamStatus = error.status;
     if (error instanceof NotFoundError) return runOnce(exchange, next, lock, 'recovered');
     return unverified(exchange, lock);
