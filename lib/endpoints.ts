@@ -10,6 +10,7 @@ import {
   MandateSchema,
   MandateStateSchema,
 } from './responses/direct-debits.ts';
+import { parseMinorUnits } from './money.ts';
 import { itemsOf, recordOf } from './responses/envelope.ts';
 import { PaymentSchema, PaymentSessionSchema } from './responses/payments.ts';
 import { RefundCountsSchema, RefundSchema } from './responses/refunds.ts';
@@ -67,6 +68,42 @@ export interface Lookup {
   readonly endpoint: Endpoint;
   /** The request body field carrying the reference, e.g. `reference`, `refund_reference`. */
   readonly field: string;
+  /**
+   * The request body fields the record found must agree with, each mapped to the record
+   * field holding it (`{ email: 'customer_email' }`). A reference alone does not prove the
+   * record is this request's: another request may have used it for another amount or
+   * destination. Fields named `*amount` are compared as money (minor units), others as
+   * text ignoring case. See {@link lookupMismatches}.
+   */
+  readonly match: Readonly<Record<string, string>>;
+}
+
+/**
+ * The request fields a record found by a lookup contradicts: verify before resend may
+ * take the record as this request's outcome only when none is listed. A field the request
+ * left out, or the record does not carry (a flat answer variant omits some), is not
+ * compared.
+ *
+ * @param lookup - the endpoint's lookup, with its `match` fields.
+ * @param sent - the request body that was sent (JSON values).
+ * @param record - the normalized record the lookup found.
+ * @returns the request body field names whose values differ, in `match` order; `[]` when
+ *   the record agrees.
+ */
+export function lookupMismatches(
+  lookup: Lookup,
+  sent: Readonly<Record<string, unknown>>,
+  record: unknown,
+): string[] {
+  const found = record as Record<string, unknown>;
+  return Object.keys(lookup.match).filter((field) => {
+    const wanted = sent[field];
+    const actual = found[lookup.match[field] as string];
+    if (wanted == null || actual == null) return false;
+    return field.endsWith('amount')
+      ? parseMinorUnits(wanted) !== parseMinorUnits(actual)
+      : String(wanted).toLowerCase() !== String(actual).toLowerCase();
+  });
 }
 
 /**
@@ -133,7 +170,11 @@ export const PAYMENTS_INITIALIZE = endpoint(
   {
     body: InitializePaymentRequestSchema,
     shape: (answer) => answer,
-    lookup: { endpoint: PAYMENTS_VERIFY, field: 'reference' },
+    lookup: {
+      endpoint: PAYMENTS_VERIFY,
+      field: 'reference',
+      match: { amount: 'amount', currency: 'currency', email: 'customer_email' },
+    },
   },
 );
 /** `GET /merchants/transactions`: payments, newest first, paged. */
@@ -162,7 +203,16 @@ export const TRANSFERS_INITIALIZE = endpoint(
       const { webhook_url: _webhookUrl, ...fields } = sent ?? {};
       return { ...fields, amount: Number(fields.amount), ...(recordOf(answer) as object) };
     },
-    lookup: { endpoint: TRANSFERS_VERIFY, field: 'reference' },
+    lookup: {
+      endpoint: TRANSFERS_VERIFY,
+      field: 'reference',
+      match: {
+        amount: 'amount',
+        currency: 'currency',
+        destination_bank_code: 'destination_bank_code',
+        destination_bank_account: 'destination_bank_account',
+      },
+    },
   },
 );
 /** `GET /merchants/disbursements`: transfers, newest first, paged. */
@@ -184,7 +234,11 @@ export const REFUNDS_INITIALIZE = endpoint('POST', '/refunds/initialize', 'money
     ...(recordOf(answer) as object),
     status: 'processing',
   }),
-  lookup: { endpoint: REFUNDS_RETRIEVE, field: 'refund_reference' },
+  lookup: {
+    endpoint: REFUNDS_RETRIEVE,
+    field: 'refund_reference',
+    match: { payment_reference: 'payment_reference', amount: 'amount', currency: 'currency' },
+  },
 });
 /** `GET /refunds/count-by-status`: counts keyed by state, enveloped or not. */
 export const REFUNDS_COUNT_BY_STATUS = endpoint(
@@ -260,7 +314,11 @@ export const DEBITS_STATUS = endpoint(
 /** `POST /direct-debits/debit`: a debit of an active mandate, `processing`. */
 export const DEBITS_CREATE = endpoint('POST', '/direct-debits/debit', 'money', DebitSchema, {
   body: DebitRequestSchema,
-  lookup: { endpoint: DEBITS_STATUS, field: 'payment_reference' },
+  lookup: {
+    endpoint: DEBITS_STATUS,
+    field: 'payment_reference',
+    match: { mandate_reference: 'mandate_reference', debit_amount: 'debit_amount' },
+  },
 });
 /** `POST /direct-debits/disburse`: collected funds to a bank account, as a transfer. */
 export const DEBITS_DISBURSE = endpoint(
@@ -294,7 +352,11 @@ export const VIRTUAL_ACCOUNTS_CREATE = endpoint(
       const { status: _status, ...account } = recordOf(answer) as Record<string, unknown>;
       return { ...fields, ...account };
     },
-    lookup: { endpoint: VIRTUAL_ACCOUNTS_RETRIEVE, field: 'account_reference' },
+    lookup: {
+      endpoint: VIRTUAL_ACCOUNTS_RETRIEVE,
+      field: 'account_reference',
+      match: { customer_email: 'customer_email', currency_code: 'currency_code' },
+    },
   },
 );
 /** `POST /virtual-accounts/email`: the account of an email; a read despite the POST. */

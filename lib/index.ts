@@ -37,6 +37,7 @@ export {
   idempotencyOf,
   type Lookup,
   listEndpoints,
+  lookupMismatches,
   type NamedEndpoint,
   type Shape,
 } from './endpoints.ts';

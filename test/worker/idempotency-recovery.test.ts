@@ -5,6 +5,7 @@
  */
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { PaymentsClient } from '../../lib/index.ts';
 import { signRequest } from '../../lib/signing.ts';
 import { findIdempotencyKey } from '../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../worker/proxy/stages/idempotency.ts';
@@ -69,20 +70,65 @@ async function staleClaim(path: string, body: unknown, key: string, ageSec = 5):
     .run();
 }
 
-/** Creates a transfer directly at the sandbox, as the first (dead) worker had sent it. */
-async function createAtSandbox(body: unknown): Promise<void> {
+/** Creates a record directly at the sandbox, as the first (dead) worker had sent it. */
+async function createAtSandbox(body: unknown, path = TRANSFER): Promise<void> {
   const raw = JSON.stringify(body);
   const signature = await signRequest({
     keyId: 'sandbox-key',
     secret: 'sandbox-secret',
     body: raw,
   });
-  const res = await fetch(`${inject('sandboxUrl')}${TRANSFER}`, {
+  const res = await fetch(`${inject('sandboxUrl')}${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...signature },
     body: raw,
   });
   expect(res.status, await res.text()).toBe(200);
+}
+
+function virtualAccountRequest(): Record<string, unknown> {
+  return {
+    account_reference: `rec-va-${crypto.randomUUID()}`,
+    customer_name: 'Ada Obi',
+    customer_email: 'ada@example.com',
+    currency_code: 'NGN',
+    bvn: '12345678901',
+  };
+}
+
+/** A refund request of a fresh paid payment. */
+async function refundRequest(): Promise<Record<string, unknown>> {
+  const client = new PaymentsClient({
+    keyId: 'sandbox-key',
+    secret: 'sandbox-secret',
+    baseUrl: inject('sandboxUrl'),
+  });
+  const { reference } = await client.payments.initialize({
+    email: 'buyer@example.com',
+    amount: '2500.00',
+    currency: 'NGN',
+  });
+  const paid = await fetch(`${inject('sandboxUrl')}/__sandbox/payments/${reference}/complete`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ outcome: 'success' }),
+  });
+  expect(paid.status, await paid.text()).toBe(200);
+  return {
+    payment_reference: reference,
+    refund_reference: `rec-rf-${crypto.randomUUID()}`,
+    currency: 'NGN',
+    amount: 100,
+  };
+}
+
+/** The keys of a JSON answer, and of its `data` object when it has one. */
+function shapeOf(body: Record<string, unknown>): unknown {
+  const data = body.data;
+  return {
+    keys: Object.keys(body).sort(),
+    data: typeof data === 'object' && data !== null ? Object.keys(data).sort() : undefined,
+  };
 }
 
 /** The idempotency outcome of the access log line of `requestId`. */
@@ -122,6 +168,73 @@ describe('idempotency stage', () => {
       expect(replay.headers.get('Idempotent-Recovered')).toBe('true');
       expect(await replay.text()).toBe(text);
       expect(await reachedUpstream(replayId)).toEqual([]);
+    });
+
+    it('should answer 409 and store nothing when the reference names another request\'s record', async () => {
+      const body = transferBody();
+      const key = crypto.randomUUID();
+      // Another request already used the reference for 500.00 to another account.
+      await createAtSandbox({ ...body, amount: 500, destination_bank_account: '9876543210' });
+      await staleClaim(TRANSFER, body, key);
+      for (const attempt of [1, 2]) {
+        const requestId = uniqueRequestId();
+        const res = await fetchGateway(keyed(TRANSFER, body, key, requestId));
+        expect(res.status, `attempt ${attempt}`).toBe(409);
+        expect(res.headers.get('Idempotent-Recovered')).toBeNull();
+        const error = await errorBody(res);
+        expect(error.code).toBe('idempotency_record_mismatch');
+        expect(error.message).toContain('amount, destination_bank_account');
+        expect(error.message).not.toMatch(/9876543210/);
+        // Looked up, never sent: the 7.25 transfer does not go out under a taken reference.
+        expect(await reachedUpstream(requestId)).toEqual([
+          `GET /disbursements/verify/${body.reference}`,
+        ]);
+        const record = await findIdempotencyKey(env.DB, CALLER_NAME, key);
+        expect(record?.state).toBe('in_flight');
+        expect(record?.response).toBeUndefined();
+      }
+      expect(logs.lines()).toContainEqual(
+        expect.objectContaining({
+          event: 'idempotency_recovered',
+          mismatched_fields: ['amount', 'destination_bank_account'],
+        }),
+      );
+    });
+
+    it.each([
+      ['a transfer', TRANSFER, transferBody],
+      ['a virtual account', '/virtual-accounts', virtualAccountRequest],
+      ['a refund', '/refunds/initialize', refundRequest],
+    ] as const)('should recover %s in the POST\'s own answer shape', async (_name, path, build) => {
+      const fresh = await build();
+      const sent = await fetchGateway(postJson(path, fresh));
+      expect(sent.status, await sent.clone().text()).toBe(200);
+      const body = await build();
+      const key = crypto.randomUUID();
+      await createAtSandbox(body, path);
+      await staleClaim(path, body, key);
+      const res = await fetchGateway(keyed(path, body, key, uniqueRequestId()));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('Idempotent-Recovered')).toBe('true');
+      expect(shapeOf(await res.json())).toEqual(shapeOf(await sent.json()));
+    });
+
+    it('should answer 409 for a payment session, whose checkout address no read gives back', async () => {
+      const body = {
+        email: 'buyer@example.com',
+        amount: '2500.00',
+        currency: 'NGN',
+        reference: `rec-pay-${crypto.randomUUID()}`,
+      };
+      const key = crypto.randomUUID();
+      await createAtSandbox(body, '/payments/initialize');
+      await staleClaim('/payments/initialize', body, key);
+      const requestId = uniqueRequestId();
+      const res = await fetchGateway(keyed('/payments/initialize', body, key, requestId));
+      expect(res.status).toBe(409);
+      expect(await errorBody(res)).toMatchObject({ code: 'idempotency_answer_lost' });
+      expect(await reachedUpstream(requestId)).toEqual([`GET /payments/verify/${body.reference}`]);
+      expect((await findIdempotencyKey(env.DB, CALLER_NAME, key))?.response).toBeUndefined();
     });
 
     it('should take the claim over and send once when the request never landed', async () => {
@@ -222,6 +335,34 @@ describe('idempotency stage', () => {
         `GET /disbursements/verify/${body.reference}`,
         `POST ${TRANSFER}`,
       ]);
+    });
+
+    it('should release the key when the upstream refused the credentials (401), so the fix is sent', async () => {
+      const body = transferBody();
+      const key = crypto.randomUUID();
+      const requestId = uniqueRequestId();
+      const refused = await fetchGateway(keyed(TRANSFER, body, key, requestId), {
+        UPSTREAM_SECRET: 'a-wrong-secret',
+      });
+      expect(refused.status).toBe(401);
+      expect(await findIdempotencyKey(env.DB, CALLER_NAME, key)).toBeUndefined();
+      const fixed = await fetchGateway(keyed(TRANSFER, body, key, requestId));
+      expect(fixed.status).toBe(200);
+      expect(fixed.headers.get('Idempotent-Replayed')).toBeNull();
+      expect(await reachedUpstream(requestId)).toEqual([`POST ${TRANSFER}`, `POST ${TRANSFER}`]);
+      expect((await findIdempotencyKey(env.DB, CALLER_NAME, key))?.state).toBe('completed');
+    });
+
+    it('should store a definitive 4xx and replay it', async () => {
+      const body = { ...transferBody(), currency: 'XYZ' };
+      const key = crypto.randomUUID();
+      const first = await fetchGateway(keyed(TRANSFER, body, key, uniqueRequestId()));
+      expect(first.status).toBeGreaterThanOrEqual(400);
+      expect(first.status).toBeLessThan(500);
+      expect([401, 403, 408, 429]).not.toContain(first.status);
+      const replay = await fetchGateway(keyed(TRANSFER, body, key, uniqueRequestId()));
+      expect(replay.status).toBe(first.status);
+      expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
     });
 
     it('should release the key when the gateway failed before sending', async () => {

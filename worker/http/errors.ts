@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'idempotency_key_missing'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_flight'
+  | 'idempotency_record_mismatch'
+  | 'idempotency_answer_lost'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'

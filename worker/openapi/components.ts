@@ -76,7 +76,8 @@ export const ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
   {
     status: 409,
     name: 'Conflict',
-    description: '`idempotency_key_in_flight` (with Retry-After) or a conflict of the service.',
+    description:
+      '`idempotency_key_in_flight` (with Retry-After), `idempotency_record_mismatch`, `idempotency_answer_lost` or a conflict of the service.',
     headers: { 'Retry-After': 'RetryAfter' },
   },
   {

@@ -1,4 +1,4 @@
-import { APIError, NotFoundError } from '../../../lib/index.ts';
+import { APIError, lookupMismatches, NotFoundError } from '../../../lib/index.ts';
 import { bytesToHex } from '../../../lib/shared.ts';
 import {
   claimIdempotencyKey,
@@ -16,6 +16,7 @@ import type { ProxyRoute } from '../../routes/table.ts';
 import { upstreamConfig } from '../../upstream/config.ts';
 import { upstreamClient } from '../../upstream/sdk.ts';
 import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
+import { recoveredAnswer } from '../recovered-answer.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
 
 /** The request header naming the key (draft-ietf-httpapi-idempotency-key-header). */
@@ -38,8 +39,10 @@ const SF_STRING = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/;
 const PRINTABLE = /^[\x20-\x7E]+$/;
 // Stored and replayed: what forward.ts passes back, and its `Cache-Control: no-store` on errors.
 const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
-// Statuses saying the upstream did not process the request: the key is released.
-const NOT_PROCESSED = new Set([408, 429]);
+// Statuses saying the upstream did not process the request (refused credentials or
+// permissions, a timeout before processing, a rate limit): the key is released so a retry
+// after the fix is sent, instead of replaying the refusal for the whole retention.
+const NOT_PROCESSED = new Set([401, 403, 408, 429]);
 
 /**
  * The proxy stage for `Idempotency-Key`: claims the key per
@@ -224,7 +227,9 @@ async function recover(
 ): Promise<Response> {
   const { route, context } = exchange;
   const lookup = route.endpoint.lookup;
-  const reference = lookup === undefined ? undefined : bodyField(exchange.body, lookup.field);
+  const sent = bodyObject(exchange.body);
+  const found = lookup === undefined ? undefined : sent?.[lookup.field];
+  const reference = typeof found === 'string' && found !== '' ? found : undefined;
   if (lookup === undefined || reference === undefined) {
     // Only routes that move no money are taken over without a lookup.
     if (route.idempotency === 'optional') return runOnce(exchange, next, lock, 'recovered');
@@ -244,25 +249,48 @@ async function recover(
     return unverified(exchange, lock);
   }
   context.upstreamStatus = 200;
-  logEvent('info', 'idempotency_recovered', {
+  // The reference alone proves nothing: another request may have used it for other money.
+  const mismatches = lookupMismatches(lookup, sent ?? {}, record);
+  const answer = recoveredAnswer(route.name, record);
+  logEvent(mismatches.length === 0 ? 'info' : 'warn', 'idempotency_recovered', {
     request_id: context.requestId,
     route: route.name,
     lookup_status: 200,
+    ...(mismatches.length === 0 ? {} : { mismatched_fields: mismatches }),
   });
+  if (mismatches.length > 0) {
+    await keepStale(exchange, lock);
+    throw new HttpError(
+      409,
+      'idempotency_record_mismatch',
+      `${lookup.field} ${reference} already names a record whose ${mismatches.join(', ')} ` +
+        'differ from this request; nothing was sent. Use a new reference and a new key',
+    );
+  }
+  if (answer === undefined) {
+    await keepStale(exchange, lock);
+    throw new HttpError(
+      409,
+      'idempotency_answer_lost',
+      `The request with this key was carried out (${lookup.field} ${reference}) but its answer ` +
+        'was lost and cannot be rebuilt from the record; start over with a new reference and a new key',
+    );
+  }
   const headers = {
     'content-type': 'application/json',
     [IDEMPOTENT_RECOVERED_HEADER.toLowerCase()]: 'true',
   };
-  const body = new TextEncoder().encode(JSON.stringify({ status: 'success', data: record }));
+  const body = new TextEncoder().encode(JSON.stringify(answer));
   return settle(exchange, lock, { status: 200, headers, body }, 'recovered');
 }
 
-// A string field of the JSON body the proxy already validated, if it has one.
-function bodyField(body: Uint8Array | undefined, field: string): string | undefined {
+// The JSON body the proxy already validated, as an object (`undefined` without one).
+function bodyObject(body: Uint8Array | undefined): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(new TextDecoder().decode(body));
-    const found = (value as Record<string, unknown> | null)?.[field];
-    return typeof found === 'string' && found !== '' ? found : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -281,12 +309,18 @@ async function settle(
 
 // The stale claim's outcome is unknown: hand the lock back (stale at once) and say so.
 async function unverified(exchange: ProxyExchange, lock: IdempotencyLock): Promise<never> {
-  await bestEffort(exchange, expireIdempotencyLock(exchange.env.DB, lock, Date.now()));
-  exchange.context.idempotency = 'in_flight';
+  await keepStale(exchange, lock);
   throw inFlight(
     'The first request with this key did not finish and its outcome could not be verified yet',
     VERIFY_RETRY_AFTER_SEC * 1000,
   );
+}
+
+// Stores nothing and hands the lock back stale at once: the next request with the key
+// verifies again, so it gets the same answer and nothing is ever sent twice.
+async function keepStale(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
+  await bestEffort(exchange, expireIdempotencyLock(exchange.env.DB, lock, Date.now()));
+  exchange.context.idempotency = 'in_flight';
 }
 
 async function storedOf(response: Response): Promise<StoredResponse> {
