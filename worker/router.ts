@@ -2,6 +2,7 @@ import { AutoRouter, type AutoRouterType, type IRequest } from 'itty-router';
 import { requireAdmin } from './auth/admin.ts';
 import { requireCaller } from './auth/authenticate.ts';
 import { beginRequest, contextOf } from './http/context.ts';
+import { decodeParams } from './http/params.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
 import { countDeliveries, retryDelivery } from './routes/admin/deliveries.ts';
 import { getEvent, listEvents, replayEvent } from './routes/admin/events.ts';
@@ -101,7 +102,8 @@ export function createRouter(): GatewayRouter {
       contextOf(request).routeName = route.name;
       return undefined;
     };
-    add(router, REGISTER[route.method], route.pattern, named, auth, handlerOf(route));
+    const params = route.pattern.includes('/:') ? decodeParams : undefined;
+    add(router, REGISTER[route.method], route.pattern, named, auth, params, handlerOf(route));
   }
   // A known path with another method: 405, after the path's own authentication.
   const registered = () => router.routes;

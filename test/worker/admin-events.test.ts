@@ -63,9 +63,9 @@ async function storeEventAt(
   eventType: string,
   receivedAt: number,
   status = 'received',
+  eventId = `evt_${crypto.randomUUID()}`,
 ): Promise<string> {
-  const rawBody = JSON.stringify(envelope({ event_type: eventType }));
-  const eventId = JSON.parse(rawBody).event_id as string;
+  const rawBody = JSON.stringify(envelope({ event_type: eventType, event_id: eventId }));
   const event = { eventId, eventType, receivedAt, rawBody };
   await env.DB.batch([
     insertWebhookEventStatement(env.DB, event),
@@ -294,6 +294,64 @@ describe('admin events API', () => {
       const created = rows.find((r) => r.subscriptionId === other.subscription.id);
       expect(data.delivery_ids).toEqual([created?.id]);
       expect(sent).toEqual(data.delivery_ids);
+    });
+
+    it('should refuse an unconfirmed event (409) unless forced, then record who forced it and when', async () => {
+      const type = `unconfirmed_${crypto.randomUUID()}`;
+      const eventId = await storeEventAt(type, Date.now(), 'unconfirmed');
+      // Subscribed after ingress, as an unconfirmed event gets no delivery there.
+      await createReceiverSubscription({ eventTypes: [type] });
+      const { queue, sent } = recordedDeliveries();
+      for (const json of [undefined, {}, { force: false }, { operator: 'ada' }]) {
+        const refused = await replay(eventId, json, { DELIVERIES: queue });
+        expect(refused.status, JSON.stringify(json)).toBe(409);
+        const error = await errorBody(refused);
+        expect(error.code).toBe('event_unconfirmed');
+        expect(error.message).toContain('"force": true');
+      }
+      expect(sent).toEqual([]);
+      expect(await listEventDeliveries(env.DB, eventId)).toEqual([]);
+      const before = Date.now();
+      const forced = await fetchGateway(
+        adminRequest('POST', `/admin/events/${eventId}/replay`, {
+          json: { force: true, operator: 'ada@ops' },
+          headers: { 'CF-Connecting-IP': '203.0.113.7' },
+        }),
+        { DELIVERIES: queue },
+      );
+      expect(forced.status).toBe(202);
+      const { data } = (await forced.json()) as { data: { delivery_ids: string[] } };
+      expect(data.delivery_ids).toHaveLength(1);
+      expect(sent).toEqual(data.delivery_ids);
+      const detail = await fetchGateway(adminRequest('GET', `/admin/events/${eventId}`));
+      const { forced_replay } = await dataOf<{ forced_replay: Record<string, string> }>(detail);
+      expect(forced_replay).toMatchObject({ by: 'ada@ops', from: '203.0.113.7' });
+      expect(Date.parse(forced_replay.at ?? '')).toBeGreaterThanOrEqual(before);
+    });
+
+    it('should show no forced replay on a confirmed event replayed normally', async () => {
+      const eventId = await storeEventAt(`t_${crypto.randomUUID()}`, Date.now(), 'confirmed');
+      expect((await replay(eventId, { force: true })).status).toBe(202);
+      const detail = await fetchGateway(adminRequest('GET', `/admin/events/${eventId}`));
+      expect(await dataOf(detail)).toMatchObject({ forced_replay: null });
+    });
+
+    it('should find an event whose id needs percent-encoding in the path', async () => {
+      const eventId = `evt/${crypto.randomUUID()}?x=1#y%z`;
+      await storeEventAt(`t_${crypto.randomUUID()}`, Date.now(), 'received', eventId);
+      const path = `/admin/events/${encodeURIComponent(eventId)}`;
+      const detail = await fetchGateway(adminRequest('GET', path));
+      expect(detail.status).toBe(200);
+      expect(await dataOf(detail)).toMatchObject({ event_id: eventId });
+      expect((await fetchGateway(adminRequest('POST', `${path}/replay`))).status).toBe(202);
+    });
+
+    it('should answer 400 for a malformed escape in the event id', async () => {
+      const res = await fetchGateway(adminRequest('GET', '/admin/events/evt%E0%A4'));
+      expect(res.status).toBe(400);
+      expect((await errorBody(res)).issues).toEqual([
+        { path: 'id', message: 'Malformed percent-encoding' },
+      ]);
     });
 
     it('should answer 404 not_found for an unknown event', async () => {

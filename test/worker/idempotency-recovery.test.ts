@@ -170,7 +170,7 @@ describe('idempotency stage', () => {
       expect(await reachedUpstream(replayId)).toEqual([]);
     });
 
-    it('should answer 409 and store nothing when the reference names another request\'s record', async () => {
+    it("should answer 409 and store nothing when the reference names another request's record", async () => {
       const body = transferBody();
       const key = crypto.randomUUID();
       // Another request already used the reference for 500.00 to another account.
@@ -205,7 +205,7 @@ describe('idempotency stage', () => {
       ['a transfer', TRANSFER, transferBody],
       ['a virtual account', '/virtual-accounts', virtualAccountRequest],
       ['a refund', '/refunds/initialize', refundRequest],
-    ] as const)('should recover %s in the POST\'s own answer shape', async (_name, path, build) => {
+    ] as const)("should recover %s in the POST's own answer shape", async (_name, path, build) => {
       const fresh = await build();
       const sent = await fetchGateway(postJson(path, fresh));
       expect(sent.status, await sent.clone().text()).toBe(200);

@@ -201,10 +201,32 @@ describe('gateway', () => {
       expect((await onlySandboxRequest(id)).query).toBe(query);
     });
 
-    it('should forward percent-encoded path segments as received', async () => {
+    it('should decode a path parameter and send it encoded once, as one segment', async () => {
       const id = uniqueRequestId();
-      await fetchGateway(gatewayRequest('/payments/verify/ref%2Fa%20b%3F', { requestId: id }));
-      expect((await onlySandboxRequest(id)).path).toBe('/payments/verify/ref%2Fa%20b%3F');
+      await fetchGateway(gatewayRequest('/payments/verify/r%65f-%3F%23%25', { requestId: id }));
+      expect((await onlySandboxRequest(id)).path).toBe('/payments/verify/ref-%3F%23%25');
+    });
+
+    it.each([
+      ['an encoded "/" (a second segment upstream)', '/payments/verify/ref%2Fa'],
+      ['encoded dot segments', '/payments/verify/..%2F..%2Fmerchants%2Ftransactions'],
+      ['an encoded space', '/payments/verify/a%20b'],
+      ['a malformed escape', '/payments/verify/a%zz'],
+      ['bytes that are not UTF-8', '/payments/verify/a%FF'],
+      ["another endpoint's literal path", '/refunds/count-by-statu%73'],
+    ])('should answer 400 for %s and send nothing', async (_name, path) => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest(path, { requestId: id }));
+      expect(res.status).toBe(400);
+      expect(await errorBody(res)).toMatchObject({ code: 'validation_failed' });
+      expect(await sandboxRequests(id)).toEqual([]);
+    });
+
+    it('should answer 404 for an encoded dot segment, which URL parsing resolves away', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(gatewayRequest('/payments/verify/%2e%2E', { requestId: id }));
+      expect(res.status).toBe(404);
+      expect(await sandboxRequests(id)).toEqual([]);
     });
 
     it('should drop a trailing slash', async () => {

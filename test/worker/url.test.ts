@@ -1,27 +1,59 @@
 import { describe, expect, it } from 'vitest';
-import { fillPattern, joinUpstreamUrl } from '../../worker/upstream/url.ts';
+import { HttpError } from '../../worker/http/errors.ts';
+import { fillPattern, joinUpstreamUrl, matchesPattern } from '../../worker/upstream/url.ts';
 
 describe('upstream URLs', () => {
   describe('fillPattern', () => {
-    it('should put the segments in as received', () => {
+    it('should percent-encode each decoded value as one segment', () => {
       expect(
-        fillPattern('/refunds/transactions/:payment_reference', { payment_reference: 'a%2Fb' }),
-      ).toBe('/refunds/transactions/a%2Fb');
+        fillPattern('/refunds/transactions/:payment_reference', { payment_reference: 'a?b#c%d' }),
+      ).toBe('/refunds/transactions/a%3Fb%23c%25d');
     });
 
     it('should leave a pattern without params unchanged', () => {
       expect(fillPattern('/banks', {})).toBe('/banks');
     });
 
-    it.each([['.'], ['..'], ['%2e'], ['%2E%2e'], ['.%2E'], ['']])(
-      'should refuse the segment %j',
-      (segment) => {
-        expect(fillPattern('/payments/verify/:reference', { reference: segment })).toBeUndefined();
-      },
-    );
+    it.each([
+      ['.', 'Expected a reference other than'],
+      ['..', 'Expected a reference other than'],
+      ['', 'Expected 1 to 100 printable characters'],
+      ['a b', 'Expected 1 to 100 printable characters'],
+      ['a\nb', 'Expected 1 to 100 printable characters'],
+      ['x'.repeat(101), 'Expected 1 to 100 printable characters'],
+      ['../../merchants/transactions', 'Expected no "/"'],
+      ['a/b', 'Expected no "/"'],
+    ])('should refuse the decoded value %j (400 naming the parameter)', (value, message) => {
+      let thrown: unknown;
+      try {
+        fillPattern('/payments/verify/:reference', { reference: value });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(HttpError);
+      expect(thrown).toMatchObject({
+        status: 400,
+        code: 'validation_failed',
+        issues: expect.arrayContaining([
+          { path: 'reference', message: expect.stringContaining(message) },
+        ]),
+      });
+    });
 
-    it('should refuse a missing segment', () => {
-      expect(fillPattern('/payments/verify/:reference', {})).toBeUndefined();
+    it('should refuse a missing parameter', () => {
+      expect(() => fillPattern('/payments/verify/:reference', {})).toThrow(HttpError);
+    });
+  });
+
+  describe('matchesPattern', () => {
+    it.each([
+      ['/refunds/:refund_reference', '/refunds/count-by-status', true],
+      ['/refunds/count-by-status', '/refunds/count-by-status', true],
+      ['/refunds/:refund_reference', '/refunds/', false],
+      ['/refunds/:refund_reference', '/refunds/a/b', false],
+      ['/banks', '/banks/resolve', false],
+    ])('should match %s against %s: %s', (pattern, path, expected) => {
+      expect(matchesPattern(pattern, path)).toBe(expected);
     });
   });
 

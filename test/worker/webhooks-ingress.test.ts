@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../lib/signing.ts';
 import { createSandbox } from '../../lib/testing/index.ts';
 import { findWebhookEvent } from '../../worker/db/webhook-events.ts';
-import { fetchGateway, useCapturedLogs } from './helpers.ts';
+import { errorBody, fetchGateway, useCapturedLogs } from './helpers.ts';
 import { envelope, rowCount, WEBHOOK_SECRET, webhookRequest } from './webhook-helpers.ts';
 
 const logs = useCapturedLogs();
@@ -74,16 +74,72 @@ describe('webhooks', () => {
       expect(logs.text()).not.toContain(WEBHOOK_SECRET);
     });
 
-    it('should accept an unsigned event when WEBHOOK_SECRET is empty', async () => {
+    it('should refuse webhooks (503, logged) when WEBHOOK_SECRET is empty and unsigned ones are not allowed', async () => {
+      for (const allow of [undefined, '', 'false', '1']) {
+        const event = envelope();
+        const res = await fetchGateway(
+          await webhookRequest(JSON.stringify(event), { secret: null }),
+          {
+            WEBHOOK_SECRET: '',
+            ...(allow === undefined ? {} : { ALLOW_UNSIGNED_WEBHOOKS: allow }),
+          },
+        );
+        expect(res.status, `ALLOW_UNSIGNED_WEBHOOKS=${allow}`).toBe(503);
+        const error = await errorBody(res);
+        expect(error).toMatchObject({ code: 'configuration_error' });
+        expect(error.message).toContain('WEBHOOK_SECRET');
+        expect(await rowCount(String(event.event_id))).toBe(0);
+      }
+      expect(logs.lines()).toContainEqual(
+        expect.objectContaining({
+          level: 'error',
+          event: 'configuration_error',
+          setting: 'WEBHOOK_SECRET',
+        }),
+      );
+    });
+
+    it('should accept an unsigned event with ALLOW_UNSIGNED_WEBHOOKS=true, logging a warning', async () => {
       const event = envelope();
       const res = await fetchGateway(
         await webhookRequest(JSON.stringify(event), { secret: null }),
-        {
-          WEBHOOK_SECRET: '',
-        },
+        { WEBHOOK_SECRET: '', ALLOW_UNSIGNED_WEBHOOKS: 'true' },
       );
       expect(res.status).toBe(200);
       expect(await rowCount(String(event.event_id))).toBe(1);
+      expect(logs.lines()).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          event: 'webhook_unsigned_accepted',
+          event_id: event.event_id,
+        }),
+      );
+    });
+
+    it.each([
+      ['a newline', 'evt\n1'],
+      ['a space', 'evt 1'],
+      ['a tab', 'evt\t1'],
+      ['a non-ASCII letter', 'évt-1'],
+      ['256 characters', 'e'.repeat(256)],
+      ['nothing', ''],
+    ])('should refuse an event_id with %s (400, nothing stored)', async (_name, eventId) => {
+      const event = { ...envelope(), event_id: eventId };
+      const res = await fetchGateway(await webhookRequest(JSON.stringify(event)));
+      expect(res.status).toBe(400);
+      expect((await errorBody(res)).issues).toEqual([
+        { path: 'event_id', message: expect.stringMatching(/visible ASCII/) },
+      ]);
+      expect(await rowCount(eventId)).toBe(0);
+    });
+
+    it('should accept an event_id of 255 visible ASCII characters', async () => {
+      const eventId = `evt-${'~'.repeat(251)}`;
+      const res = await fetchGateway(
+        await webhookRequest(JSON.stringify({ ...envelope(), event_id: eventId })),
+      );
+      expect(res.status).toBe(200);
+      expect(await rowCount(eventId)).toBe(1);
     });
 
     it('should accept an event emitted by the sandbox (end to end)', async () => {

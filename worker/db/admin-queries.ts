@@ -106,6 +106,8 @@ export async function listWebhookEvents(db: D1Database, query: EventListQuery): 
  * @param event - the event's id and type.
  * @param subscriptionId - one subscription, or `null` for all that match.
  * @param now - epoch ms: the due time and update time.
+ * @param before - statements run first in the same transaction (e.g. recording a forced
+ *   replay on the event), so the record and the deliveries are written together or not at all.
  * @returns the ids of the deliveries now pending.
  */
 export async function replayDeliveries(
@@ -113,8 +115,9 @@ export async function replayDeliveries(
   event: { readonly eventId: string; readonly eventType: string },
   subscriptionId: string | null,
   now: number,
+  before: readonly D1PreparedStatement[] = [],
 ): Promise<string[]> {
-  const { results } = await db
+  const replay = db
     .prepare(
       `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
          last_status, created_at, updated_at)
@@ -129,9 +132,9 @@ export async function replayDeliveries(
            updated_at = excluded.updated_at
        RETURNING id`,
     )
-    .bind(event.eventId, event.eventType, now, subscriptionId)
-    .all<{ id: string }>();
-  return results.map((row) => row.id);
+    .bind(event.eventId, event.eventType, now, subscriptionId);
+  const results = await db.batch<{ id: string }>([...before, replay]);
+  return (results.at(-1)?.results ?? []).map((row) => row.id);
 }
 
 /**

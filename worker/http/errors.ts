@@ -24,11 +24,13 @@ export type ErrorCode =
   | 'idempotency_key_in_flight'
   | 'idempotency_record_mismatch'
   | 'idempotency_answer_lost'
+  | 'event_unconfirmed'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'upstream_unreachable'
   | 'upstream_timeout'
+  | 'configuration_error'
   | 'internal_error';
 
 /** One problem with a request field, an entry of the error body's `issues`. */

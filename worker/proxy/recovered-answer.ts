@@ -22,7 +22,13 @@ const TRANSFER_FIELDS = [
   'status',
   'created_at',
 ];
-const DEBIT_FIELDS = ['payment_reference', 'mandate_reference', 'debit_amount', 'narration', 'status'];
+const DEBIT_FIELDS = [
+  'payment_reference',
+  'mandate_reference',
+  'debit_amount',
+  'narration',
+  'status',
+];
 const VIRTUAL_ACCOUNT_FIELDS = [
   'account_number',
   'bank_name',

@@ -10,6 +10,19 @@ const key = v.pipe(
 );
 
 /**
+ * An `event_id`: 1 to {@link MAX_EVENT_KEY_LENGTH} visible ASCII characters (no space, no
+ * control character). It becomes the `webhook-id` header of every delivery and a path
+ * segment of the admin API, where a newline or a space would break the one or the other.
+ */
+const eventId = v.pipe(
+  v.string(),
+  v.regex(
+    /^[\x21-\x7e]{1,255}$/,
+    `Expected 1 to ${MAX_EVENT_KEY_LENGTH} visible ASCII characters (no spaces or control characters)`,
+  ),
+);
+
+/**
  * A JSON object (not an array, not `null`): the envelope's `data` (spec: Events). A
  * `custom` schema because valibot's object schemas accept arrays (and copy them into
  * objects); the OpenAPI converter describes it through an override (worker/openapi/schemas.ts).
@@ -20,14 +33,14 @@ export const JsonObjectSchema = v.custom<Record<string, unknown>>(
 );
 
 /**
- * The webhook envelope of the spec (spec: Events), as the ingress checks it: `event_type`,
- * `event_id` and `timestamp` required strings, `status` and `message` optional strings,
+ * The webhook envelope of the spec (spec: Events), as the ingress checks it: `event_type`
+ * and `timestamp` required strings, `event_id` visible ASCII, `status` and `message` optional strings,
  * `data` an object. Unknown fields and unknown event types pass (forward compatible);
  * the typed per-event check is the SDK's `parseWebhookEvent`.
  */
 export const WebhookEnvelopeSchema = v.looseObject({
   event_type: key,
-  event_id: key,
+  event_id: eventId,
   timestamp: v.pipe(v.string(), v.nonEmpty('Expected a non-empty string')),
   status: v.optional(v.string()),
   message: v.optional(v.string()),

@@ -1,15 +1,15 @@
 import type { IRequest } from 'itty-router';
 import { readCapped } from '../../lib/shared.ts';
 import { contextOf } from '../http/context.ts';
-import { RouteNotFoundError } from '../http/errors.ts';
+import { HttpError } from '../http/errors.ts';
 import { forwardUpstream } from '../proxy/forward.ts';
 import { composeStages, type ProxyStage } from '../proxy/pipeline.ts';
 import { accessStage } from '../proxy/stages/access.ts';
 import { cacheStage } from '../proxy/stages/cache.ts';
 import { idempotencyStage } from '../proxy/stages/idempotency.ts';
 import { maxBodyBytes, validationStage } from '../proxy/stages/validate.ts';
-import type { ProxyRoute } from '../routes/table.ts';
-import { fillPattern } from '../upstream/url.ts';
+import { fillPattern, matchesPattern } from '../upstream/url.ts';
+import { PROXY_ROUTES, type ProxyRoute } from './table.ts';
 
 /**
  * The stages run before forwarding, outermost first, chosen from the route's data:
@@ -35,7 +35,8 @@ export function stagesFor(route: ProxyRoute): readonly ProxyStage[] {
  *
  * @param route - the endpoint.
  * @returns an itty-router handler.
- * @throws {RouteNotFoundError} 404 when a path segment is a dot segment.
+ * @throws {HttpError} 400 `validation_failed` when a path parameter breaks the reference
+ *   rules or decodes to another endpoint's path.
  */
 export function proxyRoute(route: ProxyRoute): (request: IRequest, env: Env) => Promise<Response> {
   const run = composeStages(stagesFor(route), forwardUpstream);
@@ -43,7 +44,16 @@ export function proxyRoute(route: ProxyRoute): (request: IRequest, env: Env) => 
     const context = contextOf(request);
     const url = new URL(request.url);
     const path = fillPattern(route.pattern, request.params);
-    if (path === undefined) throw new RouteNotFoundError(request.method, url.pathname);
+    const addressed = PROXY_ROUTES.find(
+      (other) => other.method === route.method && matchesPattern(other.pattern, path),
+    );
+    // `count-by-statu%73` decodes to another endpoint's literal path: its allow-list and
+    // rules would be skipped, so it is refused rather than sent.
+    if (addressed !== route) {
+      throw new HttpError(400, 'validation_failed', 'The request path is invalid', {
+        issues: [{ path: 'path', message: `Decodes to ${path}, which is another endpoint` }],
+      });
+    }
     const body =
       request.method === 'GET' || request.method === 'HEAD'
         ? undefined

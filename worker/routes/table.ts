@@ -239,7 +239,7 @@ export const OWN_ROUTES = Object.freeze([
     'admin.events.replay',
     'admin',
     'Deliver the event again: to every matching enabled subscription, or to the one named.',
-    { status: 202, body: { schema: EventReplaySchema, required: false } },
+    { status: 202, body: { schema: EventReplaySchema, required: false }, extraErrors: [409] },
   ),
   route(
     'GET',

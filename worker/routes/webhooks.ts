@@ -30,14 +30,16 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * 200, with one `pending` delivery per matching enabled subscription in the same
  * transaction, then one `{ deliveryId }` message per delivery goes to `DELIVERIES`; a
  * duplicate answers 200 with `duplicate: true` and changes and enqueues nothing. With
- * `WEBHOOK_SECRET` empty, unsigned webhooks are accepted (local development only; see
- * docs/gateway.md).
+ * `WEBHOOK_SECRET` empty the ingress answers 503 `configuration_error`, unless
+ * `ALLOW_UNSIGNED_WEBHOOKS` is `true` (local development only): then unsigned webhooks
+ * are accepted, each logged as a warning.
  *
  * @param request - the incoming request.
- * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `MAX_BODY_BYTES`,
+ * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `ALLOW_UNSIGNED_WEBHOOKS`, `MAX_BODY_BYTES`,
  *   `CONFIRM_MONEY_EVENTS` and the upstream settings (confirmation lookups).
  * @returns 200 `{ status: 'success', event_id, duplicate }`.
- * @throws {HttpError} 413, 401, 415, 400, or 503 `upstream_unreachable` (confirmation),
+ * @throws {HttpError} 413, 401, 415, 400, 503 `configuration_error` (no secret), or 503
+ *   `upstream_unreachable` (confirmation),
  *   rendered by the router as the error body.
  * @throws {InternalError} 500 `internal_error` when D1 fails: nothing acknowledged, the
  *   provider retries.
@@ -53,6 +55,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
   const body = await withHttpErrors(() => readBody(request, maxBodyBytes(env.MAX_BODY_BYTES)));
   const secret = env.WEBHOOK_SECRET ?? '';
   if (secret !== '') await verifySignature(secret, body, request.headers);
+  else refuseUnlessUnsignedAllowed(env, context.requestId);
   // The signature covers the exact bytes, so they are checked before being parsed.
   const { text: rawBody, value: envelope } = await withHttpErrors(() =>
     parseJsonBody(body, request.headers.get('Content-Type'), WebhookEnvelopeSchema),
@@ -83,6 +86,13 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
       error_message: error instanceof Error ? error.message : String(error),
     });
     throw new InternalError('webhook event not stored', { cause: error });
+  }
+  if (secret === '') {
+    logEvent('warn', 'webhook_unsigned_accepted', {
+      request_id: context.requestId,
+      event_id: event.eventId,
+      event_type: event.eventType,
+    });
   }
   logEvent('info', 'webhook_received', {
     request_id: context.requestId,
@@ -122,6 +132,26 @@ async function enqueueDeliveries(
       error_message: error instanceof Error ? error.message : String(error),
     });
   }
+}
+
+/**
+ * Without `WEBHOOK_SECRET` nothing proves an event came from the payment service, so the
+ * ingress is closed unless `ALLOW_UNSIGNED_WEBHOOKS` is exactly `true` (local development).
+ *
+ * @throws {HttpError} 503 `configuration_error` (logged) when unsigned webhooks are not allowed.
+ */
+function refuseUnlessUnsignedAllowed(env: Env, requestId: string): void {
+  if ((env.ALLOW_UNSIGNED_WEBHOOKS ?? '').trim().toLowerCase() === 'true') return;
+  logEvent('error', 'configuration_error', {
+    request_id: requestId,
+    setting: 'WEBHOOK_SECRET',
+    problem: 'not set, and ALLOW_UNSIGNED_WEBHOOKS is not true: webhooks are refused',
+  });
+  throw new HttpError(
+    503,
+    'configuration_error',
+    'The webhook ingress is not configured: WEBHOOK_SECRET is not set',
+  );
 }
 
 /** @throws {HttpError} 401 `invalid_signature` when the headers are missing, stale or wrong. */

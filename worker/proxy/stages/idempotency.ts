@@ -16,8 +16,8 @@ import type { ProxyRoute } from '../../routes/table.ts';
 import { upstreamConfig } from '../../upstream/config.ts';
 import { upstreamClient } from '../../upstream/sdk.ts';
 import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
-import { recoveredAnswer } from '../recovered-answer.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
+import { recoveredAnswer } from '../recovered-answer.ts';
 
 /** The request header naming the key (draft-ietf-httpapi-idempotency-key-header). */
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';

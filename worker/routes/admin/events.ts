@@ -14,7 +14,12 @@ import {
 } from '../../db/admin-queries.ts';
 import { listDeliveryAttempts, listEventDeliveries } from '../../db/deliveries.ts';
 import { findSubscription } from '../../db/subscriptions.ts';
-import { findWebhookEvent, type WebhookEventRecord } from '../../db/webhook-events.ts';
+import {
+  type ForcedReplay,
+  findWebhookEvent,
+  recordForcedReplayStatement,
+  type WebhookEventRecord,
+} from '../../db/webhook-events.ts';
 import { withHttpErrors } from '../../http/body.ts';
 import { contextOf } from '../../http/context.ts';
 import { type ErrorIssue, HttpError } from '../../http/errors.ts';
@@ -80,9 +85,20 @@ export const EventListQuerySchema = v.pipe(
   ),
 );
 
-/** The optional `POST /admin/events/:id/replay` body: strict `{ subscription_id? }`. */
+/**
+ * The optional `POST /admin/events/:id/replay` body, strict: `subscription_id` (one
+ * subscription), `force` (`true` to replay an `unconfirmed` event) and `operator` (who is
+ * forcing it, recorded on the event; 1 to 100 characters).
+ */
 export const EventReplaySchema = v.strictObject({
   subscription_id: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
+  force: v.optional(v.boolean()),
+  operator: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[\x20-\x7e]{1,100}$/, 'Expected 1 to 100 printable ASCII characters'),
+    ),
+  ),
 });
 
 /**
@@ -132,6 +148,14 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
     ...toEventSummaryView(event),
     body: parseBody(event.rawBody),
     raw_body: event.rawBody,
+    forced_replay:
+      event.forcedReplay === undefined
+        ? null
+        : {
+            at: new Date(event.forcedReplay.at).toISOString(),
+            by: event.forcedReplay.by,
+            from: event.forcedReplay.from,
+          },
     deliveries: deliveries.map((delivery, index) => ({
       ...toDeliveryView(delivery),
       attempt_log: (attempts[index] ?? []).map(toDeliveryAttemptView),
@@ -147,8 +171,14 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  * `pending` delivery due now: a new row, or its existing row reset (UNIQUE
  * (event_id, subscription_id); attempts kept), then one message per delivery.
  *
+ * An `unconfirmed` event (the payment service contradicted it) is replayed only with
+ * `"force": true`; who forced it (`operator`, else `admin`), from which address and when
+ * is recorded on the event in the same transaction, and shown by `GET /admin/events/:id`
+ * as `forced_replay`.
+ *
  * @returns 202 `{ status: 'success', data: { event_id, delivery_ids } }`.
- * @throws {HttpError} 404 `not_found` (event, or the named subscription); 400
+ * @throws {HttpError} 409 `event_unconfirmed` for an `unconfirmed` event without
+ *   `"force": true`; 404 `not_found` (event, or the named subscription); 400
  *   `validation_failed` for a bad body or a disabled subscription; 415, 413.
  */
 export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
@@ -159,6 +189,25 @@ export async function replayEvent(request: IRequest, env: Env): Promise<Response
     : undefined;
   const subscriptionId = body?.value.subscription_id ?? null;
   const event = await foundEvent(request, env);
+  const now = Date.now();
+  let forced: ForcedReplay | undefined;
+  if (event.status === 'unconfirmed') {
+    // The payment service contradicted this money event: delivering it could make a
+    // subscriber ship goods or credit a wallet for money that never arrived.
+    if (body?.value.force !== true) {
+      throw new HttpError(
+        409,
+        'event_unconfirmed',
+        `Event ${JSON.stringify(event.eventId)} was not confirmed by the payment service; ` +
+          'send {"force": true} to replay it anyway',
+      );
+    }
+    forced = {
+      at: now,
+      by: body.value.operator ?? 'admin',
+      from: request.headers.get('CF-Connecting-IP') ?? 'unknown',
+    };
+  }
   if (subscriptionId !== null) {
     const subscription = await findSubscription(env.DB, subscriptionId);
     if (subscription === undefined) {
@@ -170,12 +219,17 @@ export async function replayEvent(request: IRequest, env: Env): Promise<Response
       ]);
     }
   }
-  const ids = await replayDeliveries(env.DB, event, subscriptionId, Date.now());
+  const before =
+    forced === undefined ? [] : [recordForcedReplayStatement(env.DB, event.eventId, forced)];
+  const ids = await replayDeliveries(env.DB, event, subscriptionId, now, before);
   await enqueueDeliveryIds(env.DELIVERIES, ids);
-  logEvent('info', 'event_replayed', {
+  logEvent(forced === undefined ? 'info' : 'warn', 'event_replayed', {
     request_id: contextOf(request).requestId,
     event_id: event.eventId,
     deliveries: ids.length,
+    ...(forced === undefined
+      ? {}
+      : { forced: true, forced_by: forced.by, forced_from: forced.from }),
   });
   return jsonResponse(
     { status: 'success', data: { event_id: event.eventId, delivery_ids: ids } },
