@@ -107,6 +107,54 @@ describe('gateway', () => {
     });
   });
 
+  describe('server errors', () => {
+    it('should log why it answered 500 (a missing setting), never in the body', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
+        gatewayRequest('/refunds/count-by-status', { requestId: id }),
+        {
+          UPSTREAM_SECRET: '',
+        },
+      );
+      expect(res.status).toBe(500);
+      const body = await res.text();
+      expect(JSON.parse(body)).toMatchObject({ code: 'internal_error', message: 'Internal error' });
+      expect(body).not.toMatch(/UPSTREAM/);
+      expect(logs.lines()).toContainEqual({
+        level: 'error',
+        event: 'server_error',
+        request_id: id,
+        route: 'refunds.countByStatus',
+        status: 500,
+        error_code: 'internal_error',
+        detail: 'UPSTREAM_KEY_ID or UPSTREAM_SECRET is not set',
+        cause_name: null,
+        cause_message: null,
+      });
+    });
+
+    it('should log the network error behind a 502', async () => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(
+        gatewayRequest('/refunds/count-by-status', { requestId: id }),
+        {
+          UPSTREAM_BASE_URL: 'http://127.0.0.1:9',
+        },
+      );
+      expect(res.status).toBe(502);
+      expect(await res.text()).not.toMatch(/connection lost/i);
+      expect(logs.lines()).toContainEqual(
+        expect.objectContaining({
+          event: 'server_error',
+          request_id: id,
+          status: 502,
+          error_code: 'upstream_unreachable',
+          cause_message: expect.stringMatching(/connection/i),
+        }),
+      );
+    });
+  });
+
   describe('maskAccountNumbers', () => {
     it.each([
       ['account 0123456789 failed', 'account ******6789 failed'],

@@ -1,4 +1,5 @@
 import type { RequestContext } from './context.ts';
+import { type HttpError, InternalError } from './errors.ts';
 
 /** Severity of a log line. */
 type LogLevel = 'info' | 'warn' | 'error';
@@ -80,5 +81,28 @@ export function logUnexpectedError(context: RequestContext, error: unknown): voi
     error_name: error instanceof Error ? error.name : typeof error,
     error_message: error instanceof Error ? error.message : String(error),
     stack: error instanceof Error ? (error.stack ?? null) : null,
+  });
+}
+
+/**
+ * Logs a 5xx the gateway answers on purpose (a missing setting, an unreachable or slow
+ * upstream, a store that failed) with what its body leaves out: the `detail` of an
+ * `InternalError` and the name and message of its `cause`. Never the stack of a known
+ * fault, never a setting's value.
+ *
+ * @param context - the request's context (request id, route).
+ * @param error - the error rendered as the answer.
+ */
+export function logServerError(context: RequestContext, error: HttpError): void {
+  const cause = error.cause;
+  logEvent(error instanceof InternalError ? 'error' : 'warn', 'server_error', {
+    request_id: context.requestId,
+    route: context.routeName ?? null,
+    status: error.status,
+    error_code: error.code,
+    detail: error instanceof InternalError ? error.detail : error.message,
+    cause_name: cause instanceof Error ? cause.name : null,
+    cause_message:
+      cause instanceof Error ? cause.message : cause === undefined ? null : String(cause),
   });
 }

@@ -2,7 +2,7 @@ import type { IRequest } from 'itty-router';
 import { REQUEST_ID_HEADER } from '../../lib/shared.ts';
 import { contextOf } from './context.ts';
 import { HttpError, InternalError } from './errors.ts';
-import { logRequest, logUnexpectedError } from './log.ts';
+import { logRequest, logServerError, logUnexpectedError } from './log.ts';
 
 /**
  * A JSON response (`application/json; charset=utf-8`, `Cache-Control: no-store`).
@@ -48,9 +48,10 @@ export function errorResponse(error: HttpError, requestId: string): Response {
  */
 export function renderError(error: unknown, request: IRequest): Response {
   const context = contextOf(request);
-  // Known faults (InternalError) were logged once where they were detected.
   const known = error instanceof HttpError ? error : undefined;
   if (known === undefined) logUnexpectedError(context, error);
+  // The body says only "Internal error": the cause goes to the log, or nobody sees it.
+  else if (known.status >= 500) logServerError(context, known);
   const rendered = known ?? new InternalError('unexpected error', { cause: error });
   context.errorCode = rendered.code;
   return errorResponse(rendered, context.requestId);
