@@ -122,7 +122,10 @@ export function createRouter(): GatewayRouter {
 /** The admin API's namespace: every path under it takes the admin token. */
 const ADMIN_PATH = '/admin';
 
-type Middleware = (request: IRequest, env: Env) => undefined | Response | Promise<Response>;
+type Middleware = (
+  request: IRequest,
+  env: Env,
+) => undefined | Response | Promise<Response | undefined>;
 
 // Registers `handlers` in order on `pattern`, skipping an absent authentication step.
 function add(

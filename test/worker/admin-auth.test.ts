@@ -3,6 +3,7 @@
  * every `/admin/*` path, and the separation from the gateway's caller tokens both ways.
  */
 import { describe, expect, it } from 'vitest';
+import { ADMIN_FAILURES_PER_MINUTE } from '../../worker/rate-limit/admin-failures.ts';
 import { ADMIN_TOKEN, adminRequest, createSubscription } from './admin-helpers.ts';
 import {
   CALLER_TOKEN,
@@ -41,6 +42,50 @@ describe('admin API', () => {
       await expectUnauthorized(
         await fetchGateway(adminRequest('GET', '/admin/subscriptions', { token: null, headers })),
       );
+    });
+
+    it('should throttle failed sign-ins per client address (429 with Retry-After), whatever is sent then', async () => {
+      const client = `198.51.100.${Math.floor(Math.random() * 250) + 1}-${crypto.randomUUID()}`;
+      const attempt = (token: string) =>
+        fetchGateway(
+          adminRequest('GET', '/admin/subscriptions', {
+            token,
+            headers: { 'CF-Connecting-IP': client },
+          }),
+        );
+      const statuses: number[] = [];
+      for (let i = 0; i < 40; i++) statuses.push((await attempt(`guess-${i}`)).status);
+      expect(statuses.slice(0, ADMIN_FAILURES_PER_MINUTE)).toEqual(
+        Array(ADMIN_FAILURES_PER_MINUTE).fill(401),
+      );
+      expect(statuses.slice(ADMIN_FAILURES_PER_MINUTE)).toEqual(
+        Array(40 - ADMIN_FAILURES_PER_MINUTE).fill(429),
+      );
+      // Throttled: even the right token waits, so a lucky guess is worth nothing now.
+      const right = await attempt(ADMIN_TOKEN);
+      expect(right.status).toBe(429);
+      const retryAfter = Number(right.headers.get('Retry-After'));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(await errorBody(right)).toMatchObject({ code: 'rate_limited' });
+      // Another address is not affected.
+      const other = await fetchGateway(
+        adminRequest('GET', '/admin/subscriptions', {
+          headers: { 'CF-Connecting-IP': `${client}-other` },
+        }),
+      );
+      expect(other.status).toBe(200);
+      expect(logs.text()).not.toContain('guess-');
+    });
+
+    it('should not count successful sign-ins', async () => {
+      const client = `203.0.113.9-${crypto.randomUUID()}`;
+      for (let i = 0; i < ADMIN_FAILURES_PER_MINUTE + 5; i++) {
+        const res = await fetchGateway(
+          adminRequest('GET', '/admin/subscriptions', { headers: { 'CF-Connecting-IP': client } }),
+        );
+        expect(res.status).toBe(200);
+      }
     });
 
     it('should store nothing when a create is refused', async () => {

@@ -15,8 +15,8 @@ interface RateLimitDecision {
 const TAT_KEY = 'tat';
 
 /**
- * The rate limiter of one caller (`RATE_LIMIT_PER_MINUTE`): a Durable Object, one
- * instance per caller name, so every request of that caller is counted in one place,
+ * The rate limiter of one caller (`RATE_LIMIT_PER_MINUTE`), and of the failed admin
+ * sign-ins of one client address: a Durable Object, one instance per name, so every request of that caller is counted in one place,
  * strongly consistent (KV, eventually consistent, could not count). It runs the generic cell
  * rate algorithm (GCRA): `limit` requests per minute, a burst of up to `limit`, then one
  * every `60 s / limit`; a refusal knows exactly when the next request fits
@@ -35,15 +35,30 @@ export class CallerRateLimiter extends DurableObject {
    * @returns whether it is allowed and, when not, the wait in milliseconds.
    */
   take(limit: number): RateLimitDecision {
+    const decision = this.decide(limit);
+    if (decision.allowed) this.ctx.storage.kv.put(TAT_KEY, decision.next);
+    return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs };
+  }
+
+  /**
+   * Whether one more request would be allowed now, counting nothing: for limits on
+   * failures, checked before the attempt and taken only when it fails.
+   *
+   * @param limit - requests per minute, a positive integer.
+   * @returns the decision {@link take} would make.
+   */
+  peek(limit: number): RateLimitDecision {
+    const { allowed, retryAfterMs } = this.decide(limit);
+    return { allowed, retryAfterMs };
+  }
+
+  private decide(limit: number): RateLimitDecision & { next: number } {
     const now = Date.now();
     const interval = RATE_LIMIT_WINDOW_MS / limit;
     const stored = this.ctx.storage.kv.get<number>(TAT_KEY);
-    const tat = Math.max(stored ?? now, now);
-    const next = tat + interval;
+    const next = Math.max(stored ?? now, now) + interval;
     // Allowed while the schedule runs at most one window ahead of now (the burst).
     const excess = next - now - RATE_LIMIT_WINDOW_MS;
-    if (excess > 0) return { allowed: false, retryAfterMs: excess };
-    this.ctx.storage.kv.put(TAT_KEY, next);
-    return { allowed: true, retryAfterMs: 0 };
+    return { allowed: excess <= 0, retryAfterMs: Math.max(0, excess), next };
   }
 }
