@@ -243,7 +243,7 @@ export class Transport {
     let text: string;
     try {
       if (spec.signal?.aborted) throw spec.signal.reason;
-      response = await settings.fetch(event.url, {
+      const fetching = settings.fetch(event.url, {
         method: spec.method,
         headers,
         ...(rawBody === undefined ? {} : { body: rawBody }),
@@ -251,8 +251,13 @@ export class Transport {
         // Never follow: a redirect would carry signed headers elsewhere. workerd has no 'error'.
         redirect: 'manual',
       });
-      // Race the body read against the signal too: not every fetch (or injected Response)
-      // ties its body stream to the signal, and the timeout must cover the whole read.
+      // A response that arrives after the wait was given up is not read: free its connection.
+      fetching
+        .then((late) => (controller.signal.aborted ? late.body?.cancel() : undefined))
+        .catch(() => {});
+      // Race the fetch and the body read against the signal: not every fetch (or injected
+      // Response) honours it, and the timeout must hold from the request to the last byte.
+      response = await untilAborted(fetching, controller.signal);
       text = await untilAborted(response.text(), controller.signal);
     } catch (cause) {
       // Free the connection of a body we will not read.

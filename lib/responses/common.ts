@@ -30,6 +30,6 @@ export const OptionalMetadata = v.optional(
 /**
  * A canonical record: its typed fields plus every other field the service sent, kept as
  * sent, so a field the service adds later still reaches the caller (the response
- * schemas list only the known ones).
+ * schemas are valibot loose objects listing only the known ones).
  */
 export type Open<T> = T & { [field: string]: unknown };

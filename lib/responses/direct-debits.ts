@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { type Open, OptionalText, ResponseAmount } from './common.ts';
 
 /** A mandate (pending, active, cancelled, or a newer state passed through). Amount in major units. */
-export const MandateSchema = v.object({
+export const MandateSchema = v.looseObject({
   mandate_reference: v.string(),
   status: v.string(),
   customer_name: OptionalText,
@@ -23,7 +23,7 @@ export const MandateSchema = v.object({
 export type Mandate = Open<v.InferOutput<typeof MandateSchema>>;
 
 /** A mandate's reference and new state, as validate-activation and cancel answer. */
-export const MandateStateSchema = v.object({
+export const MandateStateSchema = v.looseObject({
   mandate_reference: v.string(),
   status: v.string(),
 });
@@ -32,7 +32,7 @@ export const MandateStateSchema = v.object({
 export type MandateState = Open<v.InferOutput<typeof MandateStateSchema>>;
 
 /** The two authorization parameters to ask the customer for (spec: Activation challenge). */
-export const ActivationChallengeSchema = v.object({
+export const ActivationChallengeSchema = v.looseObject({
   mandate_reference: v.string(),
   param1: v.string(),
   value1: v.string(),
@@ -44,7 +44,7 @@ export const ActivationChallengeSchema = v.object({
 export type ActivationChallenge = Open<v.InferOutput<typeof ActivationChallengeSchema>>;
 
 /** A debit on a mandate (processing, success, failed, or a newer state). Amount in major units. */
-export const DebitSchema = v.object({
+export const DebitSchema = v.looseObject({
   payment_reference: v.string(),
   mandate_reference: v.string(),
   status: v.string(),

@@ -40,11 +40,18 @@ export function itemsOf(body: unknown): unknown {
 
 /**
  * Moves a resource-specific state field (`transfer_status`, `refund_status`) to `status`,
- * the one name the SDK's shapes use; the original field is kept too.
+ * the one name the SDK's shapes use, so a record read from an enveloped answer (which
+ * names the field) equals the same record read from a flat one (which says `status`).
+ *
+ * @param record - the candidate record; anything else is returned as is.
+ * @param field - the state field to move.
+ * @returns the record without `field`, its value in `status`; the record itself when
+ *   `field` is absent.
  */
 export function withStatusFrom(record: unknown, field: string): unknown {
   if (!isObject(record) || record[field] === undefined) return record;
-  return { ...record, status: record[field] };
+  const { [field]: status, ...rest } = record;
+  return { ...rest, status };
 }
 
 /**
@@ -70,8 +77,8 @@ function listOf(body: unknown): {
 }
 
 /**
- * Validates `value` against `schema`; fields the schema does not list are kept as sent
- * (in a record, and in each record of a list).
+ * Validates `value` against `schema`. The response schemas are loose objects: fields they
+ * do not list are kept as sent (in a record, and in each record of a list).
  *
  * @throws {ResponseValidationError} naming every mismatch, with the raw body.
  */
@@ -81,22 +88,13 @@ export function conform<T extends v.GenericSchema>(
   answer: RawAnswer,
 ): v.InferOutput<T> {
   const where = `${answer.context.method ?? ''} ${answer.context.url ?? ''}`.trim();
-  const output = parseOrThrow(
+  return parseOrThrow(
     schema,
     value,
     ResponseValidationError,
     `Unexpected response shape from ${where}`,
     { ...answer.context, rawBody: answer.rawBody },
   );
-  return withUnknownFields(value, output);
-}
-
-// The schemas list the known fields; put back the others, in records and lists of records.
-function withUnknownFields(input: unknown, output: unknown): unknown {
-  if (Array.isArray(input) && Array.isArray(output)) {
-    return output.map((item, index) => withUnknownFields(input[index], item));
-  }
-  return isObject(input) && isObject(output) ? { ...input, ...output } : output;
 }
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0));

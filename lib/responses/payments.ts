@@ -8,7 +8,7 @@ import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './com
  * abandoned, reversed, expired, or a newer value passed through); `amount` and `fee`
  * are in major units. Unknown fields are kept.
  */
-export const PaymentSchema = v.object({
+export const PaymentSchema = v.looseObject({
   reference: v.string(),
   status: v.string(),
   transaction_id: v.optional(v.string()),
@@ -26,7 +26,7 @@ export const PaymentSchema = v.object({
 export type Payment = Open<v.InferOutput<typeof PaymentSchema>>;
 
 /** What `POST /payments/initialize` answers: the hosted checkout address (spec: Payments). */
-export const PaymentSessionSchema = v.object({
+export const PaymentSessionSchema = v.looseObject({
   reference: v.string(),
   /** Single use; expires after a short window. */
   authorization_url: v.string(),

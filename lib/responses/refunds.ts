@@ -4,7 +4,7 @@ import { type Open, OptionalText, ResponseAmount } from './common.ts';
 import { withStatusFrom } from './envelope.ts';
 
 // The fields; the schema below first moves `refund_status` to `status`.
-const RefundFields = v.object({
+const RefundFields = v.looseObject({
   refund_reference: v.string(),
   payment_reference: v.string(),
   status: v.string(),
@@ -20,7 +20,8 @@ const RefundFields = v.object({
 /**
  * A refund whichever variant the service sent: `status` is the refund's state
  * (`refund_status`, or `status` in the flat variant; processing, success, failed, or a
- * newer value passed through). Amount in major units. Unknown fields are kept.
+ * newer value passed through). Amount in major units. Unknown fields are kept;
+ * `refund_status` is not (it is `status`).
  */
 export const RefundSchema = v.pipe(
   v.unknown(),
@@ -32,7 +33,7 @@ export const RefundSchema = v.pipe(
 export type Refund = Open<v.InferOutput<typeof RefundSchema>>;
 
 /** Refund counts by state (spec: GET /refunds/count-by-status); other states are kept. */
-export const RefundCountsSchema = v.object({
+export const RefundCountsSchema = v.looseObject({
   processing: v.pipe(v.number(), v.integer()),
   success: v.pipe(v.number(), v.integer()),
   failed: v.pipe(v.number(), v.integer()),

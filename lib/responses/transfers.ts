@@ -4,7 +4,7 @@ import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './com
 import { withStatusFrom } from './envelope.ts';
 
 // The fields; the schema below first moves `transfer_status` to `status`.
-const TransferFields = v.object({
+const TransferFields = v.looseObject({
   reference: v.string(),
   status: v.string(),
   amount: v.optional(ResponseAmount),
@@ -26,7 +26,7 @@ const TransferFields = v.object({
  * A transfer whichever variant the service sent: `status` is the transfer's state
  * (`transfer_status` in verify and lists, `status` in initialize and the flat variants;
  * processing, success, failed, reversed, expired, or a newer value passed through).
- * Amounts in major units. Unknown fields are kept, `transfer_status` included.
+ * Amounts in major units. Unknown fields are kept; `transfer_status` is not (it is `status`).
  */
 export const TransferSchema = v.pipe(
   v.unknown(),

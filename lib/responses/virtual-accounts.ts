@@ -7,7 +7,7 @@ import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './com
  * A virtual account. The creation answer is flat and lacks currency_code, metadata and
  * created_at, so those are optional. `account_status`: active, inactive, frozen, or newer.
  */
-export const VirtualAccountSchema = v.object({
+export const VirtualAccountSchema = v.looseObject({
   account_reference: v.string(),
   account_number: v.string(),
   bank_name: OptionalText,
@@ -25,7 +25,7 @@ export const VirtualAccountSchema = v.object({
 export type VirtualAccount = Open<v.InferOutput<typeof VirtualAccountSchema>>;
 
 /** An inbound transfer to a virtual account. Amount in major units. */
-export const VirtualAccountTransactionSchema = v.object({
+export const VirtualAccountTransactionSchema = v.looseObject({
   transaction_id: v.string(),
   account_reference: v.string(),
   status: v.string(),
