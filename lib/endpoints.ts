@@ -10,7 +10,6 @@ import {
   MandateSchema,
   MandateStateSchema,
 } from './responses/direct-debits.ts';
-import { parseMinorUnits } from './money.ts';
 import { itemsOf, recordOf } from './responses/envelope.ts';
 import { PaymentSchema, PaymentSessionSchema } from './responses/payments.ts';
 import { RefundCountsSchema, RefundSchema } from './responses/refunds.ts';
@@ -69,41 +68,13 @@ export interface Lookup {
   /** The request body field carrying the reference, e.g. `reference`, `refund_reference`. */
   readonly field: string;
   /**
-   * The request body fields the record found must agree with, each mapped to the record
-   * field holding it (`{ email: 'customer_email' }`). A reference alone does not prove the
-   * record is this request's: another request may have used it for another amount or
-   * destination. Fields named `*amount` are compared as money (minor units), others as
-   * text ignoring case. See {@link lookupMismatches}.
+   * The request body fields the record found must agree with (the record carries them
+   * under the same names). A reference alone does not prove the record is this request's:
+   * another request may have used it for another amount or destination. Fields named
+   * `*amount` are compared as numbers (a decimal string and a number of the same value
+   * agree), others as text ignoring case (`lookupMismatches` applies it).
    */
-  readonly match: Readonly<Record<string, string>>;
-}
-
-/**
- * The request fields a record found by a lookup contradicts: verify before resend may
- * take the record as this request's outcome only when none is listed. A field the request
- * left out, or the record does not carry (a flat answer variant omits some), is not
- * compared.
- *
- * @param lookup - the endpoint's lookup, with its `match` fields.
- * @param sent - the request body that was sent (JSON values).
- * @param record - the normalized record the lookup found.
- * @returns the request body field names whose values differ, in `match` order; `[]` when
- *   the record agrees.
- */
-export function lookupMismatches(
-  lookup: Lookup,
-  sent: Readonly<Record<string, unknown>>,
-  record: unknown,
-): string[] {
-  const found = record as Record<string, unknown>;
-  return Object.keys(lookup.match).filter((field) => {
-    const wanted = sent[field];
-    const actual = found[lookup.match[field] as string];
-    if (wanted == null || actual == null) return false;
-    return field.endsWith('amount')
-      ? parseMinorUnits(wanted) !== parseMinorUnits(actual)
-      : String(wanted).toLowerCase() !== String(actual).toLowerCase();
-  });
+  readonly match: readonly string[];
 }
 
 /**
@@ -173,7 +144,7 @@ export const PAYMENTS_INITIALIZE = endpoint(
     lookup: {
       endpoint: PAYMENTS_VERIFY,
       field: 'reference',
-      match: { amount: 'amount', currency: 'currency', email: 'customer_email' },
+      match: ['amount', 'currency'],
     },
   },
 );
@@ -206,12 +177,7 @@ export const TRANSFERS_INITIALIZE = endpoint(
     lookup: {
       endpoint: TRANSFERS_VERIFY,
       field: 'reference',
-      match: {
-        amount: 'amount',
-        currency: 'currency',
-        destination_bank_code: 'destination_bank_code',
-        destination_bank_account: 'destination_bank_account',
-      },
+      match: ['amount', 'currency', 'destination_bank_code', 'destination_bank_account'],
     },
   },
 );
@@ -237,7 +203,7 @@ export const REFUNDS_INITIALIZE = endpoint('POST', '/refunds/initialize', 'money
   lookup: {
     endpoint: REFUNDS_RETRIEVE,
     field: 'refund_reference',
-    match: { payment_reference: 'payment_reference', amount: 'amount', currency: 'currency' },
+    match: ['payment_reference', 'amount', 'currency'],
   },
 });
 /** `GET /refunds/count-by-status`: counts keyed by state, enveloped or not. */
@@ -317,7 +283,7 @@ export const DEBITS_CREATE = endpoint('POST', '/direct-debits/debit', 'money', D
   lookup: {
     endpoint: DEBITS_STATUS,
     field: 'payment_reference',
-    match: { mandate_reference: 'mandate_reference', debit_amount: 'debit_amount' },
+    match: ['mandate_reference', 'debit_amount'],
   },
 });
 /** `POST /direct-debits/disburse`: collected funds to a bank account, as a transfer. */
@@ -355,7 +321,7 @@ export const VIRTUAL_ACCOUNTS_CREATE = endpoint(
     lookup: {
       endpoint: VIRTUAL_ACCOUNTS_RETRIEVE,
       field: 'account_reference',
-      match: { customer_email: 'customer_email', currency_code: 'currency_code' },
+      match: ['customer_email', 'currency_code'],
     },
   },
 );

@@ -37,7 +37,6 @@ export {
   idempotencyOf,
   type Lookup,
   listEndpoints,
-  lookupMismatches,
   type NamedEndpoint,
   type Shape,
 } from './endpoints.ts';
@@ -54,6 +53,7 @@ export {
   TimeoutError,
 } from './errors.ts';
 export type { EndpointInput, ListParams, RequestOptions } from './internal/core.ts';
+export { lookupMismatches } from './internal/lookup.ts';
 export type { Logger, RequestEvent, ResponseEvent } from './internal/transport.ts';
 // Money (exact decimal <-> minor units)
 export { formatMinorUnits, parseMinorUnits, toMajorUnits, toMinorUnits } from './money.ts';

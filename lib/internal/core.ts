@@ -6,6 +6,7 @@ import { PaymentsError, RequestValidationError } from '../errors.ts';
 import { type Page, PagedList } from '../pagination.ts';
 import { conform, pageOf, type RawAnswer } from '../responses/envelope.ts';
 import { parseOrThrow } from './issues.ts';
+import { lookupMismatches } from './lookup.ts';
 import { fillPath } from './path.ts';
 import type { CallResult, CallSpec, RetryPolicy, Transport } from './transport.ts';
 
@@ -117,9 +118,16 @@ export class ClientCore {
     if (result.kind === 'response') {
       return conform(endpoint.response, endpoint.shape(result.body, body), answerOf(result));
     }
-    if (retry || lookup?.endpoint.response === endpoint.response) return result.value as Out;
+    if (retry) return result.value as Out;
+    const mismatched = lookup && lookupMismatches(lookup, body ?? {}, result.value);
+    if (mismatched?.length) {
+      throw new PaymentsError(
+        `${operation}: ${String(reference)} exists with another ${mismatched}; not resent`,
+      );
+    }
+    if (lookup?.endpoint.response === endpoint.response) return result.value as Out;
     throw new PaymentsError(
-      `${operation} was carried out but its answer was lost, and its lookup cannot give it back: start over with a new reference`,
+      `${operation} was carried out but its answer is lost: start over with a new reference`,
     );
   }
 

@@ -52,7 +52,13 @@ describe('PaymentsClient timeouts', () => {
     it('should free the body of an answer that arrives after the timeout', async () => {
       let cancelled = false;
       const late = () =>
-        new Response(new ReadableStream({ cancel: () => void (cancelled = true) }));
+        new Response(
+          new ReadableStream({
+            cancel: () => {
+              cancelled = true;
+            },
+          }),
+        );
       // Ignores the signal and answers at 100 ms, after the 50 ms timeout.
       const slow = (() =>
         new Promise<Response>((resolve) => setTimeout(() => resolve(late()), 100))) as typeof fetch;

@@ -7,6 +7,7 @@ import {
   MandateNotActiveError,
   NotFoundError,
   PaymentsClient,
+  PaymentsError,
   type RequestEvent,
   RequestValidationError,
   ResponseValidationError,
@@ -232,6 +233,27 @@ describe('PaymentsClient', () => {
         .toArray({ limit: 1000 });
       expect(listed.filter((t) => t.reference === reference)).toHaveLength(1);
       expect(before - (await sandbox.state()).balance).toBe(110);
+    });
+
+    it("should not take another request's record with the same reference as its outcome", async () => {
+      const reference = uniqueRef('taken');
+      await client().transfers.initialize(transferParams(reference, 500));
+      requests.length = 0;
+      // This request's POST is lost on the wire before it lands; the lookup finds the 500.
+      const lost: typeof fetch = (input, init) =>
+        init?.method === 'POST'
+          ? Promise.reject(new TypeError('fetch failed: connection reset'))
+          : fetch(input, init);
+      const error = await client({ fetch: lost })
+        .transfers.initialize(transferParams(reference, 7.25))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PaymentsError);
+      expect((error as Error).message).toMatch(/exists with another amount; not resent/);
+      // Looked up, never resent: the 7.25 transfer does not go out under a taken reference.
+      expect(requests.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual([
+        'POST /disbursements/initialize',
+        `GET /disbursements/verify/${reference}`,
+      ]);
     });
 
     it('should time out a body that stalls after the headers', async () => {
