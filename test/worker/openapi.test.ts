@@ -432,7 +432,13 @@ describe('GET /openapi.json', () => {
       }
       const remove = doc.paths['/admin/subscriptions/{id}']?.delete as Json;
       expect((remove.responses as Json)['204']).not.toHaveProperty('content');
-      expect(Object.keys(remove.responses as Json).sort()).toEqual(['204', '401', '404', '500']);
+      expect(Object.keys(remove.responses as Json).sort()).toEqual([
+        '204',
+        '401',
+        '404',
+        '429',
+        '500',
+      ]);
       const replay = doc.paths['/admin/events/{id}/replay']?.post as Json;
       expect((replay.requestBody as Json).required).toBe(false);
       expect(Object.keys(replay.responses as Json)).toContain('202');

@@ -189,8 +189,8 @@ export function securitySchemes(toleranceSec: number): Record<string, OpenApiObj
         `(its key id, not checked), \`${TIMESTAMP_HEADER}\` (unix seconds, within ` +
         `${toleranceSec} s of the gateway's clock, past or future) and ` +
         `\`${SIGNATURE_HEADER}\` (lowercase hex HMAC-SHA256, keyed with \`WEBHOOK_SECRET\`, ` +
-        'of `<timestamp>:<exact body bytes>`). Checked only when `WEBHOOK_SECRET` is set ' +
-        '(unsigned webhooks are accepted in local development).',
+        'of `<timestamp>:<exact body bytes>`). Without `WEBHOOK_SECRET` the ingress answers ' +
+        '503 unless `ALLOW_UNSIGNED_WEBHOOKS=true` (local development only).',
     },
   };
 }

@@ -270,7 +270,8 @@ export const ROUTES: readonly GatewayRoute[] = Object.freeze([...OWN_ROUTES, ...
 /**
  * The error statuses a route can answer. A proxied route: every status of the proxy's
  * error table (the upstream's own errors pass through with their status), 413 and 415
- * only when it takes a body. One of the gateway's own routes: 401 unless open, 400 when
+ * only when it takes a body. One of the gateway's own routes: 401 unless open, 429 on the
+ * admin API (failed sign-ins are throttled), 400 when
  * it validates a body or a query, 413 and 415 with a body, 404 with a path parameter (an
  * unknown record), 500 unless it touches nothing, and the route's `extraErrors`.
  *
@@ -284,6 +285,8 @@ export function errorStatuses(route: GatewayRoute): number[] {
   }
   const statuses = new Set<number>(route.extraErrors);
   if (route.auth !== 'none') statuses.add(401).add(500);
+  // Failed admin sign-ins are throttled per client address.
+  if (route.auth === 'admin') statuses.add(429);
   if (route.body !== undefined || route.query !== undefined) statuses.add(400);
   if (route.body !== undefined) statuses.add(413).add(415);
   if (route.pattern.includes('/:')) statuses.add(404);
