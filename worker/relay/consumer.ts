@@ -23,7 +23,9 @@ import { logEvent } from '../http/log.ts';
 import { retryDelay } from './retry-schedule.ts';
 import { sendDelivery } from './send-delivery.ts';
 import { standardWebhookHeaders } from './standard-webhooks.ts';
-import { allowLocalSubscribers, checkSubscriptionUrl } from './subscription-url.ts';
+import { checkSubscriberHost } from './subscriber-dns.ts';
+import { subscriberSettings } from './subscriber-settings.ts';
+import { checkSubscriptionUrl } from './subscription-url.ts';
 
 /** The deliveries queue (wrangler.toml): one message per (event, subscription). */
 export const DELIVERIES_QUEUE = 'edgepay-deliveries';
@@ -50,20 +52,33 @@ function isDeliveryMessage(body: unknown): body is DeliveryMessage {
   );
 }
 
+/** Options of {@link handleQueueBatch}. */
+interface QueueOptions {
+  /** The fetch for DNS-over-HTTPS lookups and deliveries. @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
 /**
  * The Worker's `queue` handler: by `batch.queue`, delivers (DELIVERIES) or marks failed
  * (its dead-letter queue), each message concurrently and acked or retried on its own.
  * An unexpected error retries that message on the schedule; an unknown queue retries all.
  *
  * @param batch - the batch from Cloudflare Queues.
- * @param env - bindings (`DB`) and settings (`ALLOW_LOCAL_SUBSCRIBERS`).
+ * @param env - bindings (`DB`) and settings (`ALLOW_LOCAL_SUBSCRIBERS`,
+ *   `SUBSCRIBER_PORTS`, `SUBSCRIBER_DNS_RESOLVER`).
+ * @param options - the fetch to use (tests pass a fake network).
  *
  * @example
  * ```ts
  * export default { queue: (batch, env) => handleQueueBatch(batch, env) } satisfies ExportedHandler<Env>;
  * ```
  */
-export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+export async function handleQueueBatch(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  options: QueueOptions = {},
+): Promise<void> {
+  const send = options.fetch ?? fetch;
   const handle =
     batch.queue === DELIVERIES_QUEUE
       ? deliver
@@ -78,7 +93,7 @@ export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): 
         return;
       }
       try {
-        await handle(message, env);
+        await handle(message, env, send);
       } catch (error) {
         logEvent('error', 'delivery_message_failed', {
           queue: batch.queue,
@@ -91,8 +106,8 @@ export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): 
   );
 }
 
-/** One DELIVERIES message: load, sign, POST, record, then ack or retry. */
-async function deliver(message: Message<unknown>, env: Env): Promise<void> {
+/** One DELIVERIES message: load, check the URL and its host, sign, POST, record, then ack or retry. */
+async function deliver(message: Message<unknown>, env: Env, send: typeof fetch): Promise<void> {
   if (!isDeliveryMessage(message.body)) {
     // A malformed message can never succeed: retrying it would only fill the dead letters.
     logEvent('error', 'delivery_message_invalid', { message_id: message.id });
@@ -116,27 +131,27 @@ async function deliver(message: Message<unknown>, env: Env): Promise<void> {
     skip(message, deliveryId, reason);
     return;
   }
-  const urlCheck = checkSubscriptionUrl(subscription.url, {
-    allowLocal: allowLocalSubscribers(env.ALLOW_LOCAL_SUBSCRIBERS),
-  });
+  const settings = subscriberSettings(env);
+  const urlCheck = checkSubscriptionUrl(subscription.url, settings);
   if (!urlCheck.ok) {
-    const now = Date.now();
-    await recordDeliveryAttempt(
-      env.DB,
-      deliveryId,
-      {
-        startedAt: now,
-        status: null,
-        latencyMs: 0,
-        error: `URL refused: ${urlCheck.message}`,
-        responseExcerpt: null,
-        deliveryStatus: 'failed',
-        nextAttemptAt: null,
-      },
-      now,
-    );
-    skip(message, deliveryId, 'url_refused');
+    await failBeforeSending(message, env, deliveryId, {
+      startedAt: Date.now(),
+      error: `URL refused: ${urlCheck.message}`,
+      retry: false,
+    });
     return;
+  }
+  if (urlCheck.hostName !== null) {
+    const startedAt = Date.now();
+    const hostCheck = await checkSubscriberHost(urlCheck.hostName, {
+      resolver: settings.dnsResolver,
+      allowLoopback: settings.allowLocal,
+      fetch: send,
+    });
+    if (!hostCheck.ok) {
+      await failBeforeSending(message, env, deliveryId, { startedAt, ...hostCheck });
+      return;
+    }
   }
   const now = Date.now();
   const headers = await standardWebhookHeaders({
@@ -145,7 +160,7 @@ async function deliver(message: Message<unknown>, env: Env): Promise<void> {
     body: event.rawBody,
     secrets: signingSecrets(subscription, now),
   });
-  const result = await sendDelivery(subscription.url, headers, event.rawBody);
+  const result = await sendDelivery(urlCheck.url, headers, event.rawBody, { fetch: send });
   const settledAt = Date.now();
   const { retryAfter, ...attempt } = result;
   let outcome: AttemptOutcome;
@@ -175,6 +190,52 @@ async function deliver(message: Message<unknown>, env: Env): Promise<void> {
     http_status: result.status,
     latency_ms: result.latencyMs,
     outcome: outcome.deliveryStatus,
+    retry_in_sec: delaySeconds ?? null,
+  });
+  if (delaySeconds === undefined) message.ack();
+  else message.retry({ delaySeconds });
+}
+
+/** Why no request was sent, as {@link failBeforeSending} records it. */
+interface RefusedAttempt {
+  /** When the checks started, epoch milliseconds. */
+  readonly startedAt: number;
+  readonly error: string;
+  /** Retry on the schedule (a failed DNS lookup), or fail the delivery for good (a refusal). */
+  readonly retry: boolean;
+}
+
+/**
+ * Records an attempt that sent no request: a refused URL or host fails the delivery for
+ * good (an admin retry revives it once fixed); a failed DNS lookup leaves it pending and
+ * retries the message on the schedule, like a network error would.
+ */
+async function failBeforeSending(
+  message: Message<unknown>,
+  env: Env,
+  deliveryId: string,
+  { startedAt, error, retry }: RefusedAttempt,
+): Promise<void> {
+  const settledAt = Date.now();
+  const delaySeconds = retry ? retryDelay(message.attempts, undefined) : undefined;
+  await recordDeliveryAttempt(
+    env.DB,
+    deliveryId,
+    {
+      startedAt,
+      status: null,
+      latencyMs: settledAt - startedAt,
+      error,
+      responseExcerpt: null,
+      deliveryStatus: delaySeconds === undefined ? 'failed' : 'pending',
+      nextAttemptAt: delaySeconds === undefined ? null : settledAt + delaySeconds * 1000,
+    },
+    settledAt,
+  );
+  logEvent('warn', 'delivery_not_sent', {
+    delivery_id: deliveryId,
+    attempt: message.attempts,
+    error_message: error,
     retry_in_sec: delaySeconds ?? null,
   });
   if (delaySeconds === undefined) message.ack();

@@ -26,21 +26,31 @@ interface SendResult {
   readonly retryAfter: string | null;
 }
 
+/** Options of {@link sendDelivery}. */
+interface SendOptions {
+  /** The attempt's timeout, in milliseconds. @default 15000 */
+  readonly timeoutMs?: number;
+  /** The fetch the request goes through. @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+}
+
 /**
  * POSTs a delivery and never throws: every failure becomes a {@link SendResult}.
  *
  * @param url - the subscription URL.
  * @param headers - the signed headers.
  * @param body - the original event body.
- * @param timeoutMs - the attempt's timeout. @default DELIVERY_TIMEOUT_MS
+ * @param options - the timeout and the fetch to use.
  * @returns status, latency, error, excerpt and `Retry-After`.
  */
 export async function sendDelivery(
   url: string,
   headers: Headers,
   body: string,
-  timeoutMs: number = DELIVERY_TIMEOUT_MS,
+  options: SendOptions = {},
 ): Promise<SendResult> {
+  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const send = options.fetch ?? fetch;
   const startedAt = Date.now();
   const signal = AbortSignal.timeout(timeoutMs);
   const done = (rest: Omit<SendResult, 'startedAt' | 'latencyMs'>): SendResult => ({
@@ -50,7 +60,7 @@ export async function sendDelivery(
   });
   let response: Response;
   try {
-    response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal });
+    response = await send(url, { method: 'POST', headers, body, redirect: 'manual', signal });
   } catch (error) {
     return done({
       status: null,

@@ -1,37 +1,28 @@
 /**
  * Which URLs a subscription may deliver to, so the relay cannot be turned against
- * internal services (server-side request forgery): https only, http only for loopback
- * when local subscribers are allowed, never a private, link-local, CGNAT, unspecified,
- * multicast or metadata address. Hostnames are not
- * resolved here: DNS answers (and DNS rebinding) are checked again at delivery time.
+ * internal services (server-side request forgery): https only, ports 443 and 80 (and
+ * `SUBSCRIBER_PORTS`), never an address of a special-purpose range
+ * (special-purpose-addresses.ts) nor a cloud metadata host. Loopback (and http, and any
+ * port, for it) only with `ALLOW_LOCAL_SUBSCRIBERS`. Host names are not resolved here: the
+ * consumer resolves them before each delivery (subscriber-dns.ts).
  */
-
-/** Options of {@link subscriptionUrlProblem}. */
-interface SubscriptionUrlOptions {
-  /** `ALLOW_LOCAL_SUBSCRIBERS` is on: loopback targets (http or https) are allowed. */
-  readonly allowLocal: boolean;
-}
+import { parseIpv4, parseIpv6 } from './ip-address.ts';
+import { judgeAddress } from './special-purpose-addresses.ts';
+import type { SubscriberSettings } from './subscriber-settings.ts';
 
 /** What {@link checkSubscriptionUrl} concluded: the normalized URL, or why it is refused. */
 type SubscriptionUrlCheck =
-  | { readonly ok: true; readonly url: string }
+  | {
+      readonly ok: true;
+      /** The normalized URL: the one to store and to call. */
+      readonly url: string;
+      /**
+       * The host name to resolve before each delivery; `null` when the host is an IP
+       * address or a loopback name allowed by `ALLOW_LOCAL_SUBSCRIBERS`.
+       */
+      readonly hostName: string | null;
+    }
   | { readonly ok: false; readonly message: string };
-
-type Range = readonly [base: string, prefixLength: number, label: string];
-
-// Loopback is handled apart: it is the one class ALLOW_LOCAL_SUBSCRIBERS opens.
-const IPV4_REFUSED: readonly Range[] = [
-  ['0.0.0.0', 8, 'unspecified ("this network") address'],
-  ['10.0.0.0', 8, 'private address (10.0.0.0/8)'],
-  ['100.64.0.0', 10, 'shared (CGNAT) address (100.64.0.0/10)'],
-  ['169.254.0.0', 16, 'link-local address (169.254.0.0/16)'],
-  ['172.16.0.0', 12, 'private address (172.16.0.0/12)'],
-  ['192.0.0.0', 24, 'IETF protocol assignment address (192.0.0.0/24)'],
-  ['192.168.0.0', 16, 'private address (192.168.0.0/16)'],
-  ['198.18.0.0', 15, 'benchmarking address (198.18.0.0/15)'],
-  ['224.0.0.0', 4, 'multicast address (224.0.0.0/4)'],
-  ['240.0.0.0', 4, 'reserved or broadcast address (240.0.0.0/4)'],
-];
 
 const METADATA_HOSTS: ReadonlySet<string> = new Set([
   '169.254.169.254',
@@ -39,38 +30,27 @@ const METADATA_HOSTS: ReadonlySet<string> = new Set([
   'metadata.goog',
 ]);
 
-const TRUE_ISH: ReadonlySet<string> = new Set(['1', 'true', 'yes', 'on']);
+const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'https:': 443, 'http:': 80 };
 
 /**
- * Reads `ALLOW_LOCAL_SUBSCRIBERS`: `1`, `true`, `yes` or `on` (any case, spaces
- * trimmed) turn it on; anything else, including unset, leaves it off.
+ * Checks a subscription URL against the rules above and normalizes it: WHATWG URL
+ * serialization (lowercase host, IPv4 in dotted decimal, compressed IPv6) and trailing
+ * dots of a host name removed, so what is checked is exactly what will be called.
  *
- * @param value - the variable's value.
- * @returns whether loopback subscribers are allowed.
- * @default false
- */
-export function allowLocalSubscribers(value: string | undefined): boolean {
-  return TRUE_ISH.has((value ?? '').trim().toLowerCase());
-}
-
-/**
- * Checks a subscription URL against the rules above and normalizes it (WHATWG URL
- * serialization: lowercase host, IPv4 in dotted decimal, compressed IPv6), so what is
- * checked is exactly what will be called.
- *
- * @param raw - the URL as the admin sent it.
- * @param options - whether loopback subscribers are allowed.
- * @returns `{ ok: true, url }` with the normalized URL, or `{ ok: false, message }`.
+ * @param raw - the URL as the admin sent it, or as stored.
+ * @param settings - whether loopback subscribers are allowed, and the allowed ports.
+ * @returns `{ ok: true, url, hostName }` with the normalized URL and the name to resolve
+ *   before delivering, or `{ ok: false, message }`.
  *
  * @example
  * ```ts
- * checkSubscriptionUrl('https://hooks.example.com/edgepay', { allowLocal: false });
- * // { ok: true, url: 'https://hooks.example.com/edgepay' }
+ * checkSubscriptionUrl('https://Hooks.example.com./edgepay', DEFAULT_SUBSCRIBER_SETTINGS);
+ * // { ok: true, url: 'https://hooks.example.com/edgepay', hostName: 'hooks.example.com' }
  * ```
  */
 export function checkSubscriptionUrl(
   raw: string,
-  options: SubscriptionUrlOptions,
+  settings: Pick<SubscriberSettings, 'allowLocal' | 'ports'>,
 ): SubscriptionUrlCheck {
   let url: URL;
   try {
@@ -78,24 +58,26 @@ export function checkSubscriptionUrl(
   } catch {
     return refuse('Expected an absolute URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    return refuse('Expected an https URL');
-  }
+  const defaultPort = DEFAULT_PORTS[url.protocol];
+  if (defaultPort === undefined) return refuse('Expected an https URL');
   if (url.username !== '' || url.password !== '') {
     return refuse('URLs with credentials are not allowed');
   }
-  const host = url.hostname.replace(/\.$/, '').toLowerCase();
+  if (!url.hostname.startsWith('[')) {
+    // `localhost.` and `localhost..` name localhost: judge (and call) the name without them.
+    const name = url.hostname.replace(/\.+$/, '');
+    if (name.split('.').includes('')) return refuse('Expected a host name without empty labels');
+    // Re-parsed: `127.0.0.1..` becomes the IPv4 address 127.0.0.1 once the dots are gone.
+    url.hostname = name;
+  }
+  const host = url.hostname;
   if (METADATA_HOSTS.has(host)) return refuse('Not allowed: cloud metadata address');
-  const ipv6 = host.startsWith('[') ? parseIpv6(host.slice(1, -1)) : undefined;
-  const ipv4 = ipv6 === undefined ? parseIpv4(host) : embeddedIpv4(ipv6);
-  const problem = ipv4 === undefined ? ipv6Problem(ipv6) : ipv4Problem(ipv4, ipv6 !== undefined);
-  if (problem !== undefined) return refuse(problem);
+  const address = host.startsWith('[') ? parseIpv6(host.slice(1, -1)) : parseIpv4(host);
+  const verdict = address === undefined ? undefined : judgeAddress(address);
+  if (verdict?.kind === 'special') return refuse(`Not allowed: ${verdict.range}`);
   const loopback =
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    (ipv4 !== undefined && ipv4 >>> 24 === 127) ||
-    ipv6?.every((hextet, i) => hextet === (i === 7 ? 1 : 0)) === true;
-  if (loopback && !options.allowLocal) {
+    verdict?.kind === 'loopback' || host === 'localhost' || host.endsWith('.localhost');
+  if (loopback && !settings.allowLocal) {
     return refuse(
       'Not allowed: loopback address (allowed only with ALLOW_LOCAL_SUBSCRIBERS, for local development)',
     );
@@ -103,68 +85,14 @@ export function checkSubscriptionUrl(
   if (url.protocol === 'http:' && !loopback) {
     return refuse('Expected an https URL (http is allowed only for loopback in local development)');
   }
-  return { ok: true, url: url.href };
+  const port = url.port === '' ? defaultPort : Number(url.port);
+  if (!loopback && !settings.ports.has(port)) {
+    const allowed = [...settings.ports].join(', ');
+    return refuse(`Not allowed: port ${port} (allowed: ${allowed}; SUBSCRIBER_PORTS adds ports)`);
+  }
+  return { ok: true, url: url.href, hostName: address === undefined && !loopback ? host : null };
 }
 
 function refuse(message: string): SubscriptionUrlCheck {
   return { ok: false, message };
-}
-
-/** A dotted-decimal IPv4 address (as WHATWG URL serializes every IPv4 form) as a uint32. */
-function parseIpv4(host: string): number | undefined {
-  const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  if (match === null) return undefined;
-  const octets = match.slice(1).map(Number);
-  if (octets.some((octet) => octet > 255)) return undefined;
-  return octets.reduce((value, octet) => value * 256 + octet, 0);
-}
-
-/** A serialized (valid, compressed) IPv6 address as eight hextets. */
-function parseIpv6(text: string): number[] {
-  const [head = '', tail] = text.split('::');
-  const hextets = (part: string) =>
-    part === '' ? [] : part.split(':').map((h) => parseInt(h, 16));
-  const left = hextets(head);
-  const right = tail === undefined ? [] : hextets(tail);
-  const zeros = new Array<number>(8 - left.length - right.length).fill(0);
-  return [...left, ...zeros, ...right];
-}
-
-/**
- * The IPv4 address an IPv6 address carries where it stands for one: IPv4-mapped
- * (`::ffff:0:0/96`), IPv4-compatible (`::/96`, deprecated), NAT64 (`64:ff9b::/96`) and
- * 6to4 (`2002::/16`). `::` and `::1` are not IPv4-compatible addresses.
- */
-function embeddedIpv4(h: readonly number[]): number | undefined {
-  const at = (i: number) => h[i] ?? 0;
-  const low = at(6) * 0x10000 + at(7);
-  const zeroTo = (n: number) => h.slice(0, n).every((hextet) => hextet === 0);
-  if (zeroTo(5) && at(5) === 0xffff) return low;
-  if (zeroTo(6) && at(6) !== 0) return low;
-  if (at(0) === 0x64 && at(1) === 0xff9b && h.slice(2, 6).every((x) => x === 0)) return low;
-  if (at(0) === 0x2002) return at(1) * 0x10000 + at(2);
-  return undefined;
-}
-
-function ipv4Problem(address: number, embedded: boolean): string | undefined {
-  const suffix = embedded ? ' in an IPv6 form' : '';
-  for (const [base, prefixLength, label] of IPV4_REFUSED) {
-    const shift = 32 - prefixLength;
-    if (address >>> shift === (parseIpv4(base) ?? 0) >>> shift)
-      return `Not allowed: ${label}${suffix}`;
-  }
-  // Loopback wrapped in IPv6 is refused even for local development: only plain forms pass.
-  if (embedded && address >>> 24 === 127) return `Not allowed: loopback address${suffix}`;
-  return undefined;
-}
-
-function ipv6Problem(h: readonly number[] | undefined): string | undefined {
-  if (h === undefined) return undefined;
-  const first = h[0] ?? 0;
-  if (h.every((hextet) => hextet === 0)) return 'Not allowed: unspecified address (::)';
-  if ((first & 0xfe00) === 0xfc00) return 'Not allowed: unique local address (fc00::/7)';
-  if ((first & 0xffc0) === 0xfe80) return 'Not allowed: link-local address (fe80::/10)';
-  if ((first & 0xffc0) === 0xfec0) return 'Not allowed: site-local address (fec0::/10)';
-  if ((first & 0xff00) === 0xff00) return 'Not allowed: multicast address (ff00::/8)';
-  return undefined;
 }

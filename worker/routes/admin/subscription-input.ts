@@ -9,7 +9,12 @@ import type { SubscriptionChanges } from '../../db/subscriptions.ts';
 import { withHttpErrors } from '../../http/body.ts';
 import { maxBodyBytes } from '../../proxy/stages/validate.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
-import { allowLocalSubscribers, checkSubscriptionUrl } from '../../relay/subscription-url.ts';
+import {
+  DEFAULT_SUBSCRIBER_SETTINGS,
+  type SubscriberSettings,
+  subscriberSettings,
+} from '../../relay/subscriber-settings.ts';
+import { checkSubscriptionUrl } from '../../relay/subscription-url.ts';
 
 /** Longest subscription URL accepted, in characters. */
 const MAX_URL_LENGTH = 2048;
@@ -30,10 +35,14 @@ interface NewSubscriptionInput {
 
 /** What the URL rules of worker/relay/subscription-url.ts accept, for the OpenAPI document. */
 const SUBSCRIPTION_URL_RULES =
-  'An https URL, stored normalized. Private, link-local and metadata addresses are ' +
-  'refused; loopback ones too unless ALLOW_LOCAL_SUBSCRIBERS is on (then http is allowed for them).';
+  'An https URL on port 443 or 80 (SUBSCRIBER_PORTS may add ports), stored normalized ' +
+  '(trailing dots of the host removed). Addresses of the IANA special-purpose ranges ' +
+  '(private, link-local, documentation, NAT64 and 6to4 forms of those, ...) and metadata ' +
+  'hosts are refused; loopback ones too unless ALLOW_LOCAL_SUBSCRIBERS is on (then http and ' +
+  'any port are allowed for them). A host name is resolved before each delivery, which ' +
+  'fails if it resolves to such an address.';
 
-const urlSchema = (allowLocal: boolean) =>
+const urlSchema = (settings: SubscriberSettings) =>
   v.pipe(
     v.string(),
     v.maxLength(MAX_URL_LENGTH, `Expected at most ${MAX_URL_LENGTH} characters`),
@@ -41,7 +50,7 @@ const urlSchema = (allowLocal: boolean) =>
     // OpenAPI converter stops at, so they are said in words.
     v.description(SUBSCRIPTION_URL_RULES),
     v.rawTransform(({ dataset, addIssue, NEVER }) => {
-      const check = checkSubscriptionUrl(dataset.value, { allowLocal });
+      const check = checkSubscriptionUrl(dataset.value, settings);
       if (check.ok) return check.url;
       addIssue({ message: check.message });
       return NEVER;
@@ -72,9 +81,9 @@ const descriptionSchema = v.nullable(
 );
 
 // Strict: a misspelt field (`eventTypes`) or a `secret` is refused, not silently ignored.
-const createSchema = (allowLocal: boolean) =>
+const createSchema = (settings: SubscriberSettings) =>
   v.strictObject({
-    url: urlSchema(allowLocal),
+    url: urlSchema(settings),
     event_types: v.optional(eventTypesSchema),
     description: v.optional(descriptionSchema),
     enabled: v.optional(v.boolean()),
@@ -82,10 +91,10 @@ const createSchema = (allowLocal: boolean) =>
 
 const FIELDS = ['url', 'event_types', 'description', 'enabled'] as const;
 
-const patchSchema = (allowLocal: boolean) =>
+const patchSchema = (settings: SubscriberSettings) =>
   v.pipe(
     v.strictObject({
-      url: v.optional(urlSchema(allowLocal)),
+      url: v.optional(urlSchema(settings)),
       event_types: v.optional(eventTypesSchema),
       description: v.optional(descriptionSchema),
       enabled: v.optional(v.boolean()),
@@ -98,26 +107,26 @@ const patchSchema = (allowLocal: boolean) =>
 
 /**
  * The `POST /admin/subscriptions` body as published in the OpenAPI document:
- * strict `{ url, event_types?, description?, enabled? }`, built with
- * `ALLOW_LOCAL_SUBSCRIBERS` off. {@link readNewSubscription} validates with the same
- * schema built for the current setting.
+ * strict `{ url, event_types?, description?, enabled? }`, built with the default
+ * subscriber settings (`ALLOW_LOCAL_SUBSCRIBERS` off, ports 443 and 80).
+ * {@link readNewSubscription} validates with the same schema built for the current settings.
  */
-export const NewSubscriptionSchema = createSchema(false);
+export const NewSubscriptionSchema = createSchema(DEFAULT_SUBSCRIBER_SETTINGS);
 
 /**
  * The `PATCH /admin/subscriptions/:id` body as published in the OpenAPI document:
  * strict, at least one of `url`, `event_types`, `description`, `enabled` (a `check`),
- * built with `ALLOW_LOCAL_SUBSCRIBERS` off. {@link readSubscriptionChanges}
- * validates with the same schema built for the current setting.
+ * built with the default subscriber settings. {@link readSubscriptionChanges}
+ * validates with the same schema built for the current settings.
  */
-export const SubscriptionChangesSchema = patchSchema(false);
+export const SubscriptionChangesSchema = patchSchema(DEFAULT_SUBSCRIBER_SETTINGS);
 
 /**
  * Reads a `POST /admin/subscriptions` body with lib's JSON body reader and the create
- * schema built for `ALLOW_LOCAL_SUBSCRIBERS`.
+ * schema built for the subscriber settings (`ALLOW_LOCAL_SUBSCRIBERS`, `SUBSCRIBER_PORTS`).
  *
  * @param request - the admin request.
- * @param env - the bindings: `MAX_BODY_BYTES`, `ALLOW_LOCAL_SUBSCRIBERS`.
+ * @param env - the bindings: `MAX_BODY_BYTES`, `ALLOW_LOCAL_SUBSCRIBERS`, `SUBSCRIBER_PORTS`.
  * @returns the input with defaults applied and the URL normalized.
  * @throws {HttpError} 413 `payload_too_large`, 415 `unsupported_media_type`, or 400
  *   `validation_failed` with every issue (`url`, `event_types.0`, ...).
@@ -140,7 +149,7 @@ export async function readNewSubscription(
  * (null = every type), `description` (null clears it), `enabled`.
  *
  * @param request - the admin request.
- * @param env - the bindings: `MAX_BODY_BYTES`, `ALLOW_LOCAL_SUBSCRIBERS`.
+ * @param env - the bindings: `MAX_BODY_BYTES`, `ALLOW_LOCAL_SUBSCRIBERS`, `SUBSCRIBER_PORTS`.
  * @returns the changes, with only the given fields set.
  * @throws {HttpError} 413, 415, or 400 `validation_failed` with every issue.
  */
@@ -163,16 +172,16 @@ export async function readSubscriptionChanges(
 
 /**
  * Reads a body with lib's JSON body reader (`MAX_BODY_BYTES`) and the schema built for
- * `ALLOW_LOCAL_SUBSCRIBERS`.
+ * the subscriber settings.
  *
  * @throws {HttpError} 413, 415 or 400.
  */
 async function readSubscriptionBody<S extends v.GenericSchema>(
   request: IRequest,
   env: Env,
-  schemaFor: (allowLocal: boolean) => S,
+  schemaFor: (settings: SubscriberSettings) => S,
 ): Promise<v.InferOutput<S>> {
-  const schema = schemaFor(allowLocalSubscribers(env.ALLOW_LOCAL_SUBSCRIBERS));
+  const schema = schemaFor(subscriberSettings(env));
   const limit = maxBodyBytes(env.MAX_BODY_BYTES);
   return (await withHttpErrors(() => readJsonBody(request, schema, limit))).value;
 }
