@@ -14,7 +14,7 @@
  * ```
  */
 import { vi } from 'vitest';
-import { postJson, sandboxRequests } from './helpers.ts';
+import { fetchGateway, postJson, sandboxRequests, uniqueRequestId } from './helpers.ts';
 
 /** How a wrapper fails: how many matching calls, and whether the call ran first. */
 export interface FaultPlan {
@@ -56,7 +56,9 @@ class Fault {
 
 /** What D1 rejects with when its connection drops; the wrappers reject with the same kind. */
 function d1Error(sql: string): Error {
-  return new Error(`D1_ERROR: Network connection lost (injected fault on ${sql.trim().slice(0, 40)})`);
+  return new Error(
+    `D1_ERROR: Network connection lost (injected fault on ${sql.trim().slice(0, 40)})`,
+  );
 }
 
 /** Options of {@link faultyD1}. */
@@ -204,8 +206,9 @@ const NO_BACKLOG = { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } }
  *
  * @param queue - the real producer (`env.DELIVERIES`).
  * @param plan - which calls fail, how often, and whether they throw or silently lose.
+ *   @default no failure: a recording pass-through
  */
-export function faultyQueue(queue: Queue, plan: QueueFaultPlan = {}): FaultyQueue {
+export function faultyQueue(queue: Queue, plan: QueueFaultPlan = { times: 0 }): FaultyQueue {
   const fault = new Fault(plan);
   const sent: unknown[] = [];
   const matches = (method: 'send' | 'sendBatch') => (plan.failOn ?? method) === method;
@@ -332,7 +335,9 @@ export function faultyUpstream(): UpstreamFaults {
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : {}));
     const id = headers.get('X-Request-Id');
     const url = new URL(input instanceof Request ? input.url : String(input));
-    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    const method = (
+      init?.method ?? (input instanceof Request ? input.method : 'GET')
+    ).toUpperCase();
     const entry = (id === null ? [] : (planned.get(id) ?? [])).find(
       ({ match, left }) =>
         left > 0 &&
@@ -431,4 +436,40 @@ export function transferBody(): Record<string, unknown> {
 /** A JSON POST of the test caller under an explicit `Idempotency-Key` and `X-Request-Id`. */
 export function keyedPost(path: string, body: unknown, key: string, requestId: string): Request {
   return postJson(path, body, { requestId, headers: { 'Idempotency-Key': key } });
+}
+
+/** A request a caller sends and retries under one `Idempotency-Key` and one `X-Request-Id`. */
+export interface RetriedRequest {
+  readonly body: Record<string, unknown>;
+  readonly key: string;
+  readonly requestId: string;
+  /** `POST path`, as {@link upstreamCalls} lists the send. */
+  readonly sent: string;
+  /** `GET` of the record's lookup, as {@link upstreamCalls} lists it (transfers only). */
+  readonly lookup: string;
+  /** Sends it (again) through the real Worker with `overrides`. */
+  send(overrides?: Partial<Env>): Promise<Response>;
+}
+
+/**
+ * A POST to retry, a transfer unless said otherwise: each {@link RetriedRequest.send} is
+ * the same bytes, key and request id, so the sandbox's log under the id is every try.
+ *
+ * @param path - the money route. @default '/disbursements/initialize'
+ * @param body - its body. @default a {@link transferBody}
+ */
+export function retriedRequest(
+  path = '/disbursements/initialize',
+  body: Record<string, unknown> = transferBody(),
+): RetriedRequest {
+  const key = crypto.randomUUID();
+  const requestId = uniqueRequestId();
+  return {
+    body,
+    key,
+    requestId,
+    sent: `POST ${path}`,
+    lookup: `GET /disbursements/verify/${String(body.reference)}`,
+    send: (overrides = {}) => fetchGateway(keyedPost(path, body, key, requestId), overrides),
+  };
 }

@@ -11,16 +11,15 @@ import { requestFingerprint } from '../../worker/proxy/stages/idempotency.ts';
 import {
   faultyD1,
   faultyUpstream,
-  keyedPost,
+  type RetriedRequest,
+  retriedRequest,
   sleep,
-  transferBody,
   upstreamCalls,
 } from './fault-bindings.ts';
-import { CALLER_NAME, errorBody, fetchGateway, uniqueRequestId, useCapturedLogs } from './helpers.ts';
+import { CALLER_NAME, errorBody, useCapturedLogs } from './helpers.ts';
 
 const logs = useCapturedLogs();
 
-const TRANSFER = '/disbursements/initialize';
 const MANDATES = '/direct-debits/mandates';
 
 // A lock of 1 s (the larger of the lock timeout and twice the upstream timeout), so a test
@@ -57,6 +56,11 @@ function writeFailures(): Record<string, unknown>[] {
   return logs.lines().filter((line) => line.event === 'idempotency_write_failed');
 }
 
+/** Sends `request` again once its lock has run out (time passing, not D1 edited). */
+function afterLock(request: RetriedRequest): Promise<Response> {
+  return sleep(LOCK_MS + 100).then(() => request.send(SHORT_LOCK));
+}
+
 /** A 500 the router rendered: the documented body, never a bare status. */
 async function expectInternalError(res: Response, requestId: string): Promise<void> {
   expect(res.status).toBe(500);
@@ -71,50 +75,35 @@ async function expectInternalError(res: Response, requestId: string): Promise<vo
 describe('idempotency stage under D1 faults', () => {
   describe('claim', () => {
     it('should answer 500 internal_error and send nothing when the claim fails, then run once on retry', async () => {
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
       const db = faultyD1(env.DB, { failOn: CLAIM_INSERT });
-      await expectInternalError(await fetchGateway(keyedPost(TRANSFER, body, key, id), { DB: db }), id);
+      await expectInternalError(await transfer.send({ DB: db }), transfer.requestId);
       expect(db.injected).toBe(1);
-      expect(await stateOf(key)).toBeUndefined();
-      expect(await upstreamCalls(id)).toEqual([]);
-      const retry = await fetchGateway(keyedPost(TRANSFER, body, key, id));
-      expect(retry.status).toBe(200);
-      expect(await upstreamCalls(id)).toEqual([`POST ${TRANSFER}`]);
-      expect(await stateOf(key)).toBe('completed');
+      expect(await stateOf(transfer.key)).toBeUndefined();
+      expect(await upstreamCalls(transfer.requestId)).toEqual([]);
+      expect((await transfer.send()).status).toBe(200);
+      expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.sent]);
+      expect(await stateOf(transfer.key)).toBe('completed');
     });
 
     it('should hold a claim committed before D1 failed (the Worker abandoned it before forwarding), then send once after the lock', async () => {
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
       const db = faultyD1(env.DB, { failOn: CLAIM_INSERT, when: 'after' });
-      const first = await fetchGateway(keyedPost(TRANSFER, body, key, id), {
-        DB: db,
-        ...SHORT_LOCK,
-      });
-      await expectInternalError(first, id);
-      expect(await stateOf(key)).toBe('in_flight');
-      const early = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT_LOCK);
+      await expectInternalError(await transfer.send({ DB: db, ...SHORT_LOCK }), transfer.requestId);
+      expect(await stateOf(transfer.key)).toBe('in_flight');
+      const early = await transfer.send(SHORT_LOCK);
       expect(early.status).toBe(409);
       expect(early.headers.get('Retry-After')).toBe('1');
       expect((await errorBody(early)).code).toBe('idempotency_key_in_flight');
-      expect(await upstreamCalls(id)).toEqual([]);
-      await sleep(LOCK_MS + 100);
-      const healed = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT_LOCK);
-      expect(healed.status).toBe(200);
-      expect(await upstreamCalls(id)).toEqual([
-        `GET /disbursements/verify/${body.reference}`,
-        `POST ${TRANSFER}`,
-      ]);
+      expect(await upstreamCalls(transfer.requestId)).toEqual([]);
+      expect((await afterLock(transfer)).status).toBe(200);
+      expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.lookup, transfer.sent]);
     });
 
     it('should answer 500 and resend nothing when taking over a stale claim fails, then recover on retry', async () => {
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
       const now = Date.now();
+      const bytes = new TextEncoder().encode(JSON.stringify(transfer.body));
       // A claim whose Worker died before forwarding: in flight, lock run out.
       await env.DB.prepare(
         `INSERT INTO idempotency_keys
@@ -123,132 +112,94 @@ describe('idempotency stage under D1 faults', () => {
       )
         .bind(
           CALLER_NAME,
-          key,
-          await requestFingerprint('POST', TRANSFER, new TextEncoder().encode(JSON.stringify(body))),
+          transfer.key,
+          await requestFingerprint('POST', '/disbursements/initialize', bytes),
           now - 5000,
           now + 86_400_000,
         )
         .run();
       const db = faultyD1(env.DB, { failOn: TAKE_OVER });
-      await expectInternalError(await fetchGateway(keyedPost(TRANSFER, body, key, id), { DB: db }), id);
+      await expectInternalError(await transfer.send({ DB: db }), transfer.requestId);
       expect(db.injected).toBe(1);
-      expect(await upstreamCalls(id)).toEqual([]);
-      const healed = await fetchGateway(keyedPost(TRANSFER, body, key, id));
-      expect(healed.status).toBe(200);
-      expect(await upstreamCalls(id)).toEqual([
-        `GET /disbursements/verify/${body.reference}`,
-        `POST ${TRANSFER}`,
-      ]);
+      expect(await upstreamCalls(transfer.requestId)).toEqual([]);
+      expect((await transfer.send()).status).toBe(200);
+      expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.lookup, transfer.sent]);
     });
   });
 
   describe('completion', () => {
     it('should still answer when storing the answer fails, and recover on retry without resending', async () => {
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
       const db = faultyD1(env.DB, { failOn: COMPLETE });
-      const first = await fetchGateway(keyedPost(TRANSFER, body, key, id), {
-        DB: db,
-        ...SHORT_LOCK,
-      });
+      const first = await transfer.send({ DB: db, ...SHORT_LOCK });
       expect(first.status).toBe(200);
-      expect(await first.json()).toMatchObject({ data: { reference: body.reference } });
+      expect(await first.json()).toMatchObject({ data: { reference: transfer.body.reference } });
       expect(db.injected).toBe(1);
       expect(writeFailures()).toHaveLength(1);
-      expect(await stateOf(key)).toBe('in_flight');
-      const early = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT_LOCK);
+      expect(await stateOf(transfer.key)).toBe('in_flight');
+      const early = await transfer.send(SHORT_LOCK);
       expect(early.status).toBe(409);
       expect((await errorBody(early)).code).toBe('idempotency_key_in_flight');
-      await sleep(LOCK_MS + 100);
-      const healed = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT_LOCK);
+      const healed = await afterLock(transfer);
       expect(healed.status).toBe(200);
       expect(healed.headers.get('Idempotent-Recovered')).toBe('true');
-      expect(await healed.json()).toMatchObject({ data: { reference: body.reference } });
-      expect(await upstreamCalls(id)).toEqual([
-        `POST ${TRANSFER}`,
-        `GET /disbursements/verify/${body.reference}`,
-      ]);
-      expect(await stateOf(key)).toBe('completed');
+      expect(await healed.json()).toMatchObject({ data: { reference: transfer.body.reference } });
+      expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.sent, transfer.lookup]);
+      expect(await stateOf(transfer.key)).toBe('completed');
     });
 
     it('should answer 409 and never resend on a route with no lookup when storing the answer failed', async () => {
-      const body = mandateBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const mandate = retriedRequest(MANDATES, mandateBody());
       const db = faultyD1(env.DB, { failOn: COMPLETE });
-      const first = await fetchGateway(keyedPost(MANDATES, body, key, id), {
-        DB: db,
-        ...SHORT_LOCK,
-      });
-      expect(first.status).toBe(200);
-      await sleep(LOCK_MS + 100);
-      const retry = await fetchGateway(keyedPost(MANDATES, body, key, id), SHORT_LOCK);
+      expect((await mandate.send({ DB: db, ...SHORT_LOCK })).status).toBe(200);
+      const retry = await afterLock(mandate);
       expect(retry.status).toBe(409);
       expect(retry.headers.get('Retry-After')).not.toBeNull();
       expect(await errorBody(retry)).toMatchObject({
         code: 'idempotency_key_in_flight',
         message: expect.stringMatching(/cannot be verified/),
       });
-      expect(await upstreamCalls(id)).toEqual([`POST ${MANDATES}`]);
+      expect(await upstreamCalls(mandate.requestId)).toEqual([mandate.sent]);
     });
   });
 
   describe('release and expiry', () => {
     it('should answer 500 and keep the key when releasing it fails, then send once after the lock', async () => {
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
       const db = faultyD1(env.DB, { failOn: RELEASE });
       // No signing secret: the gateway fails before sending, so the key is to be released.
-      const first = await fetchGateway(keyedPost(TRANSFER, body, key, id), {
-        DB: db,
-        UPSTREAM_SECRET: '',
-        ...SHORT_LOCK,
-      });
-      await expectInternalError(first, id);
+      const first = await transfer.send({ DB: db, UPSTREAM_SECRET: '', ...SHORT_LOCK });
+      await expectInternalError(first, transfer.requestId);
       expect(db.injected).toBe(1);
       expect(writeFailures()).toHaveLength(1);
-      expect(await stateOf(key)).toBe('in_flight');
-      await sleep(LOCK_MS + 100);
-      const healed = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT_LOCK);
-      expect(healed.status).toBe(200);
-      expect(await upstreamCalls(id)).toEqual([
-        `GET /disbursements/verify/${body.reference}`,
-        `POST ${TRANSFER}`,
-      ]);
+      expect(await stateOf(transfer.key)).toBe('in_flight');
+      expect((await afterLock(transfer)).status).toBe(200);
+      expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.lookup, transfer.sent]);
     });
 
     it('should pass the upstream 5xx on when expiring the lock fails, and recover without resending once the lock runs out', async () => {
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
       // The transfer lands, then a 503 comes back: the outcome is unknown to the gateway.
       faultyUpstream().inject(
-        id,
+        transfer.requestId,
         { kind: 'status', status: 503, processed: true },
-        { method: 'POST', path: TRANSFER },
+        { method: 'POST' },
       );
       const db = faultyD1(env.DB, { failOn: EXPIRE });
-      const first = await fetchGateway(keyedPost(TRANSFER, body, key, id), {
-        DB: db,
-        ...SHORT_LOCK,
-      });
+      const first = await transfer.send({ DB: db, ...SHORT_LOCK });
       expect(first.status).toBe(503);
-      expect(await errorBody(first)).toMatchObject({ status: 'error', request_id: id });
+      expect(await errorBody(first)).toMatchObject({
+        status: 'error',
+        request_id: transfer.requestId,
+      });
       expect(db.injected).toBe(1);
       expect(writeFailures()).toHaveLength(1);
       // The lock could not be ended early: the key is in flight until it runs out.
-      const early = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT_LOCK);
-      expect(early.status).toBe(409);
-      await sleep(LOCK_MS + 100);
-      const healed = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT_LOCK);
+      expect((await transfer.send(SHORT_LOCK)).status).toBe(409);
+      const healed = await afterLock(transfer);
       expect(healed.status).toBe(200);
       expect(healed.headers.get('Idempotent-Recovered')).toBe('true');
-      expect(await upstreamCalls(id)).toEqual([
-        `POST ${TRANSFER}`,
-        `GET /disbursements/verify/${body.reference}`,
-      ]);
+      expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.sent, transfer.lookup]);
     });
   });
 });

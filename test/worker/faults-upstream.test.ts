@@ -7,7 +7,7 @@
  * the sandbox's log under it is everything the upstream saw.
  */
 import { describe, expect, it } from 'vitest';
-import { faultyUpstream, keyedPost, sleep, transferBody, upstreamCalls } from './fault-bindings.ts';
+import { faultyUpstream, retriedRequest, sleep, upstreamCalls } from './fault-bindings.ts';
 import {
   errorBody,
   fetchGateway,
@@ -30,25 +30,21 @@ describe('proxy under upstream faults', () => {
   describe('connection closed mid-body', () => {
     it('should answer 502 upstream_unreachable for a POST and recover its landed record on retry, sending it once', async () => {
       const upstream = faultyUpstream();
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
+      const id = transfer.requestId;
       upstream.inject(id, { kind: 'cut-body', afterBytes: 10 }, POST_TRANSFER);
-      const first = await fetchGateway(keyedPost(TRANSFER, body, key, id));
+      const first = await transfer.send();
       expect(upstream.injected).toBe(1);
       expect(first.status).toBe(502);
       expect(await errorBody(first)).toMatchObject({
         code: 'upstream_unreachable',
         request_id: id,
       });
-      const retry = await fetchGateway(keyedPost(TRANSFER, body, key, id));
+      const retry = await transfer.send();
       expect(retry.status).toBe(200);
       expect(retry.headers.get('Idempotent-Recovered')).toBe('true');
-      expect(await retry.json()).toMatchObject({ data: { reference: body.reference } });
-      expect(await upstreamCalls(id)).toEqual([
-        `POST ${TRANSFER}`,
-        `GET /disbursements/verify/${body.reference}`,
-      ]);
+      expect(await retry.json()).toMatchObject({ data: { reference: transfer.body.reference } });
+      expect(await upstreamCalls(id)).toEqual([transfer.sent, transfer.lookup]);
     });
 
     it('should answer a GET from its one retry', async () => {
@@ -65,44 +61,39 @@ describe('proxy under upstream faults', () => {
   describe('answer after the timeout', () => {
     it('should answer 504 upstream_timeout and recover the landed record on retry without resending', async () => {
       const upstream = faultyUpstream();
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
+      const id = transfer.requestId;
       upstream.inject(id, { kind: 'late', delayMs: 1500 }, POST_TRANSFER);
       const started = Date.now();
-      const first = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT);
+      const first = await transfer.send(SHORT);
       expect(first.status).toBe(504);
       expect(Date.now() - started).toBeLessThan(1400);
       expect(await errorBody(first)).toMatchObject({ code: 'upstream_timeout', request_id: id });
-      const retry = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT);
+      const retry = await transfer.send(SHORT);
       expect(retry.status).toBe(200);
       expect(retry.headers.get('Idempotent-Recovered')).toBe('true');
       await upstream.settled();
-      expect(await upstreamCalls(id)).toEqual([
-        `POST ${TRANSFER}`,
-        `GET /disbursements/verify/${body.reference}`,
-      ]);
+      expect(await upstreamCalls(id)).toEqual([transfer.sent, transfer.lookup]);
     });
 
     it('should not resend a POST that timed out while the upstream had yet to process it', async () => {
       const upstream = faultyUpstream();
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
+      const id = transfer.requestId;
       // Held up on the way: the upstream gets it 300 ms after the gateway gave up.
       upstream.inject(id, { kind: 'late', delayMs: 800, processedLate: true }, POST_TRANSFER);
-      const first = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT);
+      const first = await transfer.send(SHORT);
       expect(first.status).toBe(504);
       // A retry at once must not look the record up before the first send can have landed.
-      const early = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT);
+      const early = await transfer.send(SHORT);
       await upstream.settled();
       expect(early.status).toBe(409);
       expect((await errorBody(early)).code).toBe('idempotency_key_in_flight');
       await sleep(1100);
-      const healed = await fetchGateway(keyedPost(TRANSFER, body, key, id), SHORT);
+      const healed = await transfer.send(SHORT);
       expect(healed.status).toBe(200);
-      expect((await upstreamCalls(id)).filter((call) => call === `POST ${TRANSFER}`)).toEqual([
-        `POST ${TRANSFER}`,
+      expect((await upstreamCalls(id)).filter((call) => call === transfer.sent)).toEqual([
+        transfer.sent,
       ]);
     });
 
@@ -123,12 +114,11 @@ describe('proxy under upstream faults', () => {
   describe('5xx, then success', () => {
     it('should pass a 503 on with its error body, then send once on the retry with the same key', async () => {
       const upstream = faultyUpstream();
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
+      const id = transfer.requestId;
       // Refused before processing: nothing reaches the sandbox.
       upstream.inject(id, { kind: 'status', status: 503, processed: false }, POST_TRANSFER);
-      const first = await fetchGateway(keyedPost(TRANSFER, body, key, id));
+      const first = await transfer.send();
       expect(first.status).toBe(503);
       expect(await first.json()).toMatchObject({
         status: 'error',
@@ -136,29 +126,22 @@ describe('proxy under upstream faults', () => {
         upstream: { status: 503 },
       });
       expect(await sandboxRequests(id)).toEqual([]);
-      const retry = await fetchGateway(keyedPost(TRANSFER, body, key, id));
+      const retry = await transfer.send();
       expect(retry.status).toBe(200);
       expect(retry.headers.get('Idempotent-Recovered')).toBeNull();
-      expect(await upstreamCalls(id)).toEqual([
-        `GET /disbursements/verify/${body.reference}`,
-        `POST ${TRANSFER}`,
-      ]);
+      expect(await upstreamCalls(id)).toEqual([transfer.lookup, transfer.sent]);
     });
 
     it('should recover, not resend, when the 5xx came after the upstream processed the POST', async () => {
       const upstream = faultyUpstream();
-      const body = transferBody();
-      const key = crypto.randomUUID();
-      const id = uniqueRequestId();
+      const transfer = retriedRequest();
+      const id = transfer.requestId;
       upstream.inject(id, { kind: 'status', status: 502, processed: true }, POST_TRANSFER);
-      expect((await fetchGateway(keyedPost(TRANSFER, body, key, id))).status).toBe(502);
-      const retry = await fetchGateway(keyedPost(TRANSFER, body, key, id));
+      expect((await transfer.send()).status).toBe(502);
+      const retry = await transfer.send();
       expect(retry.status).toBe(200);
       expect(retry.headers.get('Idempotent-Recovered')).toBe('true');
-      expect(await upstreamCalls(id)).toEqual([
-        `POST ${TRANSFER}`,
-        `GET /disbursements/verify/${body.reference}`,
-      ]);
+      expect(await upstreamCalls(id)).toEqual([transfer.sent, transfer.lookup]);
     });
 
     it('should answer a GET 503 as it came and 200 on the caller retry', async () => {
