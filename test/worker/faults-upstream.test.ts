@@ -59,7 +59,7 @@ describe('proxy under upstream faults', () => {
   });
 
   describe('answer after the timeout', () => {
-    it('should answer 504 upstream_timeout and recover the landed record on retry without resending', async () => {
+    it('should answer 504 upstream_timeout and recover the landed record on a retry after the lock, without resending', async () => {
       const upstream = faultyUpstream();
       const transfer = retriedRequest();
       const id = transfer.requestId;
@@ -69,10 +69,11 @@ describe('proxy under upstream faults', () => {
       expect(first.status).toBe(504);
       expect(Date.now() - started).toBeLessThan(1400);
       expect(await errorBody(first)).toMatchObject({ code: 'upstream_timeout', request_id: id });
+      await upstream.settled();
+      await sleep(1100);
       const retry = await transfer.send(SHORT);
       expect(retry.status).toBe(200);
       expect(retry.headers.get('Idempotent-Recovered')).toBe('true');
-      await upstream.settled();
       expect(await upstreamCalls(id)).toEqual([transfer.sent, transfer.lookup]);
     });
 
