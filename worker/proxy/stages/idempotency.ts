@@ -10,7 +10,7 @@ import {
   type StoredResponse,
 } from '../../db/idempotency-keys.ts';
 import type { RequestContext } from '../../http/context.ts';
-import { HttpError, InternalError } from '../../http/errors.ts';
+import { HttpError, InternalError, UpstreamTimeoutError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
 import { upstreamConfig } from '../../upstream/config.ts';
@@ -171,6 +171,13 @@ async function runOnce(
   try {
     response = await next();
   } catch (error) {
+    if (error instanceof UpstreamTimeoutError) {
+      // The upstream may still be working on it (the request can land after the gateway
+      // gave up): a lookup now could miss the record and send it again. The claim stays
+      // locked until its lock runs out, and only then is verified before any resend.
+      exchange.context.idempotency = 'none';
+      throw error;
+    }
     // Nothing left the gateway on its own faults (settings, signing secret).
     await leaveUnsettled(exchange, lock, error instanceof InternalError);
     throw error;
