@@ -113,6 +113,21 @@ describe('relay consumer', () => {
       expect(attempt?.error).not.toBe('');
     });
 
+    it('should fail once, with an attempt row, an event whose id no header can carry', async () => {
+      // Stored before the ingress refused such ids: a newline in webhook-id.
+      const stored = await storeDelivery({}, `evt\n${crypto.randomUUID()}`);
+      const result = await runQueue(DELIVERIES_QUEUE, [
+        { body: { deliveryId: stored.deliveryId } },
+      ]);
+      expect(result.retryMessages).toEqual([]);
+      expect(result.explicitAcks).toEqual(['msg-0']);
+      expect(await receivedUnder(stored.key)).toEqual([]);
+      const [attempt] = await listDeliveryAttempts(env.DB, stored.deliveryId);
+      expect(attempt).toMatchObject({ attempt: 1, status: null });
+      expect(attempt?.error).toMatch(/webhook-id/);
+      expect(await findDelivery(env.DB, stored.deliveryId)).toMatchObject({ status: 'failed' });
+    });
+
     it('should keep only the first 2 KB of the response body', async () => {
       const stored = await storeDelivery({
         query: { status: '500', body_prefix: 'x'.repeat(3000) },

@@ -86,9 +86,11 @@ export interface StoredEvent {
   readonly deliveryIds: string[];
 }
 
-/** Stores an event of `eventType` and its deliveries in one batch (no enqueue). */
-export async function storeEvent(eventType: string): Promise<StoredEvent> {
-  const rawBody = JSON.stringify(envelope({ event_type: eventType }));
+/** Stores an event of `eventType` (under `eventId`, else a fresh one) and its deliveries in one batch (no enqueue). */
+export async function storeEvent(eventType: string, eventId?: string): Promise<StoredEvent> {
+  const rawBody = JSON.stringify(
+    envelope({ event_type: eventType, ...(eventId === undefined ? {} : { event_id: eventId }) }),
+  );
   const event = {
     eventId: JSON.parse(rawBody).event_id as string,
     eventType,
@@ -105,10 +107,11 @@ export async function storeEvent(eventType: string): Promise<StoredEvent> {
 /** Stores an event for one new receiver subscription; returns both and the delivery id. */
 export async function storeDelivery(
   init: ReceiverSubscriptionInit = {},
+  eventId?: string,
 ): Promise<ReceiverSubscription & StoredEvent & { deliveryId: string }> {
   const eventType = `test_${crypto.randomUUID()}`;
   const created = await createReceiverSubscription({ ...init, eventTypes: [eventType] });
-  const stored = await storeEvent(eventType);
+  const stored = await storeEvent(eventType, eventId);
   expect(stored.deliveryIds).toHaveLength(1);
   return { ...created, ...stored, deliveryId: stored.deliveryIds[0] ?? '' };
 }

@@ -154,12 +154,24 @@ async function deliver(message: Message<unknown>, env: Env, send: typeof fetch):
     }
   }
   const now = Date.now();
-  const headers = await standardWebhookHeaders({
-    id: event.eventId,
-    timestamp: Math.floor(now / 1000),
-    body: event.rawBody,
-    secrets: signingSecrets(subscription, now),
-  });
+  let headers: Headers;
+  try {
+    headers = await standardWebhookHeaders({
+      id: event.eventId,
+      timestamp: Math.floor(now / 1000),
+      body: event.rawBody,
+      secrets: signingSecrets(subscription, now),
+    });
+  } catch {
+    // An event id no header can carry (stored before the ingress refused such ids):
+    // no attempt could ever be sent, so it fails once, recorded, instead of every retry.
+    await failBeforeSending(message, env, deliveryId, {
+      startedAt: now,
+      error: 'The event id cannot be sent as the webhook-id header',
+      retry: false,
+    });
+    return;
+  }
   const result = await sendDelivery(urlCheck.url, headers, event.rawBody, { fetch: send });
   const settledAt = Date.now();
   const { retryAfter, ...attempt } = result;
