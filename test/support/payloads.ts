@@ -2,7 +2,11 @@
  * Valid request bodies for the sandbox contract tests, one builder per spec endpoint.
  * Each builder returns a fresh body with unique references; pass overrides to vary it.
  */
-import { uniqueRef } from './sandbox-client.ts';
+
+/** A unique reference for one test, e.g. `tr-3f9c1a2b-...`. */
+export function uniqueRef(prefix: string): string {
+  return `${prefix}-${crypto.randomUUID()}`;
+}
 
 /** Body of POST /payments/initialize (spec: Payments). */
 export function paymentBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {

@@ -236,10 +236,7 @@ export function toMinor(amount: number | string): number {
   return match[1] === '-' ? -minor : minor;
 }
 
-/** A unique reference for one test, e.g. `tr-3f9c1a2b-...`. */
-export function uniqueRef(prefix: string): string {
-  return `${prefix}-${crypto.randomUUID()}`;
-}
+export { uniqueRef } from './payloads.ts';
 
 /** `YYYY-MM-DD` of an ISO timestamp plus `days` (UTC). */
 export function isoDate(iso: string, days = 0): string {

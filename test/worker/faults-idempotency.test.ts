@@ -8,6 +8,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { findIdempotencyKey } from '../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../worker/proxy/stages/idempotency.ts';
+import { mandateBody } from '../support/payloads.ts';
 import {
   faultyD1,
   faultyUpstream,
@@ -34,17 +35,8 @@ const COMPLETE = /SET state = 'completed'/;
 const RELEASE = /^DELETE FROM idempotency_keys WHERE [\s\S]*locked_until = \?3/;
 const EXPIRE = /^UPDATE idempotency_keys SET locked_until = \?4 WHERE [\s\S]*locked_until = \?3/;
 
-function mandateBody(): Record<string, unknown> {
-  return {
-    customer_name: `Ada ${crypto.randomUUID()}`,
-    customer_email: 'ada@example.com',
-    account_number: '0123456789',
-    bank_code: '058',
-    start_date: '2031-01-01',
-    end_date: '2031-12-31',
-    monthly_amount: 10000,
-    monthly_debit_count: 3,
-  };
+function newMandateBody(): Record<string, unknown> {
+  return mandateBody('2031-01-01', '2031-12-31', { customer_name: `Ada ${crypto.randomUUID()}` });
 }
 
 async function stateOf(key: string): Promise<string | undefined> {
@@ -149,7 +141,7 @@ describe('idempotency stage under D1 faults', () => {
     });
 
     it('should answer 409 and never resend on a route with no lookup when storing the answer failed', async () => {
-      const mandate = retriedRequest(MANDATES, mandateBody());
+      const mandate = retriedRequest(MANDATES, newMandateBody());
       const db = faultyD1(env.DB, { failOn: COMPLETE });
       expect((await mandate.send({ DB: db, ...SHORT_LOCK })).status).toBe(200);
       const retry = await afterLock(mandate);

@@ -9,6 +9,7 @@ import { PaymentsClient } from '../../lib/index.ts';
 import { signRequest } from '../../lib/signing.ts';
 import { findIdempotencyKey } from '../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../worker/proxy/stages/idempotency.ts';
+import { mandateBody, virtualAccountBody } from '../support/payloads.ts';
 import {
   CALLER_NAME,
   type CapturedLogs,
@@ -84,16 +85,6 @@ async function createAtSandbox(body: unknown, path = TRANSFER): Promise<void> {
     body: raw,
   });
   expect(res.status, await res.text()).toBe(200);
-}
-
-function virtualAccountRequest(): Record<string, unknown> {
-  return {
-    account_reference: `rec-va-${crypto.randomUUID()}`,
-    customer_name: 'Ada Obi',
-    customer_email: 'ada@example.com',
-    currency_code: 'NGN',
-    bvn: '12345678901',
-  };
 }
 
 /** A refund request of a fresh paid payment. */
@@ -203,7 +194,7 @@ describe('idempotency stage', () => {
 
     it.each([
       ['a transfer', TRANSFER, transferBody],
-      ['a virtual account', '/virtual-accounts', virtualAccountRequest],
+      ['a virtual account', '/virtual-accounts', () => virtualAccountBody()],
       ['a refund', '/refunds/initialize', refundRequest],
     ] as const)("should recover %s in the POST's own answer shape", async (_name, path, build) => {
       const fresh = await build();
@@ -274,16 +265,9 @@ describe('idempotency stage', () => {
 
     it('should keep answering 409 on a money route with no lookup, never resending', async () => {
       const path = '/direct-debits/mandates';
-      const body = {
+      const body = mandateBody('2031-01-01', '2031-12-31', {
         customer_name: `Ada ${crypto.randomUUID()}`,
-        customer_email: 'ada@example.com',
-        account_number: '0123456789',
-        bank_code: '058',
-        start_date: '2031-01-01',
-        end_date: '2031-12-31',
-        monthly_amount: 10000,
-        monthly_debit_count: 3,
-      };
+      });
       const key = crypto.randomUUID();
       await staleClaim(path, body, key);
       const requestId = uniqueRequestId();
