@@ -39,6 +39,9 @@ export default defineConfig({
                 // record; test/worker/confirmation.test.ts turns it on per request.
                 CONFIRM_MONEY_EVENTS: 'false',
                 TEST_MIGRATIONS: await readD1Migrations('migrations'),
+                // Cases per property of the fuzz tests (test/worker/fuzz-*.test.ts): the full
+                // count in CI, a quick sample locally.
+                FUZZ_RUNS: process.env.FUZZ_RUNS ?? (process.env.CI ? '10000' : '200'),
               },
             },
           })),

@@ -5,6 +5,8 @@ declare global {
     interface Env {
       /** D1 migrations read by vitest.config.ts, applied in apply-migrations.ts. */
       TEST_MIGRATIONS: D1Migration[];
+      /** Generated cases per fuzz property (vitest.config.ts): 10000 in CI, 200 locally. */
+      FUZZ_RUNS: string;
     }
   }
 }
