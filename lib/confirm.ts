@@ -1,5 +1,6 @@
 // Confirming money webhooks against the service. A webhook says money moved; the record
 // behind it, read through the SDK's normalized objects, says whether it did.
+import { BadRequestError } from './api-errors.ts';
 import type { PaymentsClient } from './client.ts';
 import {
   DEBITS_STATUS,
@@ -45,10 +46,16 @@ function byReference(
     find: async (client, data, options) => {
       const reference = data[field];
       if (typeof reference !== 'string' || reference === '') return undefined;
-      const found = findOrUndefined(() =>
-        client.request(endpoint, { params: [reference] }, options),
-      );
-      return found as Promise<Fields | undefined>;
+      try {
+        return (await findOrUndefined(() =>
+          client.request(endpoint, { params: [reference] }, options),
+        )) as Fields | undefined;
+      } catch (error) {
+        // A reference no path can carry (`.`, `..`) or the service refuses to look up (400)
+        // names no record: the event is unconfirmed, not something to retry later.
+        if (error instanceof RangeError || error instanceof BadRequestError) return undefined;
+        throw error;
+      }
     },
     statuses,
     amount,

@@ -97,6 +97,18 @@ describe('confirmation', () => {
       expect(await deliveriesOf(eventId)).toBe(0);
     });
 
+    it.each([
+      ['a dot segment', '..'],
+      ['a reference the service refuses to look up', `conf ${'x'.repeat(200)}`],
+    ])(
+      'should store a charge_success whose reference is %s as unconfirmed (200, not 503)',
+      async (_name, reference) => {
+        const eventId = await ingestCharge(reference, ON);
+        expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('unconfirmed');
+        expect(await deliveriesOf(eventId)).toBe(0);
+      },
+    );
+
     it('should store a charge_success for a still-processing payment as unconfirmed', async () => {
       await createReceiverSubscription({ eventTypes: ['charge_success'] });
       const reference = await createPayment();
