@@ -13,6 +13,11 @@ declare module 'vitest' {
      * refunds and debits), so no other test sees its items settle early.
      */
     confirmSandboxUrl: string;
+    /**
+     * A fourth sandbox, the upstream of the fuzz tests: at the full count they create
+     * thousands of transfers and would drain the shared sandbox's balance for other tests.
+     */
+    fuzzSandboxUrl: string;
     /** A recording webhook receiver for the relay's delivery tests (test/support/delivery-receiver.ts). */
     receiverUrl: string;
   }
@@ -26,16 +31,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const server = await startSandboxServer({ port: 0 });
   const faultServer = await startSandboxServer({ port: 0 });
   const confirmServer = await startSandboxServer({ port: 0 });
+  const fuzzServer = await startSandboxServer({ port: 0 });
   const receiver = await startDeliveryReceiver();
   project.provide('sandboxUrl', server.url);
   project.provide('faultSandboxUrl', faultServer.url);
   project.provide('confirmSandboxUrl', confirmServer.url);
+  project.provide('fuzzSandboxUrl', fuzzServer.url);
   project.provide('receiverUrl', receiver.url);
   return async () => {
     await Promise.all([
       server.close(),
       faultServer.close(),
       confirmServer.close(),
+      fuzzServer.close(),
       receiver.close(),
     ]);
   };

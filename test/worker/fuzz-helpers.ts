@@ -9,7 +9,7 @@
 import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import * as v from 'valibot';
-import { afterAll, afterEach, expect, vi } from 'vitest';
+import { afterAll, afterEach, expect, inject, vi } from 'vitest';
 import { PROXY_ROUTES, type ProxyRoute } from '../../worker/routes/table.ts';
 import { captureLogs, fetchGateway } from './helpers.ts';
 
@@ -117,7 +117,11 @@ export async function fuzzFetch(
   options: FuzzFetchOptions = {},
 ): Promise<FuzzAnswer> {
   const logs = captureLogs();
-  const response = await fetchGateway(request, options.env);
+  // The fuzz tests' own sandbox: thousands of transfers would drain the shared one.
+  const response = await fetchGateway(request, {
+    UPSTREAM_BASE_URL: inject('fuzzSandboxUrl'),
+    ...options.env,
+  });
   const text = await response.text();
   const what = `${request.method} ${request.url} answered ${response.status}: ${text.slice(0, 500)}`;
   expect(response.status, what).not.toBe(500);

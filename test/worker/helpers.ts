@@ -18,6 +18,8 @@ declare module 'vitest' {
     faultSandboxUrl: string;
     /** A third sandbox whose clock the money-event tests advance (test/global-setup.ts). */
     confirmSandboxUrl: string;
+    /** A fourth sandbox, the fuzz tests' own upstream (test/global-setup.ts). */
+    fuzzSandboxUrl: string;
     /** The recording webhook receiver of the delivery tests (test/global-setup.ts). */
     receiverUrl: string;
   }

@@ -11,6 +11,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { listEventDeliveries } from '../../worker/db/deliveries.ts';
+import { ROUTES } from '../../worker/routes/table.ts';
 import { ADMIN_TOKEN, adminRequest, createSubscription } from './admin-helpers.ts';
 import { createReceiverSubscription, receivedUnder, runQueue } from './delivery-helpers.ts';
 import {
@@ -175,6 +176,42 @@ describe('secrets', () => {
       expect(seen.answers.some((a) => a.status === 200)).toBe(true);
       expect(seen.answers.some((a) => a.status === 502)).toBe(true);
       expect(seen.answers.some((a) => a.status === 401)).toBe(true);
+      expectNoLeaks(seen);
+    });
+  });
+
+  describe('every route', () => {
+    it('should leak nothing whatever secret or account number a route is sent', async () => {
+      const seen = exchanges();
+      const [account] = ACCOUNT_NUMBERS as [string];
+      // Every secret in the body, an account number in every path parameter and field.
+      const hostile = JSON.stringify({
+        secrets: [...seen.secrets],
+        account_number: account,
+        destination_bank_account: account,
+        account,
+        url: `https://user:${UPSTREAM_SECRET}@example.com/${account}`,
+      });
+      for (const route of ROUTES) {
+        const path = route.pattern.replace(/:\w+/g, account);
+        const init = (token: string | null) => ({
+          method: route.method,
+          token,
+          headers: {
+            'Content-Type': 'application/json',
+            'Idempotency-Key': `${account}-${crypto.randomUUID()}`,
+            'X-Signature': WEBHOOK_SECRET,
+            'CF-Connecting-IP': `secrets-${crypto.randomUUID()}`,
+          },
+          ...(route.method === 'GET' ? {} : { body: hostile }),
+        });
+        const right = route.auth === 'admin' ? ADMIN_TOKEN : CALLER_TOKEN;
+        for (const token of [right, UPSTREAM_SECRET, WEBHOOK_SECRET, `${right}x`]) {
+          await send(seen, gatewayRequest(path, init(token)));
+        }
+        await send(seen, gatewayRequest(path, init(right)), { UPSTREAM_SECRET: '' });
+      }
+      expect(new Set(seen.answers.map((a) => a.status)).size).toBeGreaterThan(3);
       expectNoLeaks(seen);
     });
   });
