@@ -4,7 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type SandboxServer, startSandboxServer } from '../scripts/sandbox-server.ts';
+import { type SandboxServer, startSandboxServer } from '../cli/sandbox-server.ts';
 import { HOST, onCleanup, spawnGroup } from './lifecycle.ts';
 
 /** The repository root. */

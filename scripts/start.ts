@@ -8,8 +8,8 @@ import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
+import { startSandboxServer } from '../cli/sandbox-server.ts';
 import { type Receiver, startReceiver } from '../examples/receiver/server.ts';
-import { startSandboxServer } from './sandbox-server.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const HOST = '127.0.0.1';

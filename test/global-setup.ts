@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startSandboxServer } from '../scripts/sandbox-server.ts';
+import { startSandboxServer } from '../cli/sandbox-server.ts';
 import { startDeliveryReceiver } from './support/delivery-receiver.ts';
 
 declare module 'vitest' {

@@ -4,8 +4,9 @@
  * `fetch` and drive the `/__sandbox/*` controls (webhooks arrive at
  * `webhook-receiver.ts`). Nothing here reaches into the emulator's internals except `tick()`.
  */
+
+import { type SandboxServer, startSandboxServer } from '../../cli/sandbox-server.ts';
 import { signRequest } from '../../lib/signing.ts';
-import { type SandboxServer, startSandboxServer } from '../../scripts/sandbox-server.ts';
 
 /** Sandbox merchant key id (the local default, docs/sandbox.md). */
 export const SANDBOX_KEY_ID = 'sandbox-key';

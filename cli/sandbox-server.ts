@@ -7,6 +7,11 @@ import {
   type SandboxOptions,
 } from '../lib/testing/index.ts';
 
+/** Port of {@link startSandboxServer} when none is given (the sandbox's port under `npm start`). */
+export const DEFAULT_SANDBOX_PORT = 8788;
+/** Interface of {@link startSandboxServer} when none is given: loopback only. */
+export const DEFAULT_SANDBOX_HOST = '127.0.0.1';
+
 /** Options of {@link startSandboxServer}. */
 export interface SandboxServerOptions extends SandboxOptions {
   /** TCP port; `0` picks a free one. @default 8788 */
@@ -27,7 +32,7 @@ export interface SandboxServer {
 
 /**
  * Serves the sandbox emulator (`edgepay/testing`) over HTTP with Node's `http` module,
- * so `npm start`, the tests and curl reach it at a real address. Settlement runs on a
+ * so `npm start`, `edgepay sandbox`, the tests and curl reach it at a real address. Settlement runs on a
  * timer, so processing items settle (and emit their webhooks) without a request.
  *
  * @throws when the port is taken.
@@ -35,7 +40,12 @@ export interface SandboxServer {
 export async function startSandboxServer(
   options: SandboxServerOptions = {},
 ): Promise<SandboxServer> {
-  const { port = 8788, host = '127.0.0.1', tickMs = 250, ...sandboxOptions } = options;
+  const {
+    port = DEFAULT_SANDBOX_PORT,
+    host = DEFAULT_SANDBOX_HOST,
+    tickMs = 250,
+    ...sandboxOptions
+  } = options;
   const sandbox = createSandbox(sandboxOptions);
   const server = createServer((req, res) => {
     handle(sandbox, req, res).catch((error: unknown) => {
@@ -54,8 +64,10 @@ export async function startSandboxServer(
     sandbox.tick().catch((error: unknown) => console.error('sandbox: tick failed', error));
   }, tickMs);
   timer.unref();
+  // An IPv6 address is bracketed in a URL (`http://[::1]:8788`).
+  const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://${host}:${address.port}`,
+    url: `http://${urlHost}:${address.port}`,
     sandbox,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,0 +1,111 @@
+/**
+ * Runs the `edgepay` command line (cli/edgepay.ts) as a real child process, from source:
+ * Node 22 strips the types, Bun and Deno run TypeScript themselves.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..', '..');
+const ENTRY = join(root, 'cli', 'edgepay.ts');
+const STARTUP_TIMEOUT_MS = 20_000;
+const EXIT_TIMEOUT_MS = 10_000;
+
+/** The runtime a command line runs under. */
+export type CliRuntime = 'node' | 'bun' | 'deno';
+
+function commandLine(runtime: CliRuntime, args: string[]): [string, string[]] {
+  switch (runtime) {
+    case 'node':
+      // The Node running vitest: the project's Node 22 (node_modules/.bin/node).
+      return [process.execPath, [ENTRY, ...args]];
+    case 'bun':
+      return [join(root, 'node_modules', '.bin', 'bun'), [ENTRY, ...args]];
+    case 'deno': {
+      // The binary itself: node_modules/.bin/deno is a Node wrapper that would take the
+      // signals meant for the sandbox and leave Deno running.
+      const binary = join(root, 'node_modules', 'deno', 'deno');
+      const deno = existsSync(binary) ? binary : join(root, 'node_modules', '.bin', 'deno');
+      return [deno, ['run', '-A', '--no-lock', ENTRY, ...args]];
+    }
+  }
+}
+
+/** What a finished command printed and its exit status. */
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command that ends by itself (help, version, usage errors). */
+export function runCli(args: string[]): CliResult {
+  const [command, argv] = commandLine('node', args);
+  const run = spawnSync(command, argv, { cwd: root, encoding: 'utf8', timeout: EXIT_TIMEOUT_MS });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** A running `edgepay sandbox`. */
+export interface RunningCli {
+  /** The address it printed, e.g. `http://127.0.0.1:43117`. */
+  url: string;
+  child: ChildProcess;
+  /** Everything printed to stdout so far. */
+  stdout(): string;
+  /** Everything printed to stderr so far. */
+  stderr(): string;
+  /** Sends `signal` and resolves with the exit code (`null` when killed by the signal). */
+  stop(signal: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Starts `edgepay sandbox <args>` and resolves once it prints its address.
+ *
+ * @throws when it exits first or prints no address within 20 s (the child is killed).
+ */
+export function startCli(args: string[], runtime: CliRuntime = 'node'): Promise<RunningCli> {
+  const [command, argv] = commandLine(runtime, ['sandbox', ...args]);
+  const child = spawn(command, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const stop = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS);
+    try {
+      return await exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return new Promise((resolve, reject) => {
+    const fail = (reason: string) => {
+      clearInterval(poll);
+      clearTimeout(deadline);
+      child.kill('SIGKILL');
+      reject(new Error(`${reason}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    };
+    child.once('error', (error) => fail(`edgepay sandbox did not start: ${error.message}`));
+    const poll = setInterval(() => {
+      const url = /listening on (http:\/\/\S+)/.exec(stdout)?.[1];
+      if (url !== undefined) {
+        clearInterval(poll);
+        clearTimeout(deadline);
+        resolve({ url, child, stdout: () => stdout, stderr: () => stderr, stop });
+      } else if (child.exitCode !== null) {
+        fail(`edgepay sandbox exited with ${child.exitCode} before listening`);
+      }
+    }, 20);
+    const deadline = setTimeout(
+      () => fail(`edgepay sandbox printed no address within ${STARTUP_TIMEOUT_MS} ms`),
+      STARTUP_TIMEOUT_MS,
+    );
+  });
+}
