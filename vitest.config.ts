@@ -1,8 +1,8 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 
-// Projects: the SDK and sandbox under Node, the stack over HTTP (e2e), the
-// gateway inside workerd.
+// Projects: the SDK and sandbox under Node, the packed package as consumers install it
+// (package), the stack over HTTP (e2e), the gateway inside workerd.
 // test/global-setup.ts starts the sandbox emulator on a loopback port and provides its URL.
 export default defineConfig({
   test: {
@@ -13,6 +13,17 @@ export default defineConfig({
           include: ['test/lib/**/*.test.ts', 'test/runtimes/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'package',
+          include: ['test/package/**/*.test.ts'],
+          environment: 'node',
+          // Packs the package once and installs it into a fresh consumer project.
+          globalSetup: ['test/package/setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {

@@ -41,7 +41,7 @@ export interface PaymentsClientOptions {
   /** `fetch` implementation. @default globalThis.fetch */
   fetch?: typeof fetch;
   /** SubtleCrypto implementation for signing. @default globalThis.crypto.subtle */
-  subtle?: SubtleCrypto;
+  subtle?: typeof crypto.subtle;
   /** Clock in milliseconds since the epoch (timestamps and elapsed times). @default Date.now */
   now?: () => number;
   /** Random source in [0, 1) for retry jitter. @default Math.random */

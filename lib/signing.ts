@@ -35,8 +35,11 @@ export interface SignRequestOptions {
   timestamp?: number;
   /** Clock in milliseconds since the epoch. @default Date.now */
   now?: () => number;
-  /** SubtleCrypto implementation. @default globalThis.crypto.subtle */
-  subtle?: SubtleCrypto;
+  /**
+   * SubtleCrypto implementation, typed through the global `crypto` because Node's types
+   * declare no global `SubtleCrypto`. @default globalThis.crypto.subtle
+   */
+  subtle?: typeof crypto.subtle;
 }
 
 /** Options of {@link verifyRequestSignature}. */
@@ -52,7 +55,7 @@ export interface VerifyRequestSignatureOptions {
   /** Clock in milliseconds since the epoch. @default Date.now */
   now?: () => number;
   /** SubtleCrypto implementation. @default globalThis.crypto.subtle */
-  subtle?: SubtleCrypto;
+  subtle?: typeof crypto.subtle;
 }
 
 const encoder = new TextEncoder();

@@ -83,7 +83,7 @@ export interface ParseWebhookOptions {
   /** Clock in milliseconds since the epoch. @default Date.now */
   now?: () => number;
   /** SubtleCrypto implementation. @default globalThis.crypto.subtle */
-  subtle?: SubtleCrypto;
+  subtle?: typeof crypto.subtle;
 }
 
 const decoder = new TextDecoder();

@@ -43,7 +43,7 @@ export interface TransportSettings {
   baseUrl: string;
   credentials: Credentials;
   fetch: typeof fetch;
-  subtle: SubtleCrypto | undefined;
+  subtle: typeof crypto.subtle | undefined;
   now: () => number;
   random: () => number;
   /** Per-attempt timeout in milliseconds, body read included. */
