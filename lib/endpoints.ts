@@ -3,19 +3,40 @@
 // rules, its OpenAPI document and docs/endpoints.md are all read from this table, so a fact
 // about an endpoint is written once.
 import * as v from 'valibot';
-import { BankSchema, ResolvedAccountSchema } from './responses/banks.ts';
 import {
+  type Bank,
+  BankSchema,
+  type ResolvedAccount,
+  ResolvedAccountSchema,
+} from './responses/banks.ts';
+import {
+  type ActivationChallenge,
   ActivationChallengeSchema,
+  type Debit,
   DebitSchema,
+  type Mandate,
   MandateSchema,
+  type MandateState,
   MandateStateSchema,
 } from './responses/direct-debits.ts';
 import { itemsOf, recordOf } from './responses/envelope.ts';
-import { PaymentSchema, PaymentSessionSchema } from './responses/payments.ts';
-import { RefundCountsSchema, RefundSchema } from './responses/refunds.ts';
-import { TransferSchema } from './responses/transfers.ts';
 import {
+  type Payment,
+  PaymentSchema,
+  type PaymentSession,
+  PaymentSessionSchema,
+} from './responses/payments.ts';
+import {
+  type Refund,
+  type RefundCounts,
+  RefundCountsSchema,
+  RefundSchema,
+} from './responses/refunds.ts';
+import { type Transfer, TransferSchema } from './responses/transfers.ts';
+import {
+  type VirtualAccount,
   VirtualAccountSchema,
+  type VirtualAccountTransaction,
   VirtualAccountTransactionSchema,
 } from './responses/virtual-accounts.ts';
 import { ListBanksQuerySchema, ResolveAccountRequestSchema } from './schemas/banks.ts';
@@ -126,14 +147,14 @@ const MANDATE = '/direct-debits/mandates/:mandate_reference';
 // spec: Payments
 
 /** `GET /payments/verify/{reference}`: one payment; `status` is its outcome. */
-export const PAYMENTS_VERIFY = endpoint(
+export const PAYMENTS_VERIFY: Endpoint<Payment> = endpoint(
   'GET',
   '/payments/verify/:reference',
   'read',
   PaymentSchema,
 );
 /** `POST /payments/initialize`: a payment session; the answer is flat. */
-export const PAYMENTS_INITIALIZE = endpoint(
+export const PAYMENTS_INITIALIZE: Endpoint<PaymentSession> = endpoint(
   'POST',
   '/payments/initialize',
   'money',
@@ -149,21 +170,27 @@ export const PAYMENTS_INITIALIZE = endpoint(
   },
 );
 /** `GET /merchants/transactions`: payments, newest first, paged. */
-export const PAYMENTS_LIST = endpoint('GET', '/merchants/transactions', 'read', PaymentSchema, {
-  query: ListTransactionsQuerySchema,
-});
+export const PAYMENTS_LIST: Endpoint<Payment> = endpoint(
+  'GET',
+  '/merchants/transactions',
+  'read',
+  PaymentSchema,
+  {
+    query: ListTransactionsQuerySchema,
+  },
+);
 
 // spec: Transfers
 
 /** `GET /disbursements/verify/{reference}`: one transfer, state from `transfer_status`. */
-export const TRANSFERS_VERIFY = endpoint(
+export const TRANSFERS_VERIFY: Endpoint<Transfer> = endpoint(
   'GET',
   '/disbursements/verify/:reference',
   'read',
   TransferSchema,
 );
 /** `POST /disbursements/initialize`: a transfer, completed from the request it answers. */
-export const TRANSFERS_INITIALIZE = endpoint(
+export const TRANSFERS_INITIALIZE: Endpoint<Transfer> = endpoint(
   'POST',
   '/disbursements/initialize',
   'money',
@@ -182,32 +209,49 @@ export const TRANSFERS_INITIALIZE = endpoint(
   },
 );
 /** `GET /merchants/disbursements`: transfers, newest first, paged. */
-export const TRANSFERS_LIST = endpoint('GET', '/merchants/disbursements', 'read', TransferSchema, {
-  query: ListDisbursementsQuerySchema,
-});
+export const TRANSFERS_LIST: Endpoint<Transfer> = endpoint(
+  'GET',
+  '/merchants/disbursements',
+  'read',
+  TransferSchema,
+  {
+    query: ListDisbursementsQuerySchema,
+  },
+);
 
 // spec: Refunds
 
 /** `GET /refunds/{refund_reference}`: one refund, state from `refund_status`. */
-export const REFUNDS_RETRIEVE = endpoint('GET', '/refunds/:refund_reference', 'read', RefundSchema);
+export const REFUNDS_RETRIEVE: Endpoint<Refund> = endpoint(
+  'GET',
+  '/refunds/:refund_reference',
+  'read',
+  RefundSchema,
+);
 /** `POST /refunds/initialize`: a refund, queued (`processing`), completed from the request. */
-export const REFUNDS_INITIALIZE = endpoint('POST', '/refunds/initialize', 'money', RefundSchema, {
-  body: InitializeRefundRequestSchema,
-  // The answer's `status` is the call's ("success") or "processing": a new refund is queued.
-  shape: (answer, sent) => ({
-    ...sent,
-    amount: Number(sent?.amount),
-    ...(recordOf(answer) as object),
-    status: 'processing',
-  }),
-  lookup: {
-    endpoint: REFUNDS_RETRIEVE,
-    field: 'refund_reference',
-    match: ['payment_reference', 'amount', 'currency'],
+export const REFUNDS_INITIALIZE: Endpoint<Refund> = endpoint(
+  'POST',
+  '/refunds/initialize',
+  'money',
+  RefundSchema,
+  {
+    body: InitializeRefundRequestSchema,
+    // The answer's `status` is the call's ("success") or "processing": a new refund is queued.
+    shape: (answer, sent) => ({
+      ...sent,
+      amount: Number(sent?.amount),
+      ...(recordOf(answer) as object),
+      status: 'processing',
+    }),
+    lookup: {
+      endpoint: REFUNDS_RETRIEVE,
+      field: 'refund_reference',
+      match: ['payment_reference', 'amount', 'currency'],
+    },
   },
-});
+);
 /** `GET /refunds/count-by-status`: counts keyed by state, enveloped or not. */
-export const REFUNDS_COUNT_BY_STATUS = endpoint(
+export const REFUNDS_COUNT_BY_STATUS: Endpoint<RefundCounts> = endpoint(
   'GET',
   '/refunds/count-by-status',
   'read',
@@ -220,7 +264,7 @@ export const REFUNDS_COUNT_BY_STATUS = endpoint(
   },
 );
 /** `GET /refunds/transactions/{payment_reference}`: every refund of one payment. */
-export const REFUNDS_LIST_FOR_PAYMENT = endpoint(
+export const REFUNDS_LIST_FOR_PAYMENT: Endpoint<Refund[]> = endpoint(
   'GET',
   '/refunds/transactions/:payment_reference',
   'read',
@@ -228,38 +272,56 @@ export const REFUNDS_LIST_FOR_PAYMENT = endpoint(
   { shape: itemsOf },
 );
 /** `GET /merchants/refunds`: refunds, newest first, paged. */
-export const REFUNDS_LIST = endpoint('GET', '/merchants/refunds', 'read', RefundSchema, {
-  query: ListRefundsQuerySchema,
-});
+export const REFUNDS_LIST: Endpoint<Refund> = endpoint(
+  'GET',
+  '/merchants/refunds',
+  'read',
+  RefundSchema,
+  {
+    query: ListRefundsQuerySchema,
+  },
+);
 
 // spec: Banks
 
 /** `GET /banks`: the banks of a country; sent unsigned. */
-export const BANKS_LIST = endpoint('GET', '/banks', 'read', v.array(BankSchema), {
+export const BANKS_LIST: Endpoint<Bank[]> = endpoint('GET', '/banks', 'read', v.array(BankSchema), {
   query: ListBanksQuerySchema,
   shape: itemsOf,
   unsigned: true,
 });
 /** `POST /banks/resolve`: an account holder's name; a read despite the POST. */
-export const BANKS_RESOLVE = endpoint('POST', '/banks/resolve', 'read', ResolvedAccountSchema, {
-  body: ResolveAccountRequestSchema,
-});
+export const BANKS_RESOLVE: Endpoint<ResolvedAccount> = endpoint(
+  'POST',
+  '/banks/resolve',
+  'read',
+  ResolvedAccountSchema,
+  {
+    body: ResolveAccountRequestSchema,
+  },
+);
 
 // spec: Direct debit
 
 /** `POST /direct-debits/mandates`: a mandate, `pending`; it has no merchant reference to look up. */
-export const MANDATES_CREATE = endpoint('POST', '/direct-debits/mandates', 'money', MandateSchema, {
-  body: CreateMandateRequestSchema,
-});
+export const MANDATES_CREATE: Endpoint<Mandate> = endpoint(
+  'POST',
+  '/direct-debits/mandates',
+  'money',
+  MandateSchema,
+  {
+    body: CreateMandateRequestSchema,
+  },
+);
 /** `POST .../initiate-activation`: the activation challenge; no body. */
-export const MANDATES_INITIATE_ACTIVATION = endpoint(
+export const MANDATES_INITIATE_ACTIVATION: Endpoint<ActivationChallenge> = endpoint(
   'POST',
   `${MANDATE}/initiate-activation`,
   'write',
   ActivationChallengeSchema,
 );
 /** `POST .../validate-activation`: the customer's answers; the mandate becomes `active`. */
-export const MANDATES_VALIDATE_ACTIVATION = endpoint(
+export const MANDATES_VALIDATE_ACTIVATION: Endpoint<MandateState> = endpoint(
   'POST',
   `${MANDATE}/validate-activation`,
   'write',
@@ -267,27 +329,38 @@ export const MANDATES_VALIDATE_ACTIVATION = endpoint(
   { body: ValidateActivationRequestSchema },
 );
 /** `GET /direct-debits/mandates/{mandate_reference}`: one mandate. */
-export const MANDATES_RETRIEVE = endpoint('GET', MANDATE, 'read', MandateSchema);
+export const MANDATES_RETRIEVE: Endpoint<Mandate> = endpoint('GET', MANDATE, 'read', MandateSchema);
 /** `PATCH .../cancel`: the mandate becomes `cancelled`; no body. */
-export const MANDATES_CANCEL = endpoint('PATCH', `${MANDATE}/cancel`, 'write', MandateStateSchema);
+export const MANDATES_CANCEL: Endpoint<MandateState> = endpoint(
+  'PATCH',
+  `${MANDATE}/cancel`,
+  'write',
+  MandateStateSchema,
+);
 /** `GET /direct-debits/status/{payment_reference}`: one debit. */
-export const DEBITS_STATUS = endpoint(
+export const DEBITS_STATUS: Endpoint<Debit> = endpoint(
   'GET',
   '/direct-debits/status/:payment_reference',
   'read',
   DebitSchema,
 );
 /** `POST /direct-debits/debit`: a debit of an active mandate, `processing`. */
-export const DEBITS_CREATE = endpoint('POST', '/direct-debits/debit', 'money', DebitSchema, {
-  body: DebitRequestSchema,
-  lookup: {
-    endpoint: DEBITS_STATUS,
-    field: 'payment_reference',
-    match: ['mandate_reference', 'debit_amount'],
+export const DEBITS_CREATE: Endpoint<Debit> = endpoint(
+  'POST',
+  '/direct-debits/debit',
+  'money',
+  DebitSchema,
+  {
+    body: DebitRequestSchema,
+    lookup: {
+      endpoint: DEBITS_STATUS,
+      field: 'payment_reference',
+      match: ['mandate_reference', 'debit_amount'],
+    },
   },
-});
+);
 /** `POST /direct-debits/disburse`: collected funds to a bank account, as a transfer. */
-export const DEBITS_DISBURSE = endpoint(
+export const DEBITS_DISBURSE: Endpoint<Transfer> = endpoint(
   'POST',
   '/direct-debits/disburse',
   'money',
@@ -298,14 +371,14 @@ export const DEBITS_DISBURSE = endpoint(
 // spec: Virtual accounts
 
 /** `GET /virtual-accounts/{account_reference}`: one virtual account. */
-export const VIRTUAL_ACCOUNTS_RETRIEVE = endpoint(
+export const VIRTUAL_ACCOUNTS_RETRIEVE: Endpoint<VirtualAccount> = endpoint(
   'GET',
   '/virtual-accounts/:account_reference',
   'read',
   VirtualAccountSchema,
 );
 /** `POST /virtual-accounts`: a virtual account; the flat answer is completed from the request. */
-export const VIRTUAL_ACCOUNTS_CREATE = endpoint(
+export const VIRTUAL_ACCOUNTS_CREATE: Endpoint<VirtualAccount> = endpoint(
   'POST',
   '/virtual-accounts',
   'money',
@@ -326,7 +399,7 @@ export const VIRTUAL_ACCOUNTS_CREATE = endpoint(
   },
 );
 /** `POST /virtual-accounts/email`: the account of an email; a read despite the POST. */
-export const VIRTUAL_ACCOUNTS_FIND_BY_EMAIL = endpoint(
+export const VIRTUAL_ACCOUNTS_FIND_BY_EMAIL: Endpoint<VirtualAccount> = endpoint(
   'POST',
   '/virtual-accounts/email',
   'read',
@@ -334,7 +407,7 @@ export const VIRTUAL_ACCOUNTS_FIND_BY_EMAIL = endpoint(
   { body: VirtualAccountByEmailRequestSchema },
 );
 /** `GET /merchants/virtual-accounts/transactions`: inbound transfers, newest first, paged. */
-export const VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS = endpoint(
+export const VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS: Endpoint<VirtualAccountTransaction> = endpoint(
   'GET',
   '/merchants/virtual-accounts/transactions',
   'read',

@@ -1,32 +1,73 @@
 import * as v from 'valibot';
 import { ResponseValidationError, SignatureVerificationError } from './errors.ts';
 import { parseOrThrow } from './internal/issues.ts';
+import type { Optional } from './schemas/common.ts';
 import { DEFAULT_TOLERANCE_SEC, type RawBody, verifyRequestSignature } from './signing.ts';
 
-const EnvelopeEntries = {
+const EnvelopeEntries: {
+  readonly status: Optional<v.StringSchema<undefined>>;
+  readonly message: Optional<v.StringSchema<undefined>>;
+  readonly event_id: v.StringSchema<undefined>;
+  readonly timestamp: v.StringSchema<undefined>;
+} = {
   status: v.optional(v.string()),
   message: v.optional(v.string()),
   event_id: v.string(),
   timestamp: v.string(),
 } as const;
 
-const MoneyEventData = v.looseObject({
+const MoneyEventData: v.LooseObjectSchema<
+  {
+    readonly reference: v.StringSchema<undefined>;
+    readonly amount: v.NumberSchema<undefined>;
+    readonly currency: v.StringSchema<undefined>;
+    readonly metadata: Optional<v.UnknownSchema>;
+  },
+  undefined
+> = v.looseObject({
   reference: v.string(),
   amount: v.number(),
   currency: v.string(),
   metadata: v.optional(v.unknown()),
 });
 
-const DebitEventData = v.looseObject({
+const DebitEventData: v.LooseObjectSchema<
+  {
+    readonly payment_reference: v.StringSchema<undefined>;
+    readonly mandate_reference: v.StringSchema<undefined>;
+    readonly debit_amount: v.NumberSchema<undefined>;
+    readonly status: v.StringSchema<undefined>;
+  },
+  undefined
+> = v.looseObject({
   payment_reference: v.string(),
   mandate_reference: v.string(),
   debit_amount: v.number(),
   status: v.string(),
 });
 
-const AnyData = v.looseObject({});
+const AnyData: v.LooseObjectSchema<Record<never, never>, undefined> = v.looseObject({});
 
-const KnownEventSchema = v.variant('event_type', [
+// One event type's envelope: `event_type` (a literal, or any string), the envelope fields, `data`.
+type EventSchema<
+  Type extends v.GenericSchema<string>,
+  Data extends v.GenericSchema,
+> = v.LooseObjectSchema<
+  { readonly event_type: Type; readonly data: Data } & typeof EnvelopeEntries,
+  undefined
+>;
+
+const KnownEventSchema: v.VariantSchema<
+  'event_type',
+  [
+    EventSchema<v.LiteralSchema<'charge_success', undefined>, typeof MoneyEventData>,
+    EventSchema<v.LiteralSchema<'disbursement_success', undefined>, typeof MoneyEventData>,
+    EventSchema<v.LiteralSchema<'direct_debit_success', undefined>, typeof DebitEventData>,
+    EventSchema<v.LiteralSchema<'direct_debit_failure', undefined>, typeof AnyData>,
+    EventSchema<v.LiteralSchema<'mandate_activated', undefined>, typeof AnyData>,
+  ],
+  undefined
+> = v.variant('event_type', [
   v.looseObject({
     event_type: v.literal('charge_success'),
     ...EnvelopeEntries,
@@ -59,7 +100,7 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set([
   'mandate_activated',
 ]);
 
-const GenericEventSchema = v.looseObject({
+const GenericEventSchema: EventSchema<v.StringSchema<undefined>, typeof AnyData> = v.looseObject({
   event_type: v.string(),
   ...EnvelopeEntries,
   data: AnyData,

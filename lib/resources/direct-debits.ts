@@ -26,22 +26,25 @@ import {
   type ValidateActivationRequest,
 } from '../schemas/direct-debits.ts';
 
+// Every entry of DisburseRequestSchema, made optional.
+type OpenDisburseEntries = {
+  [K in keyof typeof DisburseRequestSchema.entries]: v.OptionalSchema<
+    (typeof DisburseRequestSchema.entries)[K],
+    undefined
+  >;
+};
+
 /**
  * Body of `POST /direct-debits/disburse`, which the spec does not show: the fields the
  * sandbox takes, each optional, and any others passed through (docs/assumptions.md).
  */
-export const OpenDisburseRequestSchema = v.object(
+export const OpenDisburseRequestSchema: v.ObjectSchema<OpenDisburseEntries, undefined> = v.object(
   Object.fromEntries(
     Object.entries(DisburseRequestSchema.entries).map(([name, schema]) => [
       name,
       v.optional(schema),
     ]),
-  ) as {
-    [K in keyof typeof DisburseRequestSchema.entries]: v.OptionalSchema<
-      (typeof DisburseRequestSchema.entries)[K],
-      undefined
-    >;
-  },
+  ) as OpenDisburseEntries,
 );
 
 /** Input of {@link OpenDisburseRequestSchema}, plus any other field (sent as given). */

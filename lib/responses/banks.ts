@@ -3,13 +3,24 @@ import * as v from 'valibot';
 import type { Open } from './common.ts';
 
 /** A bank (spec: Resources > Bank). Codes are not unique across names. */
-export const BankSchema = v.looseObject({ bank_name: v.string(), bank_code: v.string() });
+export const BankSchema: v.LooseObjectSchema<
+  { readonly bank_name: v.StringSchema<undefined>; readonly bank_code: v.StringSchema<undefined> },
+  undefined
+> = v.looseObject({ bank_name: v.string(), bank_code: v.string() });
 
 /** A bank. */
 export type Bank = Open<v.InferOutput<typeof BankSchema>>;
 
 /** An account number resolved to its holder (spec: Resources > Resolved account). */
-export const ResolvedAccountSchema = v.looseObject({
+export const ResolvedAccountSchema: v.LooseObjectSchema<
+  {
+    readonly bank_name: v.StringSchema<undefined>;
+    readonly bank_code: v.StringSchema<undefined>;
+    readonly account_number: v.StringSchema<undefined>;
+    readonly account_name: v.StringSchema<undefined>;
+  },
+  undefined
+> = v.looseObject({
   bank_name: v.string(),
   bank_code: v.string(),
   account_number: v.string(),

@@ -1,8 +1,11 @@
 // Field schemas shared by the response shapes: lenient where the spec is loose.
 import * as v from 'valibot';
+import type { Custom, Optional } from '../schemas/common.ts';
 
 /** An amount in major units as the service sends it: a JSON number (or a decimal string, normalized to a number). */
-export const ResponseAmount = v.pipe(
+export const ResponseAmount: v.SchemaWithPipe<
+  readonly [Custom<number | string>, v.TransformAction<number | string, number>]
+> = v.pipe(
   v.custom<number | string>(
     (value) =>
       typeof value === 'number' || (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)),
@@ -12,7 +15,7 @@ export const ResponseAmount = v.pipe(
 );
 
 /** An optional text field that may come as `null`. */
-export const OptionalText = v.optional(
+export const OptionalText: Optional<Custom<string | null>> = v.optional(
   v.custom<string | null>(
     (value) => value === null || typeof value === 'string',
     'Expected a string or null',
@@ -20,7 +23,7 @@ export const OptionalText = v.optional(
 );
 
 /** Metadata: an object, or `null`/absent. */
-export const OptionalMetadata = v.optional(
+export const OptionalMetadata: Optional<Custom<Record<string, unknown> | null>> = v.optional(
   v.custom<Record<string, unknown> | null>(
     (value) => value === null || (typeof value === 'object' && !Array.isArray(value)),
     'Expected an object or null',

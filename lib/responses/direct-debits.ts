@@ -1,10 +1,27 @@
 // Canonical shapes of the Direct debit section (spec: Resources > Mandate, Activation
 // challenge, Direct debit transaction).
 import * as v from 'valibot';
+import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalText, ResponseAmount } from './common.ts';
 
 /** A mandate (pending, active, cancelled, or a newer state passed through). Amount in major units. */
-export const MandateSchema = v.looseObject({
+export const MandateSchema: v.LooseObjectSchema<
+  {
+    readonly mandate_reference: v.StringSchema<undefined>;
+    readonly status: v.StringSchema<undefined>;
+    readonly customer_name: typeof OptionalText;
+    readonly customer_email: typeof OptionalText;
+    readonly account_number: typeof OptionalText;
+    readonly bank_code: typeof OptionalText;
+    readonly start_date: typeof OptionalText;
+    readonly end_date: typeof OptionalText;
+    readonly monthly_amount: Optional<typeof ResponseAmount>;
+    readonly monthly_debit_count: Optional<v.NumberSchema<undefined>>;
+    readonly created_at: typeof OptionalText;
+    readonly updated_at: typeof OptionalText;
+  },
+  undefined
+> = v.looseObject({
   mandate_reference: v.string(),
   status: v.string(),
   customer_name: OptionalText,
@@ -23,7 +40,13 @@ export const MandateSchema = v.looseObject({
 export type Mandate = Open<v.InferOutput<typeof MandateSchema>>;
 
 /** A mandate's reference and new state, as validate-activation and cancel answer. */
-export const MandateStateSchema = v.looseObject({
+export const MandateStateSchema: v.LooseObjectSchema<
+  {
+    readonly mandate_reference: v.StringSchema<undefined>;
+    readonly status: v.StringSchema<undefined>;
+  },
+  undefined
+> = v.looseObject({
   mandate_reference: v.string(),
   status: v.string(),
 });
@@ -32,7 +55,16 @@ export const MandateStateSchema = v.looseObject({
 export type MandateState = Open<v.InferOutput<typeof MandateStateSchema>>;
 
 /** The two authorization parameters to ask the customer for (spec: Activation challenge). */
-export const ActivationChallengeSchema = v.looseObject({
+export const ActivationChallengeSchema: v.LooseObjectSchema<
+  {
+    readonly mandate_reference: v.StringSchema<undefined>;
+    readonly param1: v.StringSchema<undefined>;
+    readonly value1: v.StringSchema<undefined>;
+    readonly param2: v.StringSchema<undefined>;
+    readonly value2: v.StringSchema<undefined>;
+  },
+  undefined
+> = v.looseObject({
   mandate_reference: v.string(),
   param1: v.string(),
   value1: v.string(),
@@ -44,7 +76,18 @@ export const ActivationChallengeSchema = v.looseObject({
 export type ActivationChallenge = Open<v.InferOutput<typeof ActivationChallengeSchema>>;
 
 /** A debit on a mandate (processing, success, failed, or a newer state). Amount in major units. */
-export const DebitSchema = v.looseObject({
+export const DebitSchema: v.LooseObjectSchema<
+  {
+    readonly payment_reference: v.StringSchema<undefined>;
+    readonly mandate_reference: v.StringSchema<undefined>;
+    readonly status: v.StringSchema<undefined>;
+    readonly debit_amount: Optional<typeof ResponseAmount>;
+    readonly narration: typeof OptionalText;
+    readonly created_at: typeof OptionalText;
+    readonly updated_at: typeof OptionalText;
+  },
+  undefined
+> = v.looseObject({
   payment_reference: v.string(),
   mandate_reference: v.string(),
   status: v.string(),

@@ -1,5 +1,6 @@
 // Canonical shapes of the Payments section (spec: Resources > Payment; Endpoints > Payments).
 import * as v from 'valibot';
+import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
 
 /**
@@ -8,7 +9,22 @@ import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './com
  * abandoned, reversed, expired, or a newer value passed through); `amount` and `fee`
  * are in major units. Unknown fields are kept.
  */
-export const PaymentSchema = v.looseObject({
+export const PaymentSchema: v.LooseObjectSchema<
+  {
+    readonly reference: v.StringSchema<undefined>;
+    readonly status: v.StringSchema<undefined>;
+    readonly transaction_id: Optional<v.StringSchema<undefined>>;
+    readonly amount: Optional<typeof ResponseAmount>;
+    readonly fee: Optional<typeof ResponseAmount>;
+    readonly currency: Optional<v.StringSchema<undefined>>;
+    readonly customer_email: typeof OptionalText;
+    readonly payment_method: typeof OptionalText;
+    readonly metadata: typeof OptionalMetadata;
+    readonly created_at: typeof OptionalText;
+    readonly updated_at: typeof OptionalText;
+  },
+  undefined
+> = v.looseObject({
   reference: v.string(),
   status: v.string(),
   transaction_id: v.optional(v.string()),
@@ -26,7 +42,13 @@ export const PaymentSchema = v.looseObject({
 export type Payment = Open<v.InferOutput<typeof PaymentSchema>>;
 
 /** What `POST /payments/initialize` answers: the hosted checkout address (spec: Payments). */
-export const PaymentSessionSchema = v.looseObject({
+export const PaymentSessionSchema: v.LooseObjectSchema<
+  {
+    readonly reference: v.StringSchema<undefined>;
+    readonly authorization_url: v.StringSchema<undefined>;
+  },
+  undefined
+> = v.looseObject({
   reference: v.string(),
   /** Single use; expires after a short window. */
   authorization_url: v.string(),

@@ -1,10 +1,30 @@
 // Canonical shape of the Transfers section (spec: Resources > Transfer; Endpoints > Transfers).
 import * as v from 'valibot';
+import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
 import { withStatusFrom } from './envelope.ts';
 
 // The fields; the schema below first moves `transfer_status` to `status`.
-const TransferFields = v.looseObject({
+const TransferFields: v.LooseObjectSchema<
+  {
+    readonly reference: v.StringSchema<undefined>;
+    readonly status: v.StringSchema<undefined>;
+    readonly amount: Optional<typeof ResponseAmount>;
+    readonly fee: Optional<typeof ResponseAmount>;
+    readonly currency: Optional<v.StringSchema<undefined>>;
+    readonly customer_name: typeof OptionalText;
+    readonly customer_email: typeof OptionalText;
+    readonly destination_bank_code: typeof OptionalText;
+    readonly destination_bank_account: typeof OptionalText;
+    readonly destination_bank_name: typeof OptionalText;
+    readonly narration: typeof OptionalText;
+    readonly metadata: typeof OptionalMetadata;
+    readonly created_at: typeof OptionalText;
+    readonly updated_at: typeof OptionalText;
+    readonly completed_at: typeof OptionalText;
+  },
+  undefined
+> = v.looseObject({
   reference: v.string(),
   status: v.string(),
   amount: v.optional(ResponseAmount),
@@ -28,7 +48,9 @@ const TransferFields = v.looseObject({
  * processing, success, failed, reversed, expired, or a newer value passed through).
  * Amounts in major units. Unknown fields are kept; `transfer_status` is not (it is `status`).
  */
-export const TransferSchema = v.pipe(
+export const TransferSchema: v.SchemaWithPipe<
+  readonly [v.UnknownSchema, v.TransformAction<unknown, unknown>, typeof TransferFields]
+> = v.pipe(
   v.unknown(),
   v.transform((record) => withStatusFrom(record, 'transfer_status')),
   TransferFields,

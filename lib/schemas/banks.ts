@@ -1,12 +1,20 @@
 // Request contract of the Banks section (spec: Endpoints > Banks).
 import * as v from 'valibot';
-import { AccountNumberSchema, BankCodeSchema, CurrencySchema } from './common.ts';
+import {
+  AccountNumberSchema,
+  BankCodeSchema,
+  CurrencySchema,
+  type PatternSchema,
+} from './common.ts';
 
 /**
  * Query of `GET /banks` (spec: Banks > GET /banks): `country_code`, an upper-case
  * ISO 3166-1 alpha-2 code. @default 'NG'
  */
-export const ListBanksQuerySchema = v.object({
+export const ListBanksQuerySchema: v.ObjectSchema<
+  { readonly country_code: v.OptionalSchema<PatternSchema, 'NG'> },
+  undefined
+> = v.object({
   country_code: v.optional(
     v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, 'Expected an ISO 3166-1 alpha-2 code such as NG')),
     'NG',
@@ -22,7 +30,14 @@ export type ListBanksParams = v.InferOutput<typeof ListBanksQuerySchema>;
  * Body of `POST /banks/resolve` (spec: Banks > POST /banks/resolve): `bank` is the bank
  * code, `account` the account number.
  */
-export const ResolveAccountRequestSchema = v.object({
+export const ResolveAccountRequestSchema: v.ObjectSchema<
+  {
+    readonly bank: typeof BankCodeSchema;
+    readonly account: typeof AccountNumberSchema;
+    readonly currency: typeof CurrencySchema;
+  },
+  undefined
+> = v.object({
   bank: BankCodeSchema,
   account: AccountNumberSchema,
   currency: CurrencySchema,

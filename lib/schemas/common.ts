@@ -3,13 +3,40 @@ import * as v from 'valibot';
 import { isPositiveAmount } from '../money.ts';
 import { isCalendarDate, parseInstant } from './dates.ts';
 
+/** A string schema whose value must match a regular expression. */
+export type PatternSchema = v.SchemaWithPipe<
+  readonly [v.StringSchema<undefined>, v.RegexAction<string, string>]
+>;
+
+/** A string schema whose value must pass a predicate. */
+export type CheckedStringSchema = v.SchemaWithPipe<
+  readonly [v.StringSchema<undefined>, v.CheckAction<string, string>]
+>;
+
+/** What {@link textSchema} returns: a string of 1 to `max` characters. */
+export type TextSchema = v.SchemaWithPipe<
+  readonly [
+    v.StringSchema<undefined>,
+    v.MinLengthAction<string, 1, undefined>,
+    v.MaxLengthAction<string, number, undefined>,
+  ]
+>;
+
+/** A `v.custom` schema: a value of type `T` that passes a predicate. */
+export type Custom<T> = v.CustomSchema<T, v.ErrorMessage<v.CustomIssue> | undefined>;
+
+/** A schema that may be absent (`undefined`), without a default. */
+export type Optional<Wrapped extends v.GenericSchema> = v.OptionalSchema<Wrapped, undefined>;
+
 /**
  * A positive amount in major units, as a decimal string (`"5000.50"`) or a JSON
  * number (`5000.5`), with at most 2 fraction digits (the currency's minor unit) and at
  * most 999,999,999,999.99. The value is kept as given; convert it with
  * `toMinorUnits` from `lib/money.ts` (spec: Resources > amount conventions).
  */
-export const AmountSchema = v.pipe(
+export const AmountSchema: v.SchemaWithPipe<
+  readonly [Custom<string | number>, v.CheckAction<string | number, string>]
+> = v.pipe(
   v.custom<string | number>(
     (value) => typeof value === 'string' || typeof value === 'number',
     'Expected an amount (number or decimal string)',
@@ -21,23 +48,27 @@ export const AmountSchema = v.pipe(
 );
 
 /** An ISO 4217 currency code in upper case, e.g. `NGN` (spec: Resources, conventions). */
-export const CurrencySchema = v.pipe(
+export const CurrencySchema: PatternSchema = v.pipe(
   v.string(),
   v.regex(/^[A-Z]{3}$/, 'Expected an ISO 4217 currency code such as NGN'),
 );
 
 /** An email address (at most 254 characters). */
-export const EmailSchema = v.pipe(
-  v.string(),
-  v.maxLength(254),
-  v.regex(v.EMAIL_REGEX, 'Expected an email address'),
-);
+export const EmailSchema: v.SchemaWithPipe<
+  readonly [
+    v.StringSchema<undefined>,
+    v.MaxLengthAction<string, 254, undefined>,
+    v.RegexAction<string, string>,
+  ]
+> = v.pipe(v.string(), v.maxLength(254), v.regex(v.EMAIL_REGEX, 'Expected an email address'));
 
 /**
  * A merchant reference: 1 to 100 printable ASCII characters without spaces. References
  * appear in paths (verify, retrieve), where they are percent-encoded.
  */
-export const ReferenceSchema = v.pipe(
+export const ReferenceSchema: v.SchemaWithPipe<
+  readonly [v.StringSchema<undefined>, v.RegexAction<string, string>, v.CheckAction<string, string>]
+> = v.pipe(
   v.string(),
   v.regex(/^[\x21-\x7e]{1,100}$/, 'Expected 1 to 100 printable characters without spaces'),
   // A path segment of "." or ".." is resolved away by every URL parser: unreachable by verify.
@@ -51,21 +82,30 @@ export const ReferenceSchema = v.pipe(
  * @param max - maximum length in characters.
  * @default max 255
  */
-export function textSchema(max = 255) {
+export function textSchema(max = 255): TextSchema {
   return v.pipe(v.string(), v.minLength(1), v.maxLength(max));
 }
 
 /** A calendar date written `YYYY-MM-DD` (spec: Mandate start_date, end_date; list filters). */
-export const DateSchema = v.pipe(v.string(), v.check(isCalendarDate, 'Expected a date YYYY-MM-DD'));
+export const DateSchema: CheckedStringSchema = v.pipe(
+  v.string(),
+  v.check(isCalendarDate, 'Expected a date YYYY-MM-DD'),
+);
 
 /** An ISO 8601 date-time (or a date) used as an inclusive list filter bound. */
-export const DateTimeSchema = v.pipe(
+export const DateTimeSchema: CheckedStringSchema = v.pipe(
   v.string(),
   v.check((text) => parseInstant(text, 'start') !== undefined, 'Expected an ISO 8601 date-time'),
 );
 
 /** An absolute `http:` or `https:` URL (callback and webhook addresses). */
-export const HttpUrlSchema = v.pipe(
+export const HttpUrlSchema: v.SchemaWithPipe<
+  readonly [
+    v.StringSchema<undefined>,
+    v.MaxLengthAction<string, 2048, undefined>,
+    v.CheckAction<string, string>,
+  ]
+> = v.pipe(
   v.string(),
   v.maxLength(2048),
   v.check(
@@ -75,25 +115,35 @@ export const HttpUrlSchema = v.pipe(
 );
 
 /** Key-value pairs returned unchanged (spec: Payment metadata): a JSON object, not an array. */
-export const MetadataSchema = v.custom<Record<string, unknown>>(
+export const MetadataSchema: Custom<Record<string, unknown>> = v.custom<Record<string, unknown>>(
   (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
   'Expected an object',
 );
 
 /** A bank code: 3 to 6 digits (spec: Bank; three-digit in the examples). */
-export const BankCodeSchema = v.pipe(
+export const BankCodeSchema: PatternSchema = v.pipe(
   v.string(),
   v.regex(/^\d{3,6}$/, 'Expected a bank code of 3 to 6 digits'),
 );
 
 /** A bank account number: 6 to 20 digits (a NUBAN in Nigeria has 10). */
-export const AccountNumberSchema = v.pipe(
+export const AccountNumberSchema: PatternSchema = v.pipe(
   v.string(),
   v.regex(/^\d{6,20}$/, 'Expected an account number of 6 to 20 digits'),
 );
 
 /** Query `page`: a decimal integer string, at least 1. @default '1' (spec: Limits) */
-export const PageQuerySchema = v.optional(
+export const PageQuerySchema: v.OptionalSchema<
+  v.SchemaWithPipe<
+    readonly [
+      v.StringSchema<undefined>,
+      v.RegexAction<string, string>,
+      v.TransformAction<string, number>,
+      v.MinValueAction<number, 1, undefined>,
+    ]
+  >,
+  '1'
+> = v.optional(
   v.pipe(
     v.string(),
     v.regex(/^\d{1,9}$/, 'Expected a whole number'),
@@ -104,7 +154,18 @@ export const PageQuerySchema = v.optional(
 );
 
 /** Query `page_size`: a decimal integer string from 1 to 100. @default '10' (spec: Limits) */
-export const PageSizeQuerySchema = v.optional(
+export const PageSizeQuerySchema: v.OptionalSchema<
+  v.SchemaWithPipe<
+    readonly [
+      v.StringSchema<undefined>,
+      v.RegexAction<string, string>,
+      v.TransformAction<string, number>,
+      v.MinValueAction<number, 1, undefined>,
+      v.MaxValueAction<number, 100, undefined>,
+    ]
+  >,
+  '10'
+> = v.optional(
   v.pipe(
     v.string(),
     v.regex(/^\d{1,9}$/, 'Expected a whole number'),
@@ -141,6 +202,17 @@ export interface PaginationQuery {
   page_size: number;
 }
 
+/** What {@link crossFieldCheck} returns: a valibot `rawCheck` action carrying its message. */
+export type CrossFieldCheck<T> = v.RawCheckAction<T> & { message: string };
+
+/** An object schema followed by a {@link crossFieldCheck} over its output. */
+export type CheckedObjectSchema<Entries extends v.ObjectEntries> = v.SchemaWithPipe<
+  readonly [
+    v.ObjectSchema<Entries, undefined>,
+    CrossFieldCheck<v.InferOutput<v.ObjectSchema<Entries, undefined>>>,
+  ]
+>;
+
 /**
  * A rule across fields of an object, reported on one of them (an `end_date` before
  * `start_date` is an issue on `end_date`). It runs when the fields it reads have no
@@ -155,7 +227,7 @@ export function crossFieldCheck<T extends object>(
   reads: readonly NoInfer<keyof T & string>[],
   requirement: (input: NoInfer<T>) => boolean,
   message: string,
-) {
+): CrossFieldCheck<T> {
   const field = reads[reads.length - 1] as keyof T & string;
   const check = v.rawCheck<T>(({ dataset, addIssue }) => {
     // An issue without a path means the input is not an object at all.

@@ -4,11 +4,14 @@ import {
   AccountNumberSchema,
   AmountSchema,
   BankCodeSchema,
+  type CheckedObjectSchema,
   CurrencySchema,
   crossFieldCheck,
   DateSchema,
   EmailSchema,
+  type Optional,
   ReferenceSchema,
+  type TextSchema,
   textSchema,
 } from './common.ts';
 import { addDays, isCalendarDate } from './dates.ts';
@@ -28,7 +31,23 @@ export const DEBIT_STATUSES = ['processing', 'success', 'failed'] as const;
  * here). That start_date lies in the future depends on the service's clock, so the
  * service checks it. monthly_amount is in major units; monthly_debit_count 1..1000.
  */
-export const CreateMandateRequestSchema = v.pipe(
+export const CreateMandateRequestSchema: CheckedObjectSchema<{
+  readonly customer_name: TextSchema;
+  readonly customer_email: typeof EmailSchema;
+  readonly account_number: typeof AccountNumberSchema;
+  readonly bank_code: typeof BankCodeSchema;
+  readonly start_date: typeof DateSchema;
+  readonly end_date: typeof DateSchema;
+  readonly monthly_amount: typeof AmountSchema;
+  readonly monthly_debit_count: v.SchemaWithPipe<
+    readonly [
+      v.NumberSchema<undefined>,
+      v.IntegerAction<number, undefined>,
+      v.MinValueAction<number, 1, undefined>,
+      v.MaxValueAction<number, 1000, undefined>,
+    ]
+  >;
+}> = v.pipe(
   v.object({
     customer_name: textSchema(200),
     customer_email: EmailSchema,
@@ -58,7 +77,16 @@ export type CreateMandateParams = v.InferOutput<typeof CreateMandateRequestSchem
  * (spec: Direct debit): the parameter names from initiate-activation and the
  * customer's answers. mandate_reference must equal the path value (checked by the service).
  */
-export const ValidateActivationRequestSchema = v.object({
+export const ValidateActivationRequestSchema: v.ObjectSchema<
+  {
+    readonly mandate_reference: typeof ReferenceSchema;
+    readonly param1: TextSchema;
+    readonly value1: TextSchema;
+    readonly param2: TextSchema;
+    readonly value2: TextSchema;
+  },
+  undefined
+> = v.object({
   mandate_reference: ReferenceSchema,
   param1: textSchema(50),
   value1: textSchema(100),
@@ -75,7 +103,16 @@ export type ValidateActivationParams = v.InferOutput<typeof ValidateActivationRe
  * Body of `POST /direct-debits/debit` (spec: Direct debit > POST /direct-debits/debit).
  * debit_amount is in major units; payment_reference is unique per debit.
  */
-export const DebitRequestSchema = v.object({
+export const DebitRequestSchema: v.ObjectSchema<
+  {
+    readonly mandate_reference: typeof ReferenceSchema;
+    readonly debit_amount: typeof AmountSchema;
+    readonly narration: TextSchema;
+    readonly customer_email: typeof EmailSchema;
+    readonly payment_reference: typeof ReferenceSchema;
+  },
+  undefined
+> = v.object({
   mandate_reference: ReferenceSchema,
   debit_amount: AmountSchema,
   narration: textSchema(255),
@@ -93,7 +130,18 @@ export type DebitParams = v.InferOutput<typeof DebitRequestSchema>;
  * sandbox's choice, see docs/assumptions.md): moves collected funds from the settlement
  * balance to a bank account, as a transfer with a unique `reference`.
  */
-export const DisburseRequestSchema = v.object({
+export const DisburseRequestSchema: v.ObjectSchema<
+  {
+    readonly reference: typeof ReferenceSchema;
+    readonly amount: typeof AmountSchema;
+    readonly currency: typeof CurrencySchema;
+    readonly destination_bank_code: typeof BankCodeSchema;
+    readonly destination_bank_account: typeof AccountNumberSchema;
+    readonly destination_bank_name: Optional<TextSchema>;
+    readonly narration: Optional<TextSchema>;
+  },
+  undefined
+> = v.object({
   reference: ReferenceSchema,
   amount: AmountSchema,
   currency: CurrencySchema,

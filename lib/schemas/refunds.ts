@@ -4,13 +4,16 @@ import {
   AccountNumberSchema,
   AmountSchema,
   BankCodeSchema,
+  type CheckedObjectSchema,
   CurrencySchema,
   crossFieldCheck,
   DateSchema,
   isOrderedRange,
+  type Optional,
   PaginationQueryEntries,
   RANGE_ORDER_MESSAGE,
   ReferenceSchema,
+  type TextSchema,
   textSchema,
 } from './common.ts';
 
@@ -24,7 +27,15 @@ export type RefundStatus = (typeof REFUND_STATUSES)[number];
  * Body of `POST /refunds/initialize` (spec: Refunds > POST /refunds/initialize).
  * `amount` is in major units; `bank_code` is required when `account_number` is given.
  */
-export const InitializeRefundRequestSchema = v.pipe(
+export const InitializeRefundRequestSchema: CheckedObjectSchema<{
+  readonly payment_reference: typeof ReferenceSchema;
+  readonly refund_reference: typeof ReferenceSchema;
+  readonly currency: typeof CurrencySchema;
+  readonly amount: typeof AmountSchema;
+  readonly reason: Optional<TextSchema>;
+  readonly account_number: Optional<typeof AccountNumberSchema>;
+  readonly bank_code: Optional<typeof BankCodeSchema>;
+}> = v.pipe(
   v.object({
     payment_reference: ReferenceSchema,
     refund_reference: ReferenceSchema,
@@ -51,7 +62,14 @@ export type InitializeRefundParams = v.InferOutput<typeof InitializeRefundReques
  * status, payment_reference, start_date and end_date (`YYYY-MM-DD`, whole days
  * inclusive), page (default 1), page_size (1..100, default 10).
  */
-export const ListRefundsQuerySchema = v.pipe(
+export const ListRefundsQuerySchema: CheckedObjectSchema<
+  {
+    readonly status: Optional<v.PicklistSchema<typeof REFUND_STATUSES, undefined>>;
+    readonly payment_reference: Optional<typeof ReferenceSchema>;
+    readonly start_date: Optional<typeof DateSchema>;
+    readonly end_date: Optional<typeof DateSchema>;
+  } & typeof PaginationQueryEntries
+> = v.pipe(
   v.object({
     status: v.optional(v.picklist(REFUND_STATUSES)),
     payment_reference: v.optional(ReferenceSchema),

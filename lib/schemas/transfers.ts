@@ -4,6 +4,7 @@ import {
   AccountNumberSchema,
   AmountSchema,
   BankCodeSchema,
+  type CheckedObjectSchema,
   CurrencySchema,
   crossFieldCheck,
   DateSchema,
@@ -11,9 +12,11 @@ import {
   HttpUrlSchema,
   isOrderedRange,
   MetadataSchema,
+  type Optional,
   PaginationQueryEntries,
   RANGE_ORDER_MESSAGE,
   ReferenceSchema,
+  type TextSchema,
   textSchema,
 } from './common.ts';
 
@@ -33,7 +36,22 @@ export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
  * Body of `POST /disbursements/initialize` (spec: Transfers > POST /disbursements/initialize).
  * `amount` is in major units; `reference` must be unique across the merchant's transfers.
  */
-export const InitializeTransferRequestSchema = v.object({
+export const InitializeTransferRequestSchema: v.ObjectSchema<
+  {
+    readonly customer_name: TextSchema;
+    readonly customer_email: typeof EmailSchema;
+    readonly reference: typeof ReferenceSchema;
+    readonly amount: typeof AmountSchema;
+    readonly currency: typeof CurrencySchema;
+    readonly destination_bank_code: typeof BankCodeSchema;
+    readonly destination_bank_account: typeof AccountNumberSchema;
+    readonly destination_bank_name: TextSchema;
+    readonly narration: Optional<TextSchema>;
+    readonly metadata: Optional<typeof MetadataSchema>;
+    readonly webhook_url: Optional<typeof HttpUrlSchema>;
+  },
+  undefined
+> = v.object({
   customer_name: textSchema(200),
   customer_email: EmailSchema,
   reference: ReferenceSchema,
@@ -57,7 +75,14 @@ export type InitializeTransferParams = v.InferOutput<typeof InitializeTransferRe
  * optional status, customer_email (recipient), start_date and end_date (`YYYY-MM-DD`,
  * whole days inclusive, on the creation date), page (default 1), page_size (1..100, default 10).
  */
-export const ListDisbursementsQuerySchema = v.pipe(
+export const ListDisbursementsQuerySchema: CheckedObjectSchema<
+  {
+    readonly status: Optional<v.PicklistSchema<typeof TRANSFER_STATUSES, undefined>>;
+    readonly customer_email: Optional<typeof EmailSchema>;
+    readonly start_date: Optional<typeof DateSchema>;
+    readonly end_date: Optional<typeof DateSchema>;
+  } & typeof PaginationQueryEntries
+> = v.pipe(
   v.object({
     status: v.optional(v.picklist(TRANSFER_STATUSES)),
     customer_email: v.optional(EmailSchema),

@@ -1,15 +1,19 @@
 // Request contract of the Virtual accounts section (spec: Endpoints > Virtual accounts).
 import * as v from 'valibot';
 import {
+  type CheckedObjectSchema,
   CurrencySchema,
   crossFieldCheck,
   DateTimeSchema,
   EmailSchema,
   isOrderedRange,
   MetadataSchema,
+  type Optional,
   PaginationQueryEntries,
+  type PatternSchema,
   RANGE_ORDER_MESSAGE,
   ReferenceSchema,
+  type TextSchema,
   textSchema,
 } from './common.ts';
 
@@ -20,7 +24,17 @@ export const VIRTUAL_ACCOUNT_TRANSACTION_STATUSES = ['success', 'processing', 'f
  * Body of `POST /virtual-accounts` (spec: Virtual accounts > POST /virtual-accounts):
  * `bvn` is the 11-digit Bank Verification Number; account_reference is unique.
  */
-export const CreateVirtualAccountRequestSchema = v.object({
+export const CreateVirtualAccountRequestSchema: v.ObjectSchema<
+  {
+    readonly account_reference: typeof ReferenceSchema;
+    readonly customer_name: TextSchema;
+    readonly customer_email: typeof EmailSchema;
+    readonly currency_code: typeof CurrencySchema;
+    readonly bvn: PatternSchema;
+    readonly metadata: Optional<typeof MetadataSchema>;
+  },
+  undefined
+> = v.object({
   account_reference: ReferenceSchema,
   customer_name: textSchema(200),
   customer_email: EmailSchema,
@@ -35,7 +49,10 @@ export type CreateVirtualAccountRequest = v.InferInput<typeof CreateVirtualAccou
 export type CreateVirtualAccountParams = v.InferOutput<typeof CreateVirtualAccountRequestSchema>;
 
 /** Body of `POST /virtual-accounts/email` (spec: Virtual accounts). */
-export const VirtualAccountByEmailRequestSchema = v.object({ email: EmailSchema });
+export const VirtualAccountByEmailRequestSchema: v.ObjectSchema<
+  { readonly email: typeof EmailSchema },
+  undefined
+> = v.object({ email: EmailSchema });
 
 /** Input of {@link VirtualAccountByEmailRequestSchema}. */
 export type VirtualAccountByEmailRequest = v.InferInput<typeof VirtualAccountByEmailRequestSchema>;
@@ -45,7 +62,16 @@ export type VirtualAccountByEmailRequest = v.InferInput<typeof VirtualAccountByE
  * optional account_reference, status, start_date and end_date (ISO 8601, inclusive, on
  * created_at), page (>= 1, default 1), page_size (1..100, default 10).
  */
-export const ListVirtualAccountTransactionsQuerySchema = v.pipe(
+export const ListVirtualAccountTransactionsQuerySchema: CheckedObjectSchema<
+  {
+    readonly account_reference: Optional<typeof ReferenceSchema>;
+    readonly status: Optional<
+      v.PicklistSchema<typeof VIRTUAL_ACCOUNT_TRANSACTION_STATUSES, string>
+    >;
+    readonly start_date: Optional<typeof DateTimeSchema>;
+    readonly end_date: Optional<typeof DateTimeSchema>;
+  } & typeof PaginationQueryEntries
+> = v.pipe(
   v.object({
     account_reference: v.optional(ReferenceSchema),
     status: v.optional(
