@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const root = join(import.meta.dirname, '..', '..');
 const ENTRY = join(root, 'cli', 'edgepay.ts');
@@ -65,7 +65,36 @@ export interface RunningCli {
  */
 export function startCli(args: string[], runtime: CliRuntime = 'node'): Promise<RunningCli> {
   const [command, argv] = commandLine(runtime, ['sandbox', ...args]);
-  const child = spawn(command, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  return startCommand(command, argv, root);
+}
+
+/**
+ * Starts any command that runs the sandbox (an installed `edgepay` bin, `npx edgepay`)
+ * in `cwd`, and resolves once it prints its address. With `group`, the command gets a
+ * process group of its own and `stop` signals the whole group.
+ *
+ * @throws when it exits first or prints no address within 20 s (the child is killed).
+ */
+export function startCommand(
+  command: string,
+  argv: string[],
+  cwd: string,
+  { group = false }: { group?: boolean } = {},
+): Promise<RunningCli> {
+  // `group`: a process group of its own, signalled whole (npx does not pass every signal
+  // on to the command it runs).
+  // The project's Node 22 and binaries first on PATH, as npm scripts have them.
+  const path = [dirname(process.execPath), join(root, 'node_modules', '.bin'), process.env.PATH];
+  const child = spawn(command, argv, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: group,
+    env: { ...process.env, PATH: path.join(':') },
+  });
+  const signalAll = (signal: NodeJS.Signals) => {
+    if (group && child.pid !== undefined) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  };
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -77,8 +106,8 @@ export function startCli(args: string[], runtime: CliRuntime = 'node'): Promise<
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const stop = async (signal: NodeJS.Signals) => {
     if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-    child.kill(signal);
-    const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS);
+    signalAll(signal);
+    const timer = setTimeout(() => signalAll('SIGKILL'), EXIT_TIMEOUT_MS);
     try {
       return await exited;
     } finally {
@@ -89,7 +118,7 @@ export function startCli(args: string[], runtime: CliRuntime = 'node'): Promise<
     const fail = (reason: string) => {
       clearInterval(poll);
       clearTimeout(deadline);
-      child.kill('SIGKILL');
+      signalAll('SIGKILL');
       reject(new Error(`${reason}\nstdout: ${stdout}\nstderr: ${stderr}`));
     };
     child.once('error', (error) => fail(`edgepay sandbox did not start: ${error.message}`));
