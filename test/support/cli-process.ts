@@ -24,9 +24,15 @@ function commandLine(runtime: CliRuntime, args: string[]): [string, string[]] {
     case 'deno': {
       // The binary itself: node_modules/.bin/deno is a Node wrapper that would take the
       // signals meant for the sandbox and leave Deno running.
+      // The npm package puts the binary there on its first run (a fresh `npm ci` does not):
+      // run the wrapper once so it does.
       const binary = join(root, 'node_modules', 'deno', 'deno');
-      const deno = existsSync(binary) ? binary : join(root, 'node_modules', '.bin', 'deno');
-      return [deno, ['run', '-A', '--no-lock', ENTRY, ...args]];
+      if (!existsSync(binary)) {
+        spawnSync(join(root, 'node_modules', '.bin', 'deno'), ['--version'], {
+          timeout: STARTUP_TIMEOUT_MS,
+        });
+      }
+      return [binary, ['run', '-A', '--no-lock', ENTRY, ...args]];
     }
   }
 }
