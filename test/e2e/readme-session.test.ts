@@ -4,14 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// Runs the README's curl session, exactly as written, against `npm start`'s stack
-// (scripts/start.ts) on its own ports, with the committed local defaults.
+// Runs the README's curl session, exactly as written, and `npm run smoke`
+// (scripts/smoke.ts) against `npm start`'s stack (scripts/start.ts) on its own ports,
+// with the committed local defaults.
 const root = join(import.meta.dirname, '..', '..');
 const GATEWAY_PORT = 18787;
 const SANDBOX_PORT = 18788;
 const RECEIVER_PORT = 18789;
 /** The most of the stack's output kept (its tail), so a chatty run stays bounded. */
 const MAX_OUTPUT_CHARS = 1_000_000;
+/** The caller and admin tokens of `.dev.vars.example`. */
+const CALLER_TOKEN = 'dev-gateway-token';
+const ADMIN_TOKEN = 'dev-admin-token';
 
 /** Everything the stack printed (stdout and stderr), kept after the banner too. */
 let output = '';
@@ -41,35 +45,37 @@ function waitForBanner(child: ChildProcess, timeoutMs: number): Promise<void> {
   });
 }
 
-describe('README curl session', () => {
-  let stack: ChildProcess;
-  const state = mkdtempSync(join(tmpdir(), 'edgepay-e2e-'));
+// One stack for the whole file: e2e files may run in parallel, and a second `npm start` on
+// these ports would fail. Every describe below uses it.
+let stack: ChildProcess;
+const state = mkdtempSync(join(tmpdir(), 'edgepay-e2e-'));
 
-  beforeAll(async () => {
-    stack = spawn(process.execPath, [join(root, 'scripts', 'start.ts')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        EDGEPAY_GATEWAY_PORT: String(GATEWAY_PORT),
-        EDGEPAY_SANDBOX_PORT: String(SANDBOX_PORT),
-        EDGEPAY_RECEIVER_PORT: String(RECEIVER_PORT),
-        EDGEPAY_VARS_FILE: join(root, '.dev.vars.example'),
-        EDGEPAY_PERSIST_TO: state,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    await waitForBanner(stack, 90_000);
-  }, 100_000);
-
-  afterAll(async () => {
-    if (stack.exitCode === null) {
-      const exited = new Promise((resolve) => stack.once('exit', resolve));
-      stack.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(state, { recursive: true, force: true });
+beforeAll(async () => {
+  stack = spawn(process.execPath, [join(root, 'scripts', 'start.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      EDGEPAY_GATEWAY_PORT: String(GATEWAY_PORT),
+      EDGEPAY_SANDBOX_PORT: String(SANDBOX_PORT),
+      EDGEPAY_RECEIVER_PORT: String(RECEIVER_PORT),
+      EDGEPAY_VARS_FILE: join(root, '.dev.vars.example'),
+      EDGEPAY_PERSIST_TO: state,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  await waitForBanner(stack, 90_000);
+}, 100_000);
 
+afterAll(async () => {
+  if (stack.exitCode === null) {
+    const exited = new Promise((resolve) => stack.once('exit', resolve));
+    stack.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(state, { recursive: true, force: true });
+});
+
+describe('README curl session', () => {
   it('should move sandbox money through the gateway as the README shows', async () => {
     const run = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', readmeSession()], {
       encoding: 'utf8',
@@ -126,4 +132,138 @@ describe('README curl session', () => {
     expect(output).toMatch(delivered);
     expect(output).not.toContain('receiver: rejected');
   }, 90_000);
+});
+
+interface SmokeRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs scripts/smoke.ts as a child process, killed if it outlives `timeoutMs`. */
+function runSmoke(args: string[], timeoutMs = 60_000): Promise<SmokeRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'scripts', 'smoke.ts'), ...args], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`smoke did not finish within ${timeoutMs} ms:\n${stdout}${stderr}`));
+    }, timeoutMs);
+    child.once('error', reject);
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** The step lines of a smoke run's report, by step name: `[outcome, rest of the line]`. */
+function stepLines(stdout: string): Map<string, [string, string]> {
+  const steps = new Map<string, [string, string]>();
+  for (const text of stdout.split('\n')) {
+    const match = /^(ok|FAIL|skipped) +(\S+) +(.*)$/.exec(text);
+    if (match?.[1] !== undefined && match[2] !== undefined && match[3] !== undefined) {
+      steps.set(match[2], [match[1], match[3]]);
+    }
+  }
+  return steps;
+}
+
+describe('smoke script', () => {
+  const gateway = `http://127.0.0.1:${GATEWAY_PORT}`;
+
+  it('should pass every step against npm start with both tokens and --allow-write', async () => {
+    const run = await runSmoke([
+      '--gateway',
+      gateway,
+      '--token',
+      CALLER_TOKEN,
+      '--admin-token',
+      ADMIN_TOKEN,
+      '--allow-write',
+    ]);
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const steps = stepLines(run.stdout);
+    expect([...steps.keys()]).toEqual([
+      'healthz',
+      'banks',
+      'idempotency-replay',
+      'admin-api',
+      'auth-required',
+    ]);
+    for (const [outcome, rest] of steps.values()) {
+      expect(outcome).toBe('ok');
+      expect(rest).toMatch(/^\d+ ms$/);
+    }
+    expect(run.stdout).toContain('smoke: 5 ok, 0 failed, 0 skipped');
+    expect(run.stdout).not.toContain(CALLER_TOKEN);
+    expect(run.stdout).not.toContain(ADMIN_TOKEN);
+  });
+
+  it('should skip the write and admin steps when not asked for them', async () => {
+    const run = await runSmoke(['--gateway', gateway, '--token', CALLER_TOKEN]);
+    expect(run.status).toBe(0);
+    const steps = stepLines(run.stdout);
+    expect(steps.get('idempotency-replay')).toEqual([
+      'skipped',
+      '-  (pass --allow-write against a sandbox upstream)',
+    ]);
+    expect(steps.get('admin-api')).toEqual(['skipped', '-  (pass --admin-token to check it)']);
+    expect(steps.get('banks')?.[0]).toBe('ok');
+    expect(run.stdout).toContain('smoke: 3 ok, 0 failed, 2 skipped');
+  });
+
+  it('should exit 1 with a FAIL line naming the step when the caller token is wrong', async () => {
+    const wrongToken = 'not-a-caller-token';
+    const run = await runSmoke(['--gateway', gateway, '--token', wrongToken, '--allow-write']);
+    expect(run.status).toBe(1);
+    const steps = stepLines(run.stdout);
+    expect(steps.get('healthz')?.[0]).toBe('ok');
+    expect(steps.get('banks')?.[0]).toBe('FAIL');
+    expect(steps.get('banks')?.[1]).toMatch(/^\d+ ms {2}expected 200, got 401 unauthorized: \S/);
+    expect(steps.get('idempotency-replay')?.[1]).toMatch(/expected 2xx, got 401 unauthorized/);
+    // The gateway is still closed to callers without a token.
+    expect(steps.get('auth-required')?.[0]).toBe('ok');
+    expect(run.stdout).toContain('smoke: 2 ok, 2 failed, 1 skipped');
+    expect(run.stdout).not.toContain(wrongToken);
+  });
+
+  it('should print the usage and exit 0 with --help', async () => {
+    const run = await runSmoke(['--help']);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('Usage: npm run smoke -- --gateway <url> --token <caller token>');
+    expect(run.stdout).toContain('--allow-write');
+  });
+
+  it('should exit 2 naming --gateway when it is missing', async () => {
+    const run = await runSmoke(['--token', CALLER_TOKEN]);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^smoke: --gateway is required\n\nUsage:/);
+    expect(run.stderr).not.toContain(CALLER_TOKEN);
+  });
+
+  it('should exit 2 when --timeout-ms is not a positive integer', async () => {
+    const run = await runSmoke([
+      '--gateway',
+      gateway,
+      '--token',
+      CALLER_TOKEN,
+      '--timeout-ms',
+      '0',
+    ]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--timeout-ms must be a positive integer, got "0"');
+  });
 });
