@@ -63,10 +63,12 @@ const HANDLERS: Readonly<Record<OwnRouteName, RouteHandler>> = {
 /**
  * The middleware enforcing each kind of route authentication. The webhook ingress has
  * none here: the provider's signature covers the exact body bytes, so the handler checks
- * it once it has read them (before anything else is done with the request).
+ * it once it has read them (before anything else is done with the request). Neither has
+ * `none-or-admin`: the handler calls `requireAdmin` for its privileged variant only.
  */
 const AUTH: Readonly<Record<GatewayAuth, Middleware | undefined>> = {
   none: undefined,
+  'none-or-admin': undefined,
   bearer: requireCaller,
   admin: requireAdmin,
   'webhook-signature': undefined,

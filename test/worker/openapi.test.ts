@@ -267,8 +267,31 @@ describe('GET /openapi.json', () => {
       }
     });
 
-    it('should describe /healthz as open', () => {
-      expect(doc.paths['/healthz']?.get).toMatchObject({ security: [] });
+    it('should describe /healthz as open, and deep=1 with the admin token', () => {
+      const health = doc.paths['/healthz']?.get as Json;
+      expect(health.security).toEqual([{}, { adminToken: [] }]);
+      expect(health.description).toMatch(/deep=1/);
+      expect(parametersOf(health).filter((p) => p.in === 'query')).toEqual([
+        {
+          name: 'deep',
+          in: 'query',
+          required: false,
+          schema: expect.objectContaining({ enum: ['0', '1'] }),
+        },
+      ]);
+      const responses = health.responses as Json;
+      expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
+      expect(responses['401']).toEqual({ $ref: '#/components/responses/Unauthorized' });
+      expect(responses['400']).toEqual({ $ref: '#/components/responses/BadRequest' });
+      const schemaOf = (status: string) =>
+        resolve(
+          (responses[status] as { content: Record<string, { schema: unknown }> }).content[
+            'application/json'
+          ]?.schema,
+        );
+      expect(schemaOf('503')).toBe(schemaOf('200'));
+      const checks = (schemaOf('200').properties as Record<string, Json>).checks as Json;
+      expect(Object.keys(checks.properties as Json)).toEqual(['d1', 'kv', 'queue', 'upstream']);
     });
 
     it('should resolve every $ref in the document', () => {
@@ -291,6 +314,7 @@ describe('GET /openapi.json', () => {
   describe('gateway routes', () => {
     const SECURITY = {
       none: [],
+      'none-or-admin': [{}, { adminToken: [] }],
       bearer: undefined,
       admin: [{ adminToken: [] }],
       'webhook-signature': [{ webhookSignature: [] }],
@@ -302,7 +326,7 @@ describe('GET /openapi.json', () => {
         // The admin routes are exactly those under /admin/; the scheme must say the same.
         expect(route.pattern.startsWith('/admin/'), route.name).toBe(route.auth === 'admin');
       }
-      const open = OWN_ROUTES.filter((r) => r.auth === 'none' || r.auth === 'webhook-signature');
+      const open = OWN_ROUTES.filter((r) => !['bearer', 'admin'].includes(r.auth));
       expect(open.map((r) => r.pattern).sort()).toEqual(['/healthz', '/webhooks']);
       for (const route of PROXY_ROUTES) expect(route.auth, route.name).toBe('bearer');
     });
@@ -420,8 +444,10 @@ describe('GET /openapi.json', () => {
       for (const route of OWN_ROUTES) {
         const responses = operationOf(route).responses as Json;
         const statuses = errorStatuses(route).map(String);
+        // A failure answered with the route's own body (the deep health check's 503).
+        const own = route.failureAnswer === undefined ? [] : [String(route.failureAnswer.status)];
         expect(Object.keys(responses).sort(), route.name).toEqual(
-          [String(route.status), ...statuses].sort(),
+          [String(route.status), ...statuses, ...own].sort(),
         );
         for (const status of statuses) {
           const content = resolve(responses[status]).content as Record<string, { schema: unknown }>;

@@ -27,10 +27,11 @@ const OPENAPI_VERSION = '3.1.0';
 
 /**
  * Builds the document: one operation per route of the table with its security scheme
- * (none, the default caller token `bearerAuth`, `adminToken` or `webhookSignature`), path
- * and query parameters, the `Idempotency-Key` header (required where the endpoint moves
- * money, optional on the other proxied writes), its JSON body, success status and error
- * responses (each with the gateway's error body).
+ * (none; none or `adminToken`; the default caller token `bearerAuth`; `adminToken`; or
+ * `webhookSignature`), path and query parameters, the `Idempotency-Key` header (required
+ * where the endpoint moves money, optional on the other proxied writes), its JSON body,
+ * success status and error responses (each with the gateway's error body, except a
+ * route's `failureAnswer`, which has its own).
  *
  * @param routes - the routes to describe. @default ROUTES
  * @returns the OpenAPI 3.1 document as JSON-ready data.
@@ -48,6 +49,9 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[] = ROUTES): 
     if (route.query !== undefined) components.add(schemaName(route, 'Query'), route.query);
     if (route.response !== undefined) {
       components.add(schemaName(route, 'Response'), route.response);
+    }
+    if (route.failureAnswer !== undefined) {
+      components.add(schemaName(route, 'Failure'), route.failureAnswer.schema);
     }
   }
   const schemas = convertSchemas(components.named);
@@ -127,6 +131,8 @@ class SchemaNames {
 /** `security` of an operation by its route's auth; `undefined` keeps the document's default (a caller token). */
 const SECURITY: Readonly<Record<GatewayAuth, readonly OpenApiObject[] | undefined>> = {
   none: [],
+  // `{}` is the open alternative (OpenAPI 3.1, Security Requirement Object).
+  'none-or-admin': [{}, { adminToken: [] }],
   bearer: undefined,
   admin: [{ adminToken: [] }],
   'webhook-signature': [{ webhookSignature: [] }],
@@ -167,6 +173,17 @@ function operation(
           { $ref: `#/components/responses/${errorComponent(route.auth, status)}` },
         ]),
       ),
+      ...(route.failureAnswer === undefined
+        ? {}
+        : {
+            [String(route.failureAnswer.status)]: {
+              description: route.failureAnswer.description,
+              headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
+              content: {
+                'application/json': { schema: { $ref: refOf(schemaName(route, 'Failure')) } },
+              },
+            },
+          }),
     },
   };
 }
@@ -237,6 +254,9 @@ function idempotencyParameter(required: boolean): OpenApiObject {
   };
 }
 
-function schemaName(route: GatewayRoute, suffix: 'Request' | 'Query' | 'Response'): string {
+function schemaName(
+  route: GatewayRoute,
+  suffix: 'Request' | 'Query' | 'Response' | 'Failure',
+): string {
   return componentName(route.name, suffix);
 }

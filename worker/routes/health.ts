@@ -1,15 +1,84 @@
 import type { IRequest } from 'itty-router';
+import * as v from 'valibot';
+import { requestIssues } from '../../lib/shared.ts';
+import { requireAdmin } from '../auth/admin.ts';
+import { runDeepHealthChecks } from '../health/checks.ts';
+import { contextOf } from '../http/context.ts';
+import { HttpError } from '../http/errors.ts';
 import { jsonResponse } from '../http/respond.ts';
 
-/** Path of the liveness check; open (no bearer token). */
+/** Path of the health check; open (no bearer token) unless `?deep=1`. */
 export const HEALTH_PATH = '/healthz';
 
 /**
- * `GET /healthz`: answers `{ status: 'ok' }` without touching the upstream or storage.
+ * The `GET /healthz` query, values as strings: `deep` is `1` (the deep check, admin
+ * token required) or `0` (the same as leaving it out). Other parameters are ignored, so
+ * a load balancer's cache-buster never turns a liveness probe into a 400.
+ */
+export const HealthQuerySchema = v.pipe(
+  v.object({ deep: v.optional(v.picklist(['0', '1'], 'Expected 0 or 1')) }),
+  v.description(
+    'Without `deep=1`: a liveness check that needs no token and touches nothing. With ' +
+      '`deep=1`: the admin token is required, and D1, KV, the deliveries queue binding and ' +
+      'the upstream (`GET /banks`) are probed in parallel; 503 `degraded` when one fails.',
+  ),
+);
+
+/** The outcome of one probe of the deep check; `latency_ms` in milliseconds. */
+const HealthCheckSchema = v.object({
+  status: v.picklist(['ok', 'error']),
+  latency_ms: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  error: v.optional(v.string()),
+});
+
+/**
+ * `GET /healthz`'s body: `{ status: 'ok' }`, plus `checks` with `?deep=1` (then `status`
+ * is `degraded`, with 503, when a probe failed).
+ */
+export const HealthResponseSchema = v.object({
+  status: v.picklist(['ok', 'degraded']),
+  checks: v.optional(
+    v.object({
+      d1: HealthCheckSchema,
+      kv: HealthCheckSchema,
+      queue: HealthCheckSchema,
+      upstream: HealthCheckSchema,
+    }),
+  ),
+});
+
+/**
+ * `GET /healthz[?deep=1]`. Without `deep=1` it answers `{ status: 'ok' }` without
+ * touching the upstream or storage, whatever token is sent. With `deep=1` it first
+ * requires the admin token (the admin API's own guard, throttle of failed sign-ins
+ * included), then runs the deep check (worker/health/checks.ts).
  *
  * @param request - the incoming request.
- * @returns 200 JSON.
+ * @param env - the Worker's bindings.
+ * @returns 200 `{ status: 'ok' }`, or with `deep=1` 200 `{ status: 'ok', checks }` when
+ *   every probe passed and 503 `{ status: 'degraded', checks }` otherwise.
+ * @throws {HttpError} 400 `validation_failed` naming `deep` when it is not `0` or `1` or
+ *   is given twice; 401 and 429 from {@link requireAdmin} with `deep=1`.
  */
-export function health(_request: IRequest): Response {
-  return jsonResponse({ status: 'ok' });
+export async function health(request: IRequest, env: Env): Promise<Response> {
+  if (!isDeep(request)) return jsonResponse({ status: 'ok' });
+  await requireAdmin(request, env);
+  const result = await runDeepHealthChecks(env, contextOf(request).requestId);
+  return jsonResponse(result, { status: result.status === 'ok' ? 200 : 503 });
+}
+
+// The query is checked before the token: `deep`'s values are public (the OpenAPI
+// document lists them), so a 400 tells an anonymous client nothing the document does not.
+function isDeep(request: IRequest): boolean {
+  const values = new URL(request.url).searchParams.getAll('deep');
+  if (values.length > 1) {
+    throw invalid([{ path: 'deep', message: 'Expected a single value' }]);
+  }
+  const parsed = v.safeParse(HealthQuerySchema, values.length === 0 ? {} : { deep: values[0] });
+  if (!parsed.success) throw invalid(requestIssues(parsed.issues));
+  return parsed.output.deep === '1';
+}
+
+function invalid(issues: readonly { path: string; message: string }[]): HttpError {
+  return new HttpError(400, 'validation_failed', 'The query string is invalid', { issues });
 }

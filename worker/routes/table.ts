@@ -21,7 +21,7 @@ import { ADMIN_DELIVERIES_PATH } from './admin/deliveries.ts';
 import { ADMIN_EVENTS_PATH, EventListQuerySchema, EventReplaySchema } from './admin/events.ts';
 import { NewSubscriptionSchema, SubscriptionChangesSchema } from './admin/subscription-input.ts';
 import { ADMIN_SUBSCRIPTIONS_PATH } from './admin/subscriptions.ts';
-import { HEALTH_PATH } from './health.ts';
+import { HEALTH_PATH, HealthQuerySchema, HealthResponseSchema } from './health.ts';
 import { WEBHOOKS_PATH } from './webhooks.ts';
 
 /** Methods the gateway's routes use. */
@@ -29,11 +29,13 @@ type GatewayMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
  * How a route authenticates its caller, enforced by the middleware the router mounts for
- * it: `none` (the health check, for load balancers and uptime probes), `bearer` (a
- * caller token from `GATEWAY_CALLERS`), `admin` (`ADMIN_TOKEN`) or `webhook-signature`
- * (the payment service's HMAC headers over the exact body bytes).
+ * it: `none` (open), `none-or-admin` (open, but the handler requires `ADMIN_TOKEN` for
+ * its privileged variant: the health check, open for load balancers and uptime probes,
+ * takes the admin token with `?deep=1`), `bearer` (a caller token from
+ * `GATEWAY_CALLERS`), `admin` (`ADMIN_TOKEN`) or `webhook-signature` (the payment
+ * service's HMAC headers over the exact body bytes).
  */
-export type GatewayAuth = 'none' | 'bearer' | 'admin' | 'webhook-signature';
+export type GatewayAuth = 'none' | 'none-or-admin' | 'bearer' | 'admin' | 'webhook-signature';
 
 /**
  * Whether a route takes an `Idempotency-Key`: a proxied route's is its endpoint's
@@ -46,6 +48,17 @@ export type CachePolicy = 'banks' | 'resolve';
 
 /** Success statuses of the gateway's own routes (204 answers without a body). */
 type SuccessStatus = 200 | 201 | 202 | 204;
+
+/**
+ * An error status answered with a body of the route's own (not the error body): the deep
+ * health check's 503 `degraded`.
+ */
+interface RouteFailureAnswer {
+  readonly status: number;
+  /** The OpenAPI response's description. */
+  readonly description: string;
+  readonly schema: v.GenericSchema;
+}
 
 /** A JSON request body: its valibot schema and whether it may be left out. */
 interface GatewayBody {
@@ -77,6 +90,8 @@ export interface GatewayRoute<Name extends string = string> {
   readonly response: v.GenericSchema | undefined;
   /** Error statuses besides those implied by `auth`, `body`, `query` and path parameters. */
   readonly extraErrors: readonly number[];
+  /** An error status answered with the route's own body instead of the error body. */
+  readonly failureAnswer: RouteFailureAnswer | undefined;
   /** Proxied routes: the endpoint forwarded upstream with the same method and path. */
   readonly endpoint: NamedEndpoint | undefined;
   readonly idempotency: IdempotencyPolicy;
@@ -90,7 +105,7 @@ export interface ProxyRoute extends GatewayRoute<EndpointName> {
 }
 
 type RouteOptions = Partial<
-  Pick<GatewayRoute, 'status' | 'body' | 'query' | 'response' | 'extraErrors'>
+  Pick<GatewayRoute, 'status' | 'body' | 'query' | 'response' | 'extraErrors' | 'failureAnswer'>
 >;
 
 function route<const Name extends string>(
@@ -117,6 +132,7 @@ function route<const Name extends string>(
     query: options.query,
     response: status === 204 ? undefined : (options.response ?? SuccessEnvelopeSchema),
     extraErrors: options.extraErrors ?? [],
+    failureAnswer: options.failureAnswer,
   });
 }
 
@@ -148,6 +164,7 @@ function proxied(endpoint: NamedEndpoint): ProxyRoute {
     query: endpoint.query,
     response: SuccessEnvelopeSchema,
     extraErrors: [],
+    failureAnswer: undefined,
     endpoint,
     idempotency: idempotencyOf(endpoint),
     cache: CACHED[endpoint.name],
@@ -155,9 +172,6 @@ function proxied(endpoint: NamedEndpoint): ProxyRoute {
 }
 const SUBSCRIPTION = `${ADMIN_SUBSCRIPTIONS_PATH}/:id` as const;
 const EVENT = `${ADMIN_EVENTS_PATH}/:id` as const;
-
-/** `GET /healthz`'s body. */
-const HealthResponseSchema = v.object({ status: v.literal('ok') });
 
 /** `POST /webhooks`'s body: the stored event's id, and whether it was a repeat. */
 const WebhookAckSchema = v.object({
@@ -175,9 +189,23 @@ const OpenApiDocumentSchema = v.looseObject({ openapi: v.string() });
  * webhook ingress and the admin API. Each has a handler in worker/router.ts by name.
  */
 export const OWN_ROUTES = Object.freeze([
-  route('GET', HEALTH_PATH, 'health', 'none', 'Liveness check; needs no token.', {
-    response: HealthResponseSchema,
-  }),
+  route(
+    'GET',
+    HEALTH_PATH,
+    'health',
+    'none-or-admin',
+    'Liveness check, open; with ?deep=1 (admin token) a check of D1, KV, the queue and the upstream.',
+    {
+      query: HealthQuerySchema,
+      response: HealthResponseSchema,
+      failureAnswer: {
+        status: 503,
+        description:
+          'With `deep=1`: a probe failed; `status` is `degraded`, the failed checks say why.',
+        schema: HealthResponseSchema,
+      },
+    },
+  ),
   route('GET', OPENAPI_PATH, 'openapi', 'bearer', 'This document.', {
     response: OpenApiDocumentSchema,
   }),
@@ -270,10 +298,11 @@ export const ROUTES: readonly GatewayRoute[] = Object.freeze([...OWN_ROUTES, ...
 /**
  * The error statuses a route can answer. A proxied route: every status of the proxy's
  * error table (the upstream's own errors pass through with their status), 413 and 415
- * only when it takes a body. One of the gateway's own routes: 401 unless open, 429 on the
- * admin API (failed sign-ins are throttled), 400 when
+ * only when it takes a body. One of the gateway's own routes: 401 unless open, 429 where
+ * the admin token is taken (failed sign-ins are throttled), 400 when
  * it validates a body or a query, 413 and 415 with a body, 404 with a path parameter (an
- * unknown record), 500 unless it touches nothing, and the route's `extraErrors`.
+ * unknown record), 500 unless it touches nothing, and the route's `extraErrors`. A
+ * `failureAnswer`'s status is not among them: it is answered with the route's own body.
  *
  * @param route - the route.
  * @returns the statuses, ascending.
@@ -286,7 +315,7 @@ export function errorStatuses(route: GatewayRoute): number[] {
   const statuses = new Set<number>(route.extraErrors);
   if (route.auth !== 'none') statuses.add(401).add(500);
   // Failed admin sign-ins are throttled per client address.
-  if (route.auth === 'admin') statuses.add(429);
+  if (route.auth === 'admin' || route.auth === 'none-or-admin') statuses.add(429);
   if (route.body !== undefined || route.query !== undefined) statuses.add(400);
   if (route.body !== undefined) statuses.add(413).add(415);
   if (route.pattern.includes('/:')) statuses.add(404);
