@@ -308,7 +308,8 @@ describe('secrets', () => {
       await send(
         seen,
         adminRequest('PATCH', `/admin/subscriptions/${id}`, {
-          json: { url: `https://${secret}@hooks.example.com/` },
+          // Encoded: a raw secret may hold `/`, which would end the URL's authority early.
+          json: { url: `https://${encodeURIComponent(secret)}@hooks.example.com/` },
         }),
       );
       await send(
