@@ -22,11 +22,10 @@ import { bearerToken } from './bearer.ts';
  *   header is missing, malformed or not the admin token.
  */
 export async function requireAdmin(request: IRequest, env: Env): Promise<undefined> {
-  if (request.headers.get('Authorization') === null) {
-    bearerToken(request.headers, 'admin token');
-  }
+  // No header at all is not a guess (a browser before sign-in): refused, not counted.
+  const presented = request.headers.has('Authorization');
   const throttle = adminFailureThrottle(env, request.headers, contextOf(request));
-  await throttle.check();
+  if (presented) await throttle.check();
   try {
     const token = bearerToken(request.headers, 'admin token');
     const expected = env.ADMIN_TOKEN ?? '';
@@ -35,7 +34,7 @@ export async function requireAdmin(request: IRequest, env: Env): Promise<undefin
       throw new UnauthorizedError('Invalid admin token');
     }
   } catch (error) {
-    if (error instanceof UnauthorizedError) await throttle.fail();
+    if (presented && error instanceof UnauthorizedError) await throttle.fail();
     throw error;
   }
   return undefined;

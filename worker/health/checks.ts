@@ -7,6 +7,7 @@ import {
   ResponseValidationError,
   TimeoutError,
 } from '../../lib/index.ts';
+import { untilAborted } from '../../lib/shared.ts';
 import { InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { upstreamConfig } from '../upstream/config.ts';
@@ -126,15 +127,14 @@ async function runProbe(
   requestId: string,
 ): Promise<HealthCheckResult> {
   const started = Date.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new HealthCheckFailedError(`no answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-  });
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
-    await Promise.race([PROBES[name](env, timeoutMs, requestId), deadline]);
+    await untilAborted(
+      PROBES[name](env, timeoutMs, requestId),
+      controller.signal,
+      () => new HealthCheckFailedError(`no answer within ${timeoutMs} ms`),
+    );
     return { status: 'ok', latency_ms: Date.now() - started };
   } catch (error) {
     const message =
@@ -148,7 +148,7 @@ async function runProbe(
     });
     return { status: 'error', latency_ms: Date.now() - started, error: message };
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer);
   }
 }
 

@@ -40,16 +40,18 @@ export function stagesFor(route: ProxyRoute): readonly ProxyStage[] {
  */
 export function proxyRoute(route: ProxyRoute): (request: IRequest, env: Env) => Promise<Response> {
   const run = composeStages(stagesFor(route), forwardUpstream);
+  // The routes a filled path could be routed to instead of this one: those tried before it
+  // with the same method (a path without parameters is always its own).
+  const earlier = route.pattern.includes('/:')
+    ? PROXY_ROUTES.slice(0, PROXY_ROUTES.indexOf(route)).filter((o) => o.method === route.method)
+    : [];
   return async (request, env) => {
     const context = contextOf(request);
     const url = new URL(request.url);
     const path = fillPattern(route.pattern, request.params);
-    const addressed = PROXY_ROUTES.find(
-      (other) => other.method === route.method && matchesPattern(other.pattern, path),
-    );
     // `count-by-statu%73` decodes to another endpoint's literal path: its allow-list and
     // rules would be skipped, so it is refused rather than sent.
-    if (addressed !== route) {
+    if (earlier.some((other) => matchesPattern(other.pattern, path))) {
       throw new HttpError(400, 'validation_failed', 'The request path is invalid', {
         issues: [{ path: 'path', message: `Decodes to ${path}, which is another endpoint` }],
       });
