@@ -1,0 +1,83 @@
+import type { AdminApi } from '../api.ts';
+import { formatTime, prettyJson } from '../format.ts';
+import { useInterval, useLoad } from '../hooks.ts';
+import { html } from '../html.ts';
+import type { EventDetail, EventStatus, Subscription } from '../types.ts';
+import { DeliveryPanel } from './delivery-panel.ts';
+import { ErrorNotice } from './error-notice.ts';
+import { ReplayForm } from './replay-form.ts';
+import { StatusBadge } from './status-badge.ts';
+
+/** How often the event is reloaded while a delivery is pending, in milliseconds. */
+const PENDING_REFRESH_MS = 2000;
+
+/** What each confirmation status means, in the page's words. */
+const CONFIRMATION: Record<EventStatus, string> = {
+  confirmed: 'The payment service confirmed the record this event names.',
+  unconfirmed:
+    'The payment service contradicted this event: it was stored but not delivered, and is replayed only when forced.',
+  received: 'Not checked against the payment service (not a money event, or confirmation is off).',
+};
+
+/**
+ * One event: what it is and its confirmation, each delivery with its attempts (reloaded
+ * every 2 s while one is pending), the replay form and the exact body received.
+ */
+export function EventPage({ api, id }: { api: AdminApi; id: string }) {
+  const event = useLoad(() => api.getEvent(id), [id]);
+  const subscriptions = useLoad(() => api.listSubscriptions(), []);
+  const pending = event.data?.deliveries.some((d) => d.status === 'pending') ?? false;
+  useInterval(event.reload, pending ? PENDING_REFRESH_MS : null);
+  const data = event.data;
+  return html`<p class="crumbs"><a href="#/events">← Events</a></p>
+    <h1 tabindex="-1">${data === undefined ? 'Event' : `Event ${data.event_type}`}</h1>
+    <${ErrorNotice} error=${event.error} />
+    <${ErrorNotice} error=${subscriptions.error} />
+    ${
+      data === undefined
+        ? event.error === undefined && html`<p role="status">Loading…</p>`
+        : html`<${EventBody} api=${api} event=${data} subscriptions=${subscriptions.data ?? []} reload=${event.reload} />`
+    }`;
+}
+
+interface EventBodyProps {
+  api: AdminApi;
+  event: EventDetail;
+  subscriptions: readonly Subscription[];
+  reload: () => void;
+}
+
+function EventBody({ api, event, subscriptions, reload }: EventBodyProps) {
+  const byId = new Map(subscriptions.map((s) => [s.id, s]));
+  const forced = event.forced_replay;
+  return html`<dl class="facts">
+      <dt>Event id</dt><dd><code>${event.event_id}</code></dd>
+      <dt>Type</dt><dd>${event.event_type}</dd>
+      <dt>Reference</dt><dd>${event.reference ?? '—'}</dd>
+      <dt>Received</dt><dd><time datetime=${event.received_at}>${formatTime(event.received_at)}</time></dd>
+      <dt>Confirmation</dt>
+      <dd><${StatusBadge} status=${event.status} /> ${CONFIRMATION[event.status]}</dd>
+      ${
+        forced !== null &&
+        html`<dt>Forced replay</dt>
+        <dd>by ${forced.by} from ${forced.from} at <time datetime=${forced.at}>${formatTime(forced.at)}</time></dd>`
+      }
+    </dl>
+    <h2>Deliveries</h2>
+    ${
+      event.deliveries.length === 0
+        ? html`<p class="empty">No delivery: no enabled subscription matched${event.status === 'unconfirmed' ? ', or the event was held back as unconfirmed' : ''}.</p>`
+        : event.deliveries.map(
+            (delivery) => html`<${DeliveryPanel}
+            key=${delivery.id}
+            api=${api}
+            delivery=${delivery}
+            subscription=${byId.get(delivery.subscription_id)}
+            onChanged=${reload}
+          />`,
+          )
+    }
+    <${ReplayForm} api=${api} event=${event} subscriptions=${subscriptions} onReplayed=${reload} />
+    <h2 id="raw-body-heading">Body as received</h2>
+    <pre class="body" tabindex="0" aria-labelledby="raw-body-heading">${prettyJson(event.raw_body)}</pre>`;
+}

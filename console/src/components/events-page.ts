@@ -1,0 +1,85 @@
+import { useState } from 'preact/hooks';
+import type { AdminApi } from '../api.ts';
+import { formatTime } from '../format.ts';
+import { useInterval, useLoad, usePager } from '../hooks.ts';
+import { html } from '../html.ts';
+import { hrefOf } from '../route.ts';
+import { ErrorNotice } from './error-notice.ts';
+import { EventFilters, eventQueryOf } from './event-filters.ts';
+import { PagerNav } from './pager-nav.ts';
+import { StatusBadge } from './status-badge.ts';
+
+/** Events per page. */
+const PAGE_SIZE = 25;
+/** How often the first page is reloaded while live refresh is on, in milliseconds. */
+const LIVE_REFRESH_MS = 5000;
+
+/** Props of {@link EventsPage}. */
+interface EventsPageProps {
+  readonly api: AdminApi;
+  /** The filters of the URL (`event_type`, `status`, `from`, `to`, `reference`). */
+  readonly filters: URLSearchParams;
+}
+
+/**
+ * The event list, newest first: filters, keyset paging (Newer / Older), and live
+ * refresh of the first page every 5 s.
+ */
+export function EventsPage({ api, filters }: EventsPageProps) {
+  const pager = usePager();
+  const [live, setLive] = useState(true);
+  const [seenTypes, setSeenTypes] = useState<readonly string[]>([]);
+  const list = useLoad(async () => {
+    const page = await api.listEvents({
+      ...eventQueryOf(filters),
+      page_size: PAGE_SIZE,
+      ...(pager.cursor === undefined ? {} : { cursor: pager.cursor }),
+    });
+    setSeenTypes((seen) => [...new Set([...seen, ...page.data.map((e) => e.event_type)])].sort());
+    return page;
+  }, [pager.cursor]);
+  useInterval(list.reload, live && pager.page === 1 ? LIVE_REFRESH_MS : null);
+  const events = list.data?.data ?? [];
+  return html`<h1 tabindex="-1">Events</h1>
+    <${EventFilters} filters=${filters} knownTypes=${seenTypes} />
+    <div class="toolbar">
+      <label class="check">
+        <input
+          type="checkbox"
+          checked=${live}
+          onChange=${(e: Event) => setLive((e.currentTarget as HTMLInputElement).checked)}
+        />
+        Live refresh (first page, every 5 s)
+      </label>
+      <button type="button" onClick=${list.reload}>Refresh now</button>
+      <span class="meta" role="status">
+        ${list.loadedAt === undefined ? 'Loading…' : `Updated ${formatTime(list.loadedAt.toISOString())}`}
+      </span>
+    </div>
+    <${ErrorNotice} error=${list.error} />
+    ${
+      list.data !== undefined &&
+      (events.length === 0
+        ? html`<p class="empty">No events match these filters.</p>`
+        : html`<table class="cards">
+          <caption class="visually-hidden">Events, newest first</caption>
+          <thead>
+            <tr><th scope="col">Received</th><th scope="col">Type</th><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Event</th></tr>
+          </thead>
+          <tbody>
+            ${events.map(
+              (event) => html`<tr key=${event.event_id}>
+                <td data-label="Received"><time datetime=${event.received_at}>${formatTime(event.received_at)}</time></td>
+                <td data-label="Type">${event.event_type}</td>
+                <td data-label="Reference">${event.reference ?? '—'}</td>
+                <td data-label="Status"><${StatusBadge} status=${event.status} /></td>
+                <td data-label="Event">
+                  <a href=${hrefOf({ page: 'event', id: event.event_id })}>${event.event_id}</a>
+                </td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`)
+    }
+    <${PagerNav} pager=${pager} nextCursor=${list.data?.next_cursor} label="Event pages" />`;
+}

@@ -1,0 +1,55 @@
+// The console's pages live in the URL's fragment (`/console/#/events/<id>`): the gateway
+// serves one HTML file, and a reload or a shared link opens the same page.
+import { useEffect, useState } from 'preact/hooks';
+
+/** A page of the console and what it shows. */
+export type Route =
+  | { readonly page: 'events'; readonly filters: URLSearchParams }
+  | { readonly page: 'event'; readonly id: string }
+  | { readonly page: 'subscriptions' }
+  | { readonly page: 'deliveries' };
+
+/**
+ * The page a fragment names; anything unknown is the event list.
+ *
+ * @param hash - `location.hash`, e.g. `#/events?status=unconfirmed`.
+ */
+export function parseRoute(hash: string): Route {
+  const [pathPart = '', search = ''] = hash.replace(/^#/, '').split('?', 2);
+  const segments = pathPart.split('/').filter((segment) => segment !== '');
+  if (segments[0] === 'events' && segments[1] !== undefined) {
+    return { page: 'event', id: decodeURIComponent(segments[1]) };
+  }
+  if (segments[0] === 'subscriptions') return { page: 'subscriptions' };
+  if (segments[0] === 'deliveries') return { page: 'deliveries' };
+  return { page: 'events', filters: new URLSearchParams(search) };
+}
+
+/**
+ * The fragment of a page, for an `href`.
+ *
+ * @param route - the page.
+ */
+export function hrefOf(route: Route): string {
+  switch (route.page) {
+    case 'event':
+      return `#/events/${encodeURIComponent(route.id)}`;
+    case 'events': {
+      const search = route.filters.toString();
+      return search === '' ? '#/events' : `#/events?${search}`;
+    }
+    default:
+      return `#/${route.page}`;
+  }
+}
+
+/** The page of the current fragment, updated on every `hashchange`. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const follow = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', follow);
+    return () => removeEventListener('hashchange', follow);
+  }, []);
+  return route;
+}

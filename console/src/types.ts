@@ -1,0 +1,115 @@
+// The admin API's answers as the console reads them (docs/gateway.md, "Admin API"). Times
+// are ISO 8601 UTC strings.
+
+/** A webhook event's confirmation against the payment service. */
+export type EventStatus = 'received' | 'confirmed' | 'unconfirmed';
+
+/** A delivery's state: sent and acknowledged, waiting for an attempt, or given up on. */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One event of `GET /admin/events`. */
+export interface EventSummary {
+  event_id: string;
+  event_type: string;
+  status: EventStatus;
+  received_at: string;
+  /** `data.reference` of the event, when it has one. */
+  reference?: string | null;
+}
+
+/** One delivery of an event to one subscription. */
+export interface Delivery {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  status: DeliveryStatus;
+  /** Attempts recorded so far. */
+  attempts: number;
+  next_attempt_at: string | null;
+  last_status: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One delivery of `GET /admin/deliveries`, with its event's type. */
+export interface DeliveryListItem extends Delivery {
+  event_type: string;
+}
+
+/** One attempt to deliver: when, the subscriber's HTTP status, how long, what went wrong. */
+export interface Attempt {
+  attempt: number;
+  started_at: string;
+  /** `null` when no answer came (timeout, refused connection, address refused). */
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+  /** The first bytes of the subscriber's answer. */
+  response_excerpt: string | null;
+}
+
+/** Who forced the replay of an unconfirmed event, from where and when. */
+export interface ForcedReplay {
+  at: string;
+  by: string;
+  from: string;
+}
+
+/** `GET /admin/events/:id`: the event, its exact body and its deliveries with their attempts. */
+export interface EventDetail extends EventSummary {
+  body: unknown;
+  raw_body: string;
+  forced_replay: ForcedReplay | null;
+  deliveries: Array<Delivery & { attempt_log: Attempt[] }>;
+}
+
+/** A webhook subscription; the secret is in the answers of create and rotate only. */
+export interface Subscription {
+  id: string;
+  url: string;
+  /** `null` = every event type. */
+  event_types: string[] | null;
+  description: string | null;
+  enabled: boolean;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  secret?: string;
+}
+
+/** The fields of a subscription the console creates or changes. */
+export interface SubscriptionInput {
+  url: string;
+  event_types: string[] | null;
+  description: string | null;
+  enabled: boolean;
+}
+
+/** `GET /admin/deliveries/counts`. */
+export interface DeliveryCounts {
+  pending: number;
+  delivered: number;
+  failed: number;
+  total: number;
+}
+
+/** One hour of `GET /admin/deliveries/hourly`: deliveries created in it, by current status. */
+export interface HourCounts {
+  hour: string;
+  delivered: number;
+  pending: number;
+  failed: number;
+}
+
+/** A page of a keyset-paginated list; `next_cursor` is `null` on the last page. */
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+/** `POST /admin/events/:id/replay`'s body. */
+export interface ReplayRequest {
+  subscription_id?: string;
+  force?: boolean;
+  operator?: string;
+}
