@@ -9,6 +9,7 @@ const BENCHMARKS = {
   signing: ['./signing.ts', 'signRequest against a bare crypto.subtle.sign'],
   overhead: ['./overhead.ts', 'SDK call against a hand-written sign + fetch + JSON.parse'],
   bundle: ['./bundle-size.ts', 'gzipped bundle sizes against their budgets'],
+  console: ['./console-size.ts', 'the operator console, gzipped, against its 60 KiB budget'],
   package: ['./package-size.ts', 'the packed tarball, and Workers bundling the installed package'],
   profile: ['./profile-gateway.ts', '[get|post]: where the gateway isolate spends its CPU'],
 } as const;

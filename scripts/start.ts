@@ -138,6 +138,7 @@ edgepay is running (sandbox money only)
 
   gateway   ${gatewayUrl}     Authorization: ${callerTokens(vars)}
   admin     ${gatewayUrl}/admin   Authorization: Bearer ${vars.ADMIN_TOKEN}
+  console   ${gatewayUrl}/console/   the operator console; sign in with the admin token
   sandbox   ${sandboxUrl}     key id ${vars.UPSTREAM_KEY_ID}, secret ${vars.UPSTREAM_SECRET}
             opening balance 1,000,000.00 NGN; controls under ${sandboxUrl}/__sandbox/
   webhooks  sandbox -> ${gatewayUrl}/webhooks (signed with the merchant secret)

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 
 // Runs the README's curl session, exactly as written, and `npm run smoke`
 // (scripts/smoke.ts) against `npm start`'s stack (scripts/start.ts) on its own ports,
@@ -11,14 +11,9 @@ const root = join(import.meta.dirname, '..', '..');
 const GATEWAY_PORT = 18787;
 const SANDBOX_PORT = 18788;
 const RECEIVER_PORT = 18789;
-/** The most of the stack's output kept (its tail), so a chatty run stays bounded. */
-const MAX_OUTPUT_CHARS = 1_000_000;
 /** The caller and admin tokens of `.dev.vars.example`. */
 const CALLER_TOKEN = 'dev-gateway-token';
 const ADMIN_TOKEN = 'dev-admin-token';
-
-/** Everything the stack printed (stdout and stderr), kept after the banner too. */
-let output = '';
 
 function readmeSession(): string {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -29,50 +24,22 @@ function readmeSession(): string {
     .replace('SB=http://127.0.0.1:8788', `SB=http://127.0.0.1:${SANDBOX_PORT}`);
 }
 
-function waitForBanner(child: ChildProcess, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start not ready:\n${output}`)), timeoutMs);
-    const onData = (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-MAX_OUTPUT_CHARS);
-      if (output.includes('edgepay is running')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`npm start exited with ${code}:\n${output}`)));
-  });
-}
-
 // One stack for the whole file: e2e files may run in parallel, and a second `npm start` on
 // these ports would fail. Every describe below uses it.
-let stack: ChildProcess;
-const state = mkdtempSync(join(tmpdir(), 'edgepay-e2e-'));
+let stack: NpmStartStack | undefined;
+/** Everything the stack printed (stdout and stderr), kept after the banner too. */
+const output = () => stack?.output() ?? '';
 
 beforeAll(async () => {
-  stack = spawn(process.execPath, [join(root, 'scripts', 'start.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      EDGEPAY_GATEWAY_PORT: String(GATEWAY_PORT),
-      EDGEPAY_SANDBOX_PORT: String(SANDBOX_PORT),
-      EDGEPAY_RECEIVER_PORT: String(RECEIVER_PORT),
-      EDGEPAY_VARS_FILE: join(root, '.dev.vars.example'),
-      EDGEPAY_PERSIST_TO: state,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  stack = await startNpmStart({
+    gateway: GATEWAY_PORT,
+    sandbox: SANDBOX_PORT,
+    receiver: RECEIVER_PORT,
   });
-  await waitForBanner(stack, 90_000);
 }, 100_000);
 
 afterAll(async () => {
-  if (stack.exitCode === null) {
-    const exited = new Promise((resolve) => stack.once('exit', resolve));
-    stack.kill('SIGTERM');
-    await exited;
-  }
-  rmSync(state, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 describe('README curl session', () => {
@@ -121,16 +88,16 @@ describe('README curl session', () => {
 
     // The payment's charge_success went sandbox -> /webhooks -> queue -> the example
     // receiver, which verified its Standard Webhooks signature and printed it.
-    expect(output).toContain(`receiver listening on http://127.0.0.1:${RECEIVER_PORT}/`);
+    expect(output()).toContain(`receiver listening on http://127.0.0.1:${RECEIVER_PORT}/`);
     const delivered = new RegExp(
       `receiver: verified charge_success \\S+ reference=${payment.reference}\\n`,
     );
     const deadline = Date.now() + 10_000;
-    while (!delivered.test(output) && Date.now() < deadline) {
+    while (!delivered.test(output()) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    expect(output).toMatch(delivered);
-    expect(output).not.toContain('receiver: rejected');
+    expect(output()).toMatch(delivered);
+    expect(output()).not.toContain('receiver: rejected');
   }, 90_000);
 });
 

@@ -1,0 +1,419 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../lib/index.ts';
+import { type BrowserPage, openBrowserPage } from '../support/browser.ts';
+import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
+import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+
+// The operator console in a real Chromium, against `npm start`'s stack on ports of its own
+// (readme-session.test.ts uses 18787-18789 and may run at the same time). The tests run in
+// order and build on each other: the subscription created in one receives the payment of
+// the next. Screenshots of each page go to test-results/console/; the event page's also
+// to docs/console-event.png when that file is missing or UPDATE_SCREENSHOTS=1.
+const root = join(import.meta.dirname, '..', '..');
+const PORTS = { gateway: 18797, sandbox: 18798, receiver: 18799 };
+/** The admin, caller and merchant credentials of `.dev.vars.example`. */
+const ADMIN_TOKEN = 'dev-admin-token';
+const CALLER_TOKEN = 'dev-gateway-token';
+const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
+/** The longest any one wait in the page may take, in milliseconds. */
+const WAIT_MS = 20_000;
+const ARTIFACTS = join(root, 'test-results', 'console');
+const DOCS_SCREENSHOT = join(root, 'docs', 'console-event.png');
+const DESKTOP = { width: 1280, height: 900 };
+
+let stack: NpmStartStack;
+let subscriber: DeliveryReceiver;
+let browser: BrowserPage;
+let page: Page;
+/** Resource loads the tests make fail on purpose, as Chromium reports them on the console. */
+const expectedProblems: string[] = [];
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  [stack, subscriber, browser] = await Promise.all([
+    startNpmStart(PORTS),
+    startDeliveryReceiver(),
+    openBrowserPage(DESKTOP),
+  ]);
+  page = browser.page;
+  page.setDefaultTimeout(WAIT_MS);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([browser?.browser.close(), subscriber?.close(), stack?.stop()]);
+});
+
+/** One admin API call, its status and JSON body. */
+async function admin(method: string, path: string, body?: unknown, token = ADMIN_TOKEN) {
+  const response = await fetch(`${stack.gatewayUrl}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** Sets the status the test subscriber answers for `key` from now on. */
+async function subscriberAnswers(key: string, status: number): Promise<void> {
+  const answer = await fetch(`${subscriber.url}/__status?key=${key}&status=${status}`, {
+    method: 'PUT',
+  });
+  expect(answer.status).toBe(200);
+}
+
+/** How many requests the test subscriber got for `key`. */
+async function receivedCount(key: string): Promise<number> {
+  const answer = await fetch(`${subscriber.url}/__received?key=${key}`);
+  return ((await answer.json()) as { data: unknown[] }).data.length;
+}
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** The console's address for a page of it. */
+function consoleUrl(fragment = ''): string {
+  return `${stack.gatewayUrl}/console/${fragment}`;
+}
+
+/** A failed admin API load as Chromium reports it on the console. */
+function failedLoad(status: string, path: string): string {
+  return `Failed to load resource: the server responded with a status of ${status} at ${stack.gatewayUrl}${path}`;
+}
+
+function deliveryTo(url: string): Locator {
+  return page.getByRole('region', { name: `Delivery to ${url}` });
+}
+
+// The subscriber the console creates: answers 500 with `Retry-After: 3600`, so the relay's
+// own retry is an hour away and only the console's retry can deliver it during the test.
+const FLAKY_KEY = 'flaky';
+let flakyUrl: string;
+let paymentReference: string;
+
+describe('operator console', () => {
+  it('should serve /console/ with a strict CSP, no framing and no caching of the page', async () => {
+    expect(stack.output()).toContain(`console   ${stack.gatewayUrl}/console/`);
+    const redirect = await fetch(`${stack.gatewayUrl}/console`, { redirect: 'manual' });
+    expect(redirect.status).toBe(307);
+    expect(redirect.headers.get('location')).toBe('/console/');
+    const response = await fetch(consoleUrl());
+    expect(response.status).toBe(200);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("style-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const html = await response.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toContain('<style');
+    const script = /src="(assets\/app-[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(consoleUrl(script));
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(asset.headers.get('content-security-policy')).toBe(csp);
+  });
+
+  it('should refuse a wrong token with the API message, then sign in with the keyboard', async () => {
+    const refused = await admin('GET', '/admin/deliveries/counts', undefined, 'not-the-token');
+    expect(refused.status).toBe(401);
+    await page.goto(consoleUrl());
+    const token = page.getByLabel('Admin token');
+    await expect.poll(() => token.evaluate((field) => field === document.activeElement)).toBe(true);
+    await page.keyboard.type('not-the-token');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').getByText(refused.body.message, { exact: true }).waitFor();
+    expectedProblems.push(failedLoad('401 (Unauthorized)', '/admin/deliveries/counts'));
+    await screenshot('sign-in-refused');
+
+    await token.fill('');
+    await page.keyboard.type(ADMIN_TOKEN);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+    const stored = await page.evaluate(() => ({
+      session: Object.values(sessionStorage),
+      local: Object.values(localStorage),
+      cookies: document.cookie,
+    }));
+    expect(stored).toEqual({ session: [ADMIN_TOKEN], local: [], cookies: '' });
+  });
+
+  it('should create a subscription and show its whsec_ secret exactly once', async () => {
+    flakyUrl = `${subscriber.url}/hook?key=${FLAKY_KEY}&status=500&retry_after=3600`;
+    await page.getByRole('link', { name: 'Subscriptions' }).click();
+    await page.getByRole('button', { name: 'New subscription' }).click();
+    await page.getByLabel('URL').fill(flakyUrl);
+    await page.getByLabel('Description').fill('console test subscriber');
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    const notice = page.getByRole('region', { name: `Signing secret for ${flakyUrl}` });
+    await notice.getByText('it is shown only this once').waitFor();
+    const secret = await notice.getByLabel('Secret').inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await expect.poll(() => notice.getByRole('button', { name: 'Copy' }).isVisible()).toBe(true);
+
+    const listed = await admin('GET', '/admin/subscriptions');
+    const created = listed.body.data.find((s: { url: string }) => s.url === flakyUrl);
+    expect(created).toMatchObject({ description: 'console test subscriber', enabled: true });
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+
+    await notice.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('heading', { name: flakyUrl }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await page.reload();
+    await page.getByRole('heading', { name: flakyUrl }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await screenshot('subscriptions');
+  });
+
+  it("should show the API's message beside the URL when the URL breaks a rule", async () => {
+    const badUrl = 'http://10.0.0.1/hook';
+    const direct = await admin('POST', '/admin/subscriptions', { url: badUrl });
+    expect(direct.status).toBe(400);
+    const message = direct.body.issues.find((i: { path: string }) => i.path === 'url').message;
+    await page.getByRole('button', { name: 'New subscription' }).click();
+    const url = page.getByLabel('URL');
+    await url.fill(badUrl);
+    await page.getByRole('button', { name: 'Create subscription' }).click();
+    await page.locator('.field-error').getByText(message, { exact: true }).waitFor();
+    expect(await url.getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('alert').getByText(direct.body.message, { exact: true }).waitFor();
+    expectedProblems.push(failedLoad('400 (Bad Request)', '/admin/subscriptions'));
+    await screenshot('subscription-bad-url');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  it('should list a completed sandbox payment as charge_success and show its deliveries', async () => {
+    paymentReference = `console-${Date.now()}`;
+    const payment = await fetch(`${stack.gatewayUrl}/payments/initialize`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${CALLER_TOKEN}`,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': paymentReference,
+      },
+      body: JSON.stringify({
+        email: 'ada@example.com',
+        amount: '25000.00',
+        currency: 'NGN',
+        reference: paymentReference,
+      }),
+    });
+    expect(payment.status).toBe(200);
+    const completed = await fetch(
+      `${stack.sandboxUrl}/__sandbox/payments/${paymentReference}/complete`,
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ outcome: 'success' }),
+      },
+    );
+    expect(completed.status).toBe(200);
+
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByLabel('Reference').fill(paymentReference);
+    await page.getByLabel('Reference').press('Enter');
+    // Live refresh picks the event up if the webhook has not arrived yet.
+    const row = page.getByRole('row').filter({ hasText: paymentReference });
+    await row.getByText('charge_success').waitFor();
+    await row.getByText('confirmed').waitFor();
+    await screenshot('events');
+    await row.getByRole('link').click();
+
+    await page.getByRole('heading', { name: 'Event charge_success', level: 1 }).waitFor();
+    await page.getByText('The payment service confirmed the record this event names.').waitFor();
+    const flaky = deliveryTo(flakyUrl);
+    await flaky.getByRole('listitem').getByText('HTTP 500').waitFor();
+    await flaky.getByText('answered 500').waitFor();
+    await flaky.getByText('pending', { exact: true }).waitFor();
+    const receiver = deliveryTo(`http://127.0.0.1:${PORTS.receiver}/`);
+    await receiver.getByText('delivered', { exact: true }).waitFor();
+    await receiver.getByRole('listitem').getByText('HTTP 200').waitFor();
+    await page.getByText(`"reference": "${paymentReference}"`).waitFor();
+    await screenshot('event');
+    if (!existsSync(DOCS_SCREENSHOT) || process.env.UPDATE_SCREENSHOTS === '1') {
+      await page.screenshot({ path: DOCS_SCREENSHOT, fullPage: true });
+    }
+  });
+
+  it('should deliver the failed delivery once the subscriber recovers and it is retried', async () => {
+    await subscriberAnswers(FLAKY_KEY, 200);
+    const flaky = deliveryTo(flakyUrl);
+    await flaky.getByRole('button', { name: 'Retry now' }).click();
+    // The page reloads itself every 2 s while a delivery is pending.
+    await flaky.getByText('delivered', { exact: true }).waitFor();
+    const attempts = flaky.getByRole('listitem');
+    expect(await attempts.count()).toBe(2);
+    await attempts.nth(1).getByText('HTTP 200').waitFor();
+    expect(await receivedCount(FLAKY_KEY)).toBe(2);
+  });
+
+  it('should replay an unconfirmed event only once forced, and show who forced it', async () => {
+    // A charge_success for a payment the sandbox never saw: the gateway's confirmation
+    // finds no record, so the event is stored as unconfirmed and not delivered.
+    const body = JSON.stringify({
+      event_type: 'charge_success',
+      event_id: `evt_console_${Date.now()}`,
+      timestamp: new Date().toISOString(),
+      data: { reference: `no-such-payment-${Date.now()}`, amount: 5000, currency: 'NGN' },
+    });
+    const ingest = await fetch(`${stack.gatewayUrl}/webhooks`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...(await signRequest({ ...MERCHANT, body })),
+      },
+      body,
+    });
+    expect(ingest.status).toBe(200);
+    const eventId = (JSON.parse(body) as { event_id: string }).event_id;
+
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByLabel('Status').selectOption('unconfirmed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('link', { name: eventId }).click();
+    await page.getByText('The payment service contradicted this event').waitFor();
+    await page.getByText('No delivery').waitFor();
+    const replay = page.getByRole('button', { name: 'Replay', exact: true });
+    expect(await replay.isDisabled()).toBe(true);
+    await page.getByLabel('Replay anyway (force)').check();
+    await page.getByLabel('Your name (recorded with the forced replay)').fill('console test');
+    await replay.click();
+    await page.getByText(/^Replay queued: 2 deliveries\.$/).waitFor();
+    await page.getByText(/^by console test from /).waitFor();
+    await deliveryTo(flakyUrl).getByText('delivered', { exact: true }).waitFor();
+    await screenshot('event-unconfirmed');
+  });
+
+  it('should list a failed delivery and deliver it with Retry once its subscription is fixed', async () => {
+    // A subscriber that answers 410 Gone: the delivery fails at once and the gateway
+    // disables the subscription.
+    const goneUrl = `${subscriber.url}/hook?key=gone&status=410`;
+    const created = await admin('POST', '/admin/subscriptions', {
+      url: goneUrl,
+      description: 'gone subscriber',
+    });
+    expect(created.status).toBe(201);
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByLabel('Reference').fill(paymentReference);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('row').filter({ hasText: paymentReference }).getByRole('link').click();
+    await page.getByLabel('Deliver to').selectOption({ label: `${goneUrl} (gone subscriber)` });
+    await page.getByRole('button', { name: 'Replay', exact: true }).click();
+    await page.getByText(/^Replay queued: 1 delivery\.$/).waitFor();
+    await deliveryTo(goneUrl).getByText('HTTP 410').waitFor();
+    await deliveryTo(goneUrl).getByText('failed', { exact: true }).waitFor();
+
+    // Enabled again from the subscriptions page, and the subscriber is back.
+    await subscriberAnswers('gone', 200);
+    await page.getByRole('link', { name: 'Subscriptions' }).click();
+    const item = page.getByRole('listitem', { name: 'Subscription gone subscriber' });
+    await item.getByText('no (nothing is delivered)').waitFor();
+    await item.getByRole('button', { name: 'Edit' }).click();
+    await item.getByLabel('Enabled').check();
+    await item.getByLabel('Event types').fill('charge_success');
+    await item.getByRole('button', { name: 'Save' }).click();
+    await item.getByText('charge_success', { exact: true }).waitFor();
+    await item.getByText('yes', { exact: true }).waitFor();
+
+    await page.getByRole('link', { name: 'Deliveries' }).click();
+    const failedRow = page.getByRole('row').filter({ hasText: goneUrl });
+    await failedRow.getByText('HTTP 410').waitFor();
+    await screenshot('deliveries-failed');
+    await failedRow.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => failedRow.count(), { timeout: WAIT_MS }).toBe(0);
+    await expect.poll(() => receivedCount('gone'), { timeout: WAIT_MS }).toBe(2);
+  });
+
+  it('should show the counts by status and the last 24 hours as a chart', async () => {
+    const counts = (await admin('GET', '/admin/deliveries/counts')).body.data;
+    const hourly = (await admin('GET', '/admin/deliveries/hourly?hours=24')).body.data.hours;
+    await page.getByRole('button', { name: 'Refresh now' }).click();
+    const shown = page.getByRole('definition');
+    await expect
+      .poll(() => shown.allTextContents())
+      .toEqual([counts.delivered, counts.pending, counts.failed, counts.total].map(String));
+    expect(counts.delivered).toBeGreaterThanOrEqual(5);
+    await page.locator('.chart canvas').first().waitFor();
+    await page.getByText('Numbers by hour').click();
+    const hours = page.locator('table.hours tbody tr');
+    expect(await hours.count()).toBe(hourly.length);
+    await page.getByLabel('Show').selectOption('delivered');
+    await page.getByRole('row').filter({ hasText: flakyUrl }).first().waitFor();
+    await screenshot('deliveries');
+  });
+
+  it('should rotate a secret (shown once) and delete a subscription after confirming', async () => {
+    await page.getByRole('link', { name: 'Subscriptions' }).click();
+    const item = page.getByRole('listitem', { name: 'Subscription gone subscriber' });
+    await item.getByRole('button', { name: 'Rotate secret' }).click();
+    await item.getByRole('button', { name: 'Yes, rotate' }).click();
+    const secret = await page.getByLabel('Secret').inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await item.getByText(/^still signs until /).waitFor();
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await page.content()).not.toContain(secret);
+
+    await item.getByRole('button', { name: 'Delete' }).click();
+    await item.getByText('Delete this subscription?').waitFor();
+    await item.getByRole('button', { name: 'Cancel' }).click();
+    await item.getByRole('button', { name: 'Delete' }).click();
+    await item.getByRole('button', { name: 'Yes, delete' }).click();
+    await expect.poll(() => item.count(), { timeout: WAIT_MS }).toBe(0);
+    const listed = (await admin('GET', '/admin/subscriptions')).body.data;
+    expect(listed.map((s: { description: string }) => s.description)).not.toContain(
+      'gone subscriber',
+    );
+  });
+
+  it('should fit every page in 375 px without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    try {
+      for (const [name, fragment] of [
+        ['events', '#/events'],
+        ['subscriptions', '#/subscriptions'],
+        ['deliveries', '#/deliveries'],
+      ] as const) {
+        await page.goto(consoleUrl(fragment));
+        await page.getByRole('heading', { level: 1 }).waitFor();
+        await page.waitForLoadState('networkidle');
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+          375,
+        );
+        await screenshot(`narrow-${name}`);
+      }
+      await page.getByRole('link', { name: 'Events' }).click();
+      await page.getByRole('row').filter({ hasText: paymentReference }).getByRole('link').click();
+      await deliveryTo(flakyUrl).waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+        375,
+      );
+      await screenshot('narrow-event');
+    } finally {
+      await page.setViewportSize(DESKTOP);
+    }
+  });
+
+  it('should sign out and remove the token from sessionStorage', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin token').waitFor();
+    await page.getByText('Signed out.').waitFor();
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([]);
+    await page.reload();
+    await page.getByLabel('Admin token').waitFor();
+  });
+
+  it('should have logged no console error but the refusals the tests asked for', () => {
+    expect(browser.problems).toEqual(expectedProblems);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * `npm start`'s stack (scripts/start.ts) for the end-to-end tests: started on the ports
+ * given, with the committed local defaults (`.dev.vars.example`) and local state of its
+ * own in a temporary folder, and stopped with everything it started.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..', '..');
+/** The most of the stack's output kept (its tail), so a chatty run stays bounded. */
+const MAX_OUTPUT_CHARS = 1_000_000;
+/** What scripts/start.ts prints once everything answers. */
+const READY = 'edgepay is running';
+
+/** The loopback ports of one stack. */
+export interface StackPorts {
+  readonly gateway: number;
+  readonly sandbox: number;
+  readonly receiver: number;
+}
+
+/** A running stack. */
+export interface NpmStartStack {
+  /** `http://127.0.0.1:<gateway port>`. */
+  readonly gatewayUrl: string;
+  /** `http://127.0.0.1:<sandbox port>`. */
+  readonly sandboxUrl: string;
+  /** Everything the stack printed so far (stdout and stderr), the banner included. */
+  output(): string;
+  /** Stops the stack (SIGTERM, awaited) and removes its local state. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node scripts/start.ts` on `ports` and waits for its banner.
+ *
+ * @param ports - the gateway's, the sandbox's and the example receiver's ports.
+ * @param timeoutMs - how long the start may take (wrangler dev's first start included).
+ * @returns the stack, ready.
+ * @throws {Error} with the stack's output when it exits or is not ready in time (it is
+ *   stopped then).
+ */
+export async function startNpmStart(ports: StackPorts, timeoutMs = 90_000): Promise<NpmStartStack> {
+  const state = mkdtempSync(join(tmpdir(), 'edgepay-e2e-'));
+  const child = spawn(process.execPath, [join(root, 'scripts', 'start.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      EDGEPAY_GATEWAY_PORT: String(ports.gateway),
+      EDGEPAY_SANDBOX_PORT: String(ports.sandbox),
+      EDGEPAY_RECEIVER_PORT: String(ports.receiver),
+      EDGEPAY_VARS_FILE: join(root, '.dev.vars.example'),
+      EDGEPAY_PERSIST_TO: state,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(state, { recursive: true, force: true });
+  };
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start not ready:\n${output}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-MAX_OUTPUT_CHARS);
+      if (output.includes(READY)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited with ${code}:\n${output}`));
+    });
+  });
+  try {
+    await ready;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    gatewayUrl: `http://127.0.0.1:${ports.gateway}`,
+    sandboxUrl: `http://127.0.0.1:${ports.sandbox}`,
+    output: () => output,
+    stop,
+  };
+}
