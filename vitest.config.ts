@@ -10,7 +10,12 @@ export default defineConfig({
       {
         test: {
           name: 'lib',
-          include: ['test/lib/**/*.test.ts', 'test/runtimes/**/*.test.ts'],
+          include: [
+            'test/lib/**/*.test.ts',
+            'test/runtimes/**/*.test.ts',
+            // The operator console's client code, under Node with stubbed fetch.
+            'test/console/**/*.test.ts',
+          ],
           environment: 'node',
           globalSetup: ['test/global-setup.ts'],
         },

@@ -52,7 +52,7 @@ export function EventsPage({ api, filters }: EventsPageProps) {
         Live refresh (first page, every 5 s)
       </label>
       <button type="button" onClick=${list.reload}>Refresh now</button>
-      <span class="meta" role="status">
+      <span class="meta">
         ${list.loadedAt === undefined ? 'Loading…' : `Updated ${formatTime(list.loadedAt.toISOString())}`}
       </span>
     </div>
