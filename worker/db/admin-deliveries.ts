@@ -41,9 +41,10 @@ type ListedRow = Parameters<typeof toDeliveryRecord>[0] & { event_type: string }
  * One page of deliveries, most recently updated first (ties by id, descending): the ones
  * an operator watches (being retried, just settled) come first. Keyset-paginated on
  * (updated_at, id); the filters given are all applied, each served by an index of
- * migrations/0006 (an event's deliveries by UNIQUE (event_id, subscription_id)). A
- * delivery updated between two page reads can move ahead of the cursor and be missed by
- * the later page, or be shown twice: the listing is a view of moving rows.
+ * migrations/0006 (an event's deliveries by UNIQUE (event_id, subscription_id)).
+ * Every write sets `updated_at` to the time of the write, so a delivery updated between
+ * two page reads moves ahead of the cursor: the later pages miss it (none shows it
+ * twice), a new first page has it.
  *
  * @param db - the D1 binding.
  * @param query - filters, cursor and page size.
