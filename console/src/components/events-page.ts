@@ -74,7 +74,7 @@ export function EventsPage({ api, filters }: EventsPageProps) {
                 <td data-label="Reference">${event.reference ?? '—'}</td>
                 <td data-label="Status"><${StatusBadge} status=${event.status} /></td>
                 <td data-label="Event">
-                  <a href=${hrefOf({ page: 'event', id: event.event_id })}>${event.event_id}</a>
+                  <a class="id" href=${hrefOf({ page: 'event', id: event.event_id })}>${event.event_id}</a>
                 </td>
               </tr>`,
             )}
