@@ -6,6 +6,7 @@
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
 import { readJsonBody, requestIssues } from '../../../lib/shared.ts';
+import { settingsOf } from '../../config.ts';
 import {
   type EventCursor,
   listWebhookEvents,
@@ -25,7 +26,6 @@ import { contextOf } from '../../http/context.ts';
 import { type ErrorIssue, HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import { maxBodyBytes } from '../../proxy/stages/validate.ts';
 import { enqueueDeliveryIds, toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
 
 /** Path of the event collection; one event is `${path}/:id`. */
@@ -184,7 +184,7 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
 export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
   const body = hasBody(request)
     ? await withHttpErrors(() =>
-        readJsonBody(request, EventReplaySchema, maxBodyBytes(env.MAX_BODY_BYTES)),
+        readJsonBody(request, EventReplaySchema, settingsOf(env).maxBodyBytes),
       )
     : undefined;
   const subscriptionId = body?.value.subscription_id ?? null;
