@@ -5,7 +5,12 @@ import { settingsOf } from './config.ts';
 import { beginRequest, contextOf } from './http/context.ts';
 import { decodeParams } from './http/params.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
-import { countDeliveries, retryDelivery } from './routes/admin/deliveries.ts';
+import {
+  countDeliveries,
+  countDeliveriesHourly,
+  listDeliveries,
+  retryDelivery,
+} from './routes/admin/deliveries.ts';
 import { getEvent, listEvents, replayEvent } from './routes/admin/events.ts';
 import {
   createSubscription,
@@ -57,7 +62,9 @@ const HANDLERS: Readonly<Record<OwnRouteName, RouteHandler>> = {
   'admin.events.list': listEvents,
   'admin.events.get': getEvent,
   'admin.events.replay': replayEvent,
+  'admin.deliveries.list': listDeliveries,
   'admin.deliveries.counts': countDeliveries,
+  'admin.deliveries.hourly': countDeliveriesHourly,
   'admin.deliveries.retry': retryDelivery,
 };
 

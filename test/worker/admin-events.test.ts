@@ -7,26 +7,21 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  fanOutDeliveriesStatement,
   listDeliveryAttempts,
   listEventDeliveries,
   recordDeliveryAttempt,
 } from '../../worker/db/deliveries.ts';
-import { insertWebhookEventStatement } from '../../worker/db/webhook-events.ts';
-import { adminRequest, dataOf } from './admin-helpers.ts';
-import { createReceiverSubscription, disableTestSubscriptions } from './delivery-helpers.ts';
+import type { WebhookEventStatus } from '../../worker/db/webhook-events.ts';
+import { adminRequest, dataOf, type EventSummary } from './admin-helpers.ts';
+import {
+  createReceiverSubscription,
+  disableTestSubscriptions,
+  storeEvent,
+} from './delivery-helpers.ts';
 import { errorBody, fetchGateway, gatewayRequest, useCapturedLogs } from './helpers.ts';
-import { envelope } from './webhook-helpers.ts';
 
 useCapturedLogs();
 afterEach(disableTestSubscriptions);
-
-interface EventSummary {
-  event_id: string;
-  event_type: string;
-  status: string;
-  received_at: string;
-}
 
 interface EventDetail extends EventSummary {
   body: Record<string, unknown>;
@@ -62,20 +57,10 @@ function recordedDeliveries(): { queue: Queue; sent: string[] } {
 async function storeEventAt(
   eventType: string,
   receivedAt: number,
-  status = 'received',
+  status: WebhookEventStatus = 'received',
   eventId = `evt_${crypto.randomUUID()}`,
 ): Promise<string> {
-  const rawBody = JSON.stringify(envelope({ event_type: eventType, event_id: eventId }));
-  const event = { eventId, eventType, receivedAt, rawBody };
-  await env.DB.batch([
-    insertWebhookEventStatement(env.DB, event),
-    fanOutDeliveriesStatement(env.DB, event),
-  ]);
-  if (status !== 'received') {
-    await env.DB.prepare('UPDATE webhook_events SET status = ?2 WHERE event_id = ?1')
-      .bind(eventId, status)
-      .run();
-  }
+  await storeEvent(eventType, { receivedAt, status, eventId });
   return eventId;
 }
 
@@ -117,6 +102,7 @@ describe('admin events API', () => {
         event_type: type,
         status: 'received',
         received_at: '2026-01-10T00:00:02.000Z',
+        reference: 'pay_1',
       });
       expect(first.next_cursor).toEqual(expect.any(String));
       const second = await listPage(

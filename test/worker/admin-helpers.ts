@@ -1,9 +1,9 @@
 /**
  * Helpers of the admin API tests: requests with the admin token of vitest.config.ts,
- * and the subscription shape the API answers with.
+ * the subscription and event shapes the API answers with, and the check of a refused query.
  */
 import { expect } from 'vitest';
-import { fetchGateway, type GatewayRequestInit, gatewayRequest } from './helpers.ts';
+import { errorBody, fetchGateway, type GatewayRequestInit, gatewayRequest } from './helpers.ts';
 
 /** `ADMIN_TOKEN` as configured in vitest.config.ts. */
 export const ADMIN_TOKEN = 'test-admin-token';
@@ -19,6 +19,15 @@ export interface SubscriptionData {
   created_at: string;
   updated_at: string;
   secret?: string;
+}
+
+/** An event as `GET /admin/events` lists it. */
+export interface EventSummary {
+  event_id: string;
+  event_type: string;
+  status: string;
+  received_at: string;
+  reference: string | null;
 }
 
 /** The client address of this test file's admin requests that carry the admin token. */
@@ -73,4 +82,13 @@ export async function dataOf<T = SubscriptionData>(res: Response): Promise<T> {
   const json = (await res.json()) as { status: string; data: T };
   expect(json.status).toBe('success');
   return json.data;
+}
+
+/** Expects the error body of a 400 `validation_failed` whose issues name exactly `paths`. */
+export async function expectValidationFailed(res: Response, paths: readonly string[]) {
+  expect(res.status).toBe(400);
+  const body = await errorBody(res);
+  expect(body).toMatchObject({ status: 'error', code: 'validation_failed' });
+  expect(body.request_id).toEqual(expect.any(String));
+  expect(body.issues?.map((issue) => issue.path)).toEqual(paths);
 }

@@ -43,6 +43,7 @@ describe('deliveries db', () => {
         eventId: `evt_${crypto.randomUUID()}`,
         eventType,
         receivedAt: NOW,
+        reference: null,
         rawBody: '{}',
       };
       await insertWebhookEventStatement(env.DB, event).run();

@@ -1,8 +1,9 @@
 /**
  * Helpers of the relay delivery tests: subscriptions pointing at the
  * recording receiver of test/global-setup.ts, events stored with their fan-out in the
- * real D1, the real Worker's `queue` handler run on a `createMessageBatch` batch, and
- * a recording stand-in for the `DELIVERIES` producer.
+ * real D1, delivery rows written directly with chosen statuses and times, the real
+ * Worker's `queue` handler run on a `createMessageBatch` batch, and a recording stand-in
+ * for the `DELIVERIES` producer.
  */
 import {
   createExecutionContext,
@@ -12,10 +13,14 @@ import {
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { expect, inject } from 'vitest';
-import { fanOutDeliveriesStatement } from '../../worker/db/deliveries.ts';
+import { type DeliveryStatus, fanOutDeliveriesStatement } from '../../worker/db/deliveries.ts';
 import { insertSubscription, type SubscriptionRecord } from '../../worker/db/subscriptions.ts';
-import { insertWebhookEventStatement } from '../../worker/db/webhook-events.ts';
+import {
+  insertWebhookEventStatement,
+  type WebhookEventStatus,
+} from '../../worker/db/webhook-events.ts';
 import worker from '../../worker/index.ts';
+import { referenceOf, type WebhookEnvelope } from '../../worker/relay/envelope.ts';
 import { generateSubscriptionSecret } from '../../worker/relay/subscription-secret.ts';
 import { envelope } from './webhook-helpers.ts';
 
@@ -86,22 +91,85 @@ export interface StoredEvent {
   readonly deliveryIds: string[];
 }
 
-/** Stores an event of `eventType` (under `eventId`, else a fresh one) and its deliveries in one batch (no enqueue). */
-export async function storeEvent(eventType: string, eventId?: string): Promise<StoredEvent> {
-  const rawBody = JSON.stringify(
-    envelope({ event_type: eventType, ...(eventId === undefined ? {} : { event_id: eventId }) }),
-  );
+/** Options of {@link storeEvent}. */
+export interface StoredEventInit {
+  /** @default a fresh `evt_<uuid>` */
+  readonly eventId?: string;
+  /** Epoch ms, also the deliveries' creation time. @default Date.now() */
+  readonly receivedAt?: number;
+  /** @default 'received' */
+  readonly status?: WebhookEventStatus;
+  /** Replaces the envelope's `data`; its `reference` is stored as the ingress stores it. */
+  readonly data?: Record<string, unknown>;
+}
+
+/**
+ * Stores an event of `eventType` and its deliveries in one batch, as the ingress does
+ * (no enqueue); `init` sets its id, receive time, status and `data`.
+ */
+export async function storeEvent(
+  eventType: string,
+  init: StoredEventInit = {},
+): Promise<StoredEvent> {
+  // Not validated: some tests store ids the ingress would refuse.
+  const body = envelope({
+    event_type: eventType,
+    ...(init.eventId === undefined ? {} : { event_id: init.eventId }),
+    ...(init.data === undefined ? {} : { data: init.data }),
+  });
+  const rawBody = JSON.stringify(body);
   const event = {
-    eventId: JSON.parse(rawBody).event_id as string,
+    eventId: body.event_id as string,
     eventType,
-    receivedAt: Date.now(),
+    receivedAt: init.receivedAt ?? Date.now(),
+    reference: referenceOf(body as Pick<WebhookEnvelope, 'data'>),
     rawBody,
   };
   const [, fanOut] = await env.DB.batch<{ id: string }>([
-    insertWebhookEventStatement(env.DB, event),
+    insertWebhookEventStatement(env.DB, event, init.status),
     fanOutDeliveriesStatement(env.DB, event),
   ]);
   return { eventId: event.eventId, rawBody, deliveryIds: (fanOut?.results ?? []).map((r) => r.id) };
+}
+
+/** A delivery row of {@link insertDeliveries}. */
+export interface DeliveryRowInit {
+  readonly eventId: string;
+  /** Any text: the column has no foreign key. @default a fresh `sub_test_<uuid>` */
+  readonly subscriptionId?: string;
+  /** @default 'pending' */
+  readonly status?: DeliveryStatus;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  /** Epoch ms. @default createdAt */
+  readonly updatedAt?: number;
+}
+
+/**
+ * Writes delivery rows directly (no subscription, no fan-out, no enqueue), in one batch,
+ * so a test chooses their status and times.
+ *
+ * @returns the new delivery ids, in the order of `rows`.
+ */
+export async function insertDeliveries(rows: readonly DeliveryRowInit[]): Promise<string[]> {
+  const ids = rows.map(() => `dlv_test_${crypto.randomUUID()}`);
+  await env.DB.batch(
+    rows.map((row, index) =>
+      env.DB.prepare(
+        `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
+           last_status, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, 0, NULL, NULL, ?5, ?6)`,
+      ).bind(
+        ids[index],
+        row.eventId,
+        row.subscriptionId ?? `sub_test_${crypto.randomUUID()}`,
+        row.status ?? 'pending',
+        row.createdAt,
+        row.updatedAt ?? row.createdAt,
+      ),
+    ),
+  );
+  return ids;
 }
 
 /** Stores an event for one new receiver subscription; returns both and the delivery id. */
@@ -111,7 +179,7 @@ export async function storeDelivery(
 ): Promise<ReceiverSubscription & StoredEvent & { deliveryId: string }> {
   const eventType = `test_${crypto.randomUUID()}`;
   const created = await createReceiverSubscription({ ...init, eventTypes: [eventType] });
-  const stored = await storeEvent(eventType, eventId);
+  const stored = await storeEvent(eventType, eventId === undefined ? {} : { eventId });
   expect(stored.deliveryIds).toHaveLength(1);
   return { ...created, ...stored, deliveryId: stored.deliveryIds[0] ?? '' };
 }

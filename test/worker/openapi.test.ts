@@ -10,6 +10,7 @@ import { InitializeRefundRequestSchema } from '../../lib/schemas/refunds.ts';
 import { openApiPath } from '../../worker/openapi/document.ts';
 import { convertSchemas } from '../../worker/openapi/schemas.ts';
 import { createRouter } from '../../worker/router.ts';
+import { DeliveryListQuerySchema } from '../../worker/routes/admin/deliveries.ts';
 import { EventListQuerySchema } from '../../worker/routes/admin/events.ts';
 import { errorStatuses, OWN_ROUTES, PROXY_ROUTES } from '../../worker/routes/table.ts';
 import {
@@ -136,7 +137,9 @@ describe('GET /openapi.json', () => {
           'GET /admin/events',
           'GET /admin/events/{id}',
           'POST /admin/events/{id}/replay',
+          'GET /admin/deliveries',
           'GET /admin/deliveries/counts',
+          'GET /admin/deliveries/hourly',
           'POST /admin/deliveries/{id}/retry',
           'POST /payments/initialize',
         ]),
@@ -403,6 +406,7 @@ describe('GET /openapi.json', () => {
       expect(query.map((p) => p.name)).toEqual([
         'event_type',
         'status',
+        'reference',
         'from',
         'to',
         'page_size',
@@ -416,6 +420,39 @@ describe('GET /openapi.json', () => {
       expect(query.find((p) => p.name === 'from')?.schema).toMatchObject({ format: 'date-time' });
       expect(list.description).toBe('Rule: Expected `to` to be later than `from`.');
       expect(list.requestBody).toBeUndefined();
+    });
+
+    it('should publish the query parameters of GET /admin/deliveries and its hourly counts', () => {
+      const list = doc.paths['/admin/deliveries']?.get as Json;
+      const query = parametersOf(list).filter((p) => p.in === 'query');
+      expect(query.map((p) => p.name)).toEqual([
+        'status',
+        'subscription_id',
+        'event_id',
+        'page_size',
+        'cursor',
+      ]);
+      expect(query.map((p) => p.name)).toEqual(entriesOf(DeliveryListQuerySchema).keys);
+      expect(query.every((p) => p.required === false)).toBe(true);
+      expect(query.find((p) => p.name === 'status')?.schema).toMatchObject({
+        enum: ['pending', 'delivered', 'failed'],
+      });
+      expect(query.find((p) => p.name === 'page_size')?.schema).toMatchObject({
+        description: expect.stringMatching(/Default 50/),
+      });
+      const hourly = doc.paths['/admin/deliveries/hourly']?.get as Json;
+      expect(hourly.security).toEqual([{ adminToken: [] }]);
+      expect(parametersOf(hourly).filter((p) => p.in === 'query')).toEqual([
+        {
+          name: 'hours',
+          in: 'query',
+          required: false,
+          schema: expect.objectContaining({ description: expect.stringMatching(/1 to 168/) }),
+        },
+      ]);
+      expect(Object.keys(hourly.responses as Json).sort()).toEqual(
+        ['200', '400', '401', '429', '500'].sort(),
+      );
     });
 
     it('should publish the body and query schemas of every gateway route that has one', () => {

@@ -21,6 +21,7 @@ function newEvent(overrides: Partial<NewWebhookEvent> = {}): NewWebhookEvent {
     eventId,
     eventType: 'charge_success',
     receivedAt: NOW,
+    reference: null,
     rawBody: `{"event_id":"${eventId}",  "data":{"note":"caf\u00e9 \u{1F600}"}}\n`,
     ...overrides,
   };
@@ -100,6 +101,7 @@ describe('webhook-events (D1)', () => {
         event_type: 't',
         status: 'bogus',
         received_at: NOW,
+        reference: null,
         raw_body: '{}',
       };
       expect(() => toWebhookEventRecord(row)).toThrow('unknown webhook event status bogus');
@@ -107,12 +109,13 @@ describe('webhook-events (D1)', () => {
   });
 
   describe('migration', () => {
-    it('should create the listing indexes on type, status and date', async () => {
+    it('should create the listing indexes on type, status, reference and date', async () => {
       const { results } = await env.DB.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'webhook_events' AND name NOT LIKE 'sqlite_%' ORDER BY name",
       ).all<{ name: string }>();
       expect(results.map((row) => row.name)).toEqual([
         'webhook_events_received',
+        'webhook_events_reference_received',
         'webhook_events_status_received',
         'webhook_events_type_received',
       ]);

@@ -10,6 +10,7 @@ import {
   NEW_DELIVERY_ID,
   toDeliveryRecord,
 } from './deliveries.ts';
+import { type KeysetCursor, keysetPage } from './keyset.ts';
 import type { WebhookEventStatus } from './webhook-events.ts';
 
 /** An event as the listing shows it: no body (the detail route has it). */
@@ -18,23 +19,22 @@ export interface WebhookEventSummary {
   readonly eventType: string;
   readonly status: WebhookEventStatus;
   readonly receivedAt: number;
-}
-
-/** Where a page starts: strictly after this (received_at, event_id), newest first. */
-export interface EventCursor {
-  readonly receivedAt: number;
-  readonly eventId: string;
+  /** The body's `data.reference` when it is a string, else `null`. */
+  readonly reference: string | null;
 }
 
 /** Filters and page of {@link listWebhookEvents}; `null` = no filter. */
 interface EventListQuery {
   readonly eventType: string | null;
   readonly status: WebhookEventStatus | null;
+  /** Exact match on the stored `data.reference`. */
+  readonly reference: string | null;
   /** Inclusive lower bound on `received_at`, epoch ms. */
   readonly from: number | null;
   /** Exclusive upper bound on `received_at`, epoch ms. */
   readonly to: number | null;
-  readonly after: EventCursor | null;
+  /** Strictly after this (received_at, event_id). */
+  readonly after: KeysetCursor | null;
   /** Rows per page, 1..100. */
   readonly pageSize: number;
 }
@@ -42,7 +42,7 @@ interface EventListQuery {
 /** One page of events and the cursor of the next, `null` on the last page. */
 interface EventPage {
   readonly events: WebhookEventSummary[];
-  readonly next: EventCursor | null;
+  readonly next: KeysetCursor | null;
 }
 
 interface SummaryRow {
@@ -50,50 +50,45 @@ interface SummaryRow {
   event_type: string;
   status: string;
   received_at: number;
+  reference: string | null;
 }
 
 /**
  * One page of events, newest first (ties by `event_id`, descending), keyset-paginated
- * on (received_at, event_id) so the indexes of migrations/0002 serve every filter.
+ * on (received_at, event_id); each filter given is a plain comparison, so the index
+ * starting with its column (migrations/0002, 0006) serves it.
  *
  * @param db - the D1 binding.
  * @param query - filters, cursor and page size.
  * @returns the page; `next` is set when at least one more row exists.
+ * @throws whatever D1 throws.
  */
 export async function listWebhookEvents(db: D1Database, query: EventListQuery): Promise<EventPage> {
-  const { results } = await db
-    .prepare(
-      `SELECT event_id, event_type, status, received_at FROM webhook_events
-       WHERE (?1 IS NULL OR event_type = ?1)
-         AND (?2 IS NULL OR status = ?2)
-         AND (?3 IS NULL OR received_at >= ?3)
-         AND (?4 IS NULL OR received_at < ?4)
-         AND (?5 IS NULL OR received_at < ?5 OR (received_at = ?5 AND event_id < ?6))
-       ORDER BY received_at DESC, event_id DESC
-       LIMIT ?7`,
-    )
-    .bind(
-      query.eventType,
-      query.status,
-      query.from,
-      query.to,
-      query.after?.receivedAt ?? null,
-      query.after?.eventId ?? null,
-      query.pageSize + 1,
-    )
-    .all<SummaryRow>();
-  const events = results.slice(0, query.pageSize).map((row) => ({
+  const page = await keysetPage<SummaryRow>(
+    db,
+    {
+      select: 'SELECT event_id, event_type, status, received_at, reference FROM webhook_events',
+      keys: ['received_at', 'event_id'],
+      filters: [
+        ['event_type = ?', query.eventType],
+        ['status = ?', query.status],
+        ['reference = ?', query.reference],
+        ['received_at >= ?', query.from],
+        ['received_at < ?', query.to],
+      ],
+      after: query.after,
+      pageSize: query.pageSize,
+    },
+    (row) => ({ at: row.received_at, id: row.event_id }),
+  );
+  const events = page.rows.map((row) => ({
     eventId: row.event_id,
     eventType: row.event_type,
     status: row.status as WebhookEventStatus,
     receivedAt: row.received_at,
+    reference: row.reference,
   }));
-  const last = events.at(-1);
-  const next =
-    results.length > query.pageSize && last !== undefined
-      ? { receivedAt: last.receivedAt, eventId: last.eventId }
-      : null;
-  return { events, next };
+  return { events, next: page.next };
 }
 
 /**

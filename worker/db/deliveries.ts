@@ -68,7 +68,14 @@ interface DeliveryAttemptRow {
   response_excerpt: string | null;
 }
 
-const STATUSES: ReadonlySet<string> = new Set<DeliveryStatus>(['pending', 'delivered', 'failed']);
+/** Every {@link DeliveryStatus}, in the order a delivery reaches them. */
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = Object.freeze([
+  'pending',
+  'delivered',
+  'failed',
+]);
+
+const STATUSES: ReadonlySet<string> = new Set(DELIVERY_STATUSES);
 
 /** SQL expression of a new delivery id (`dlv_` + a version 4 UUID), made inside the INSERT. */
 export const NEW_DELIVERY_ID = `'dlv_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2)))

@@ -1,6 +1,6 @@
 /**
- * D1 queries on `webhook_events` (migrations/0002): the ingress's insert-once of an
- * event keyed by `event_id`, and the read of one event. Every time is epoch
+ * D1 queries on `webhook_events` (migrations/0002, 0005, 0006): the ingress's insert-once
+ * of an event keyed by `event_id`, and the read of one event. Every time is epoch
  * milliseconds; statements bind with `?N`.
  */
 
@@ -20,6 +20,11 @@ export interface WebhookEventRecord {
   readonly status: WebhookEventStatus;
   /** When the gateway stored it, epoch milliseconds. */
   readonly receivedAt: number;
+  /**
+   * The body's `data.reference` when it is a string (`referenceOf` in
+   * worker/relay/envelope.ts), else `null`: what the admin listing searches by.
+   */
+  readonly reference: string | null;
   /** The body exactly as received (UTF-8 JSON text): what is delivered onwards. */
   readonly rawBody: string;
   /** The last forced replay of an `unconfirmed` event, if there was one. */
@@ -44,6 +49,7 @@ interface WebhookEventRow {
   event_type: string;
   status: string;
   received_at: number;
+  reference: string | null;
   raw_body: string;
   replay_forced_at?: number | null;
   replay_forced_by?: string | null;
@@ -69,6 +75,7 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
     eventType: row.event_type,
     status: row.status as WebhookEventStatus,
     receivedAt: row.received_at,
+    reference: row.reference,
     rawBody: row.raw_body,
     ...(row.replay_forced_at == null
       ? {}
@@ -110,7 +117,7 @@ export function recordForcedReplayStatement(
  * for a new event and 0 for a duplicate `event_id`.
  *
  * @param db - the D1 binding.
- * @param event - id, type, receive time (epoch ms) and exact body.
+ * @param event - id, type, receive time (epoch ms), reference and exact body.
  * @param status - the status stored, decided at ingress by the confirmation of money
  *   events (worker/relay/confirm.ts). @default 'received'
  */
@@ -121,11 +128,11 @@ export function insertWebhookEventStatement(
 ): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body)
-       VALUES (?1, ?2, ?5, ?3, ?4)
+      `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body, reference)
+       VALUES (?1, ?2, ?5, ?3, ?4, ?6)
        ON CONFLICT (event_id) DO NOTHING`,
     )
-    .bind(event.eventId, event.eventType, event.receivedAt, event.rawBody, status);
+    .bind(event.eventId, event.eventType, event.receivedAt, event.rawBody, status, event.reference);
 }
 
 /**
@@ -134,13 +141,13 @@ export function insertWebhookEventStatement(
  * A duplicate leaves the first stored row untouched.
  *
  * @param db - the D1 binding.
- * @param event - id, type, receive time (epoch ms) and exact body.
+ * @param event - id, type, receive time (epoch ms), reference and exact body.
  * @returns `true` when this call stored the event, `false` for a duplicate.
  * @throws whatever D1 throws; the caller must not acknowledge the event then.
  *
  * @example
  * ```ts
- * const stored = await insertWebhookEvent(env.DB, { eventId, eventType, receivedAt: Date.now(), rawBody });
+ * const stored = await insertWebhookEvent(env.DB, { eventId, eventType, receivedAt: Date.now(), reference, rawBody });
  * return jsonResponse({ status: 'success', event_id: eventId, duplicate: !stored });
  * ```
  */

@@ -49,3 +49,16 @@ export const WebhookEnvelopeSchema = v.looseObject({
 
 /** A validated webhook envelope (spec: Events). */
 export type WebhookEnvelope = v.InferOutput<typeof WebhookEnvelopeSchema>;
+
+/**
+ * The payment reference an event is about: its `data.reference` when that is a string,
+ * else `null` (an event without one, or with a number or an object there). Stored on the
+ * event so the admin API finds an event by exact reference.
+ *
+ * @param envelope - a validated envelope (only its `data` is read).
+ * @returns the reference, unchanged (no trimming or case folding), or `null`.
+ */
+export function referenceOf(envelope: Pick<WebhookEnvelope, 'data'>): string | null {
+  const reference = envelope.data.reference;
+  return typeof reference === 'string' ? reference : null;
+}

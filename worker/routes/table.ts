@@ -17,7 +17,11 @@ import {
 } from '../openapi/components.ts';
 import { openApiPath } from '../openapi/parameters.ts';
 import { WebhookEnvelopeSchema } from '../relay/envelope.ts';
-import { ADMIN_DELIVERIES_PATH } from './admin/deliveries.ts';
+import {
+  ADMIN_DELIVERIES_PATH,
+  DeliveryHourlyQuerySchema,
+  DeliveryListQuerySchema,
+} from './admin/deliveries.ts';
 import { ADMIN_EVENTS_PATH, EventListQuerySchema, EventReplaySchema } from './admin/events.ts';
 import { NewSubscriptionSchema, SubscriptionChangesSchema } from './admin/subscription-input.ts';
 import { ADMIN_SUBSCRIPTIONS_PATH } from './admin/subscriptions.ts';
@@ -272,10 +276,26 @@ export const OWN_ROUTES = Object.freeze([
   ),
   route(
     'GET',
+    ADMIN_DELIVERIES_PATH,
+    'admin.deliveries.list',
+    'admin',
+    'Deliveries, most recently updated first, with their event type.',
+    { query: DeliveryListQuerySchema },
+  ),
+  route(
+    'GET',
     `${ADMIN_DELIVERIES_PATH}/counts`,
     'admin.deliveries.counts',
     'admin',
     'Deliveries counted by status.',
+  ),
+  route(
+    'GET',
+    `${ADMIN_DELIVERIES_PATH}/hourly`,
+    'admin.deliveries.hourly',
+    'admin',
+    'Deliveries counted per UTC hour of creation, by current status, oldest hour first.',
+    { query: DeliveryHourlyQuerySchema },
   ),
   route(
     'POST',

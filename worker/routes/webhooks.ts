@@ -11,7 +11,7 @@ import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
 import { confirmWebhookEvent } from '../relay/confirm.ts';
 import type { DeliveryMessage } from '../relay/consumer.ts';
-import { WebhookEnvelopeSchema } from '../relay/envelope.ts';
+import { referenceOf, WebhookEnvelopeSchema } from '../relay/envelope.ts';
 
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
 export const WEBHOOKS_PATH = '/webhooks';
@@ -27,12 +27,12 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * through the SDK (worker/relay/confirm.ts): an `unconfirmed` one is stored without
  * delivery rows, and an upstream that cannot answer makes this a 503 with nothing stored,
  * so the provider retries. The raw body is stored in D1 keyed by `event_id` before the
- * 200, with one `pending` delivery per matching enabled subscription in the same
- * transaction, then one `{ deliveryId }` message per delivery goes to `DELIVERIES`; a
- * duplicate answers 200 with `duplicate: true` and changes and enqueues nothing. With
- * `WEBHOOK_SECRET` empty the ingress answers 503 `configuration_error`, unless
- * `ALLOW_UNSIGNED_WEBHOOKS` is `true` (local development only): then unsigned webhooks
- * are accepted, each logged as a warning.
+ * 200, with its `data.reference` (searched by the admin API) and one `pending` delivery
+ * per matching enabled subscription in the same transaction, then one `{ deliveryId }`
+ * message per delivery goes to `DELIVERIES`; a duplicate answers 200 with
+ * `duplicate: true` and changes and enqueues nothing. With `WEBHOOK_SECRET` empty the
+ * ingress answers 503 `configuration_error`, unless `ALLOW_UNSIGNED_WEBHOOKS` is `true`
+ * (local development only): then unsigned webhooks are accepted, each logged as a warning.
  *
  * @param request - the incoming request.
  * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `ALLOW_UNSIGNED_WEBHOOKS`, `MAX_BODY_BYTES`,
@@ -65,6 +65,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     eventId: envelope.event_id,
     eventType: envelope.event_type,
     receivedAt: Date.now(),
+    reference: referenceOf(envelope),
     rawBody,
   };
   // Money events are confirmed upstream first; unconfirmed ones are stored without

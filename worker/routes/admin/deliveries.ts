@@ -1,16 +1,32 @@
 /**
- * The admin API's delivery routes (`/admin/deliveries`): retry one delivery,
- * and counts by delivery status. Also the delivery view and the enqueue shared with
- * the event routes' replay. The admin guard has already checked `ADMIN_TOKEN`.
+ * The admin API's delivery routes (`/admin/deliveries`): the listing, counts by
+ * delivery status, counts per hour, and retry of one delivery. Also the delivery view and
+ * the enqueue shared with the event routes' replay. The admin guard has already checked
+ * `ADMIN_TOKEN`.
  */
 import type { IRequest } from 'itty-router';
+import * as v from 'valibot';
+import { countDeliveriesByHour, listRecentDeliveries } from '../../db/admin-deliveries.ts';
 import { countDeliveriesByStatus, resetDelivery } from '../../db/admin-queries.ts';
-import type { DeliveryAttemptRecord, DeliveryRecord } from '../../db/deliveries.ts';
+import {
+  DELIVERY_STATUSES,
+  type DeliveryAttemptRecord,
+  type DeliveryRecord,
+} from '../../db/deliveries.ts';
 import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
 import type { DeliveryMessage } from '../../relay/consumer.ts';
+import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
+import {
+  CursorQuerySchema,
+  encodeCursor,
+  exactTextQuery,
+  MAX_PAGE_SIZE,
+  readAdminQuery,
+  wholeNumberQuery,
+} from './query.ts';
 
 /** Path of the delivery collection; one delivery is `${path}/:id`. */
 export const ADMIN_DELIVERIES_PATH = '/admin/deliveries';
@@ -18,8 +34,41 @@ export const ADMIN_DELIVERIES_PATH = '/admin/deliveries';
 /** Most messages per `sendBatch` call (the Queues limit). */
 const SEND_BATCH_MAX = 100;
 
+/** Deliveries per page of `GET /admin/deliveries` when `page_size` is absent. */
+const DEFAULT_DELIVERY_PAGE_SIZE = 50;
+/** Hours counted by `GET /admin/deliveries/hourly` when `hours` is absent: a day. */
+const DEFAULT_HOURS = 24;
+/** Most hours `GET /admin/deliveries/hourly` counts: a week. */
+const MAX_HOURS = 168;
+/** Longest id filter accepted, in characters: no stored event id is longer (nor subscription id). */
+const MAX_ID_LENGTH = MAX_EVENT_KEY_LENGTH;
+
+/**
+ * The `GET /admin/deliveries` query, values as strings, strict: `status` (`pending` |
+ * `delivered` | `failed`), `subscription_id`, `event_id` (exact ids), `page_size` (1 to
+ * 100) and the opaque `cursor`.
+ */
+export const DeliveryListQuerySchema = v.strictObject({
+  status: v.optional(v.picklist(DELIVERY_STATUSES)),
+  subscription_id: exactTextQuery(MAX_ID_LENGTH, 'Only the deliveries to this subscription.'),
+  event_id: exactTextQuery(MAX_ID_LENGTH, 'Only the deliveries of this event.'),
+  page_size: wholeNumberQuery(
+    MAX_PAGE_SIZE,
+    `Deliveries per page, 1 to ${MAX_PAGE_SIZE}. Default ${DEFAULT_DELIVERY_PAGE_SIZE}.`,
+  ),
+  cursor: CursorQuerySchema,
+});
+
+/** The `GET /admin/deliveries/hourly` query, strict: `hours` (1 to 168). */
+export const DeliveryHourlyQuerySchema = v.strictObject({
+  hours: wholeNumberQuery(
+    MAX_HOURS,
+    `Hours counted, ending with the current one, 1 to ${MAX_HOURS}. Default ${DEFAULT_HOURS}.`,
+  ),
+});
+
 /** A delivery as the admin API shows it (times ISO 8601 UTC). */
-interface DeliveryView {
+export interface DeliveryView {
   id: string;
   event_id: string;
   subscription_id: string;
@@ -117,6 +166,57 @@ export async function retryDelivery(request: IRequest, env: Env): Promise<Respon
     delivery_id: record.id,
   });
   return jsonResponse({ status: 'success', data: toDeliveryView(record) }, { status: 202 });
+}
+
+/**
+ * `GET /admin/deliveries?status=&subscription_id=&event_id=&page_size=&cursor=`:
+ * deliveries most recently updated first (ties by id, descending), the filters given all
+ * applied, keyset-paginated like `GET /admin/events`. A parameter given twice or unknown
+ * is refused.
+ *
+ * @returns 200 `{ status: 'success', data: [...], next_cursor }`, each item the delivery
+ *   view plus its event's `event_type`; `next_cursor` `null` on the last page.
+ * @throws {HttpError} 400 `validation_failed` with every issue.
+ */
+export async function listDeliveries(request: IRequest, env: Env): Promise<Response> {
+  const q = readAdminQuery(request, DeliveryListQuerySchema);
+  const page = await listRecentDeliveries(env.DB, {
+    status: q.status ?? null,
+    subscriptionId: q.subscription_id ?? null,
+    eventId: q.event_id ?? null,
+    after: q.cursor ?? null,
+    pageSize: q.page_size ?? DEFAULT_DELIVERY_PAGE_SIZE,
+  });
+  return jsonResponse({
+    status: 'success',
+    data: page.deliveries.map((delivery) => ({
+      ...toDeliveryView(delivery),
+      event_type: delivery.eventType,
+    })),
+    next_cursor: encodeCursor(page.next),
+  });
+}
+
+/**
+ * `GET /admin/deliveries/hourly?hours=`: deliveries counted per UTC hour of their
+ * creation, under their current status (a delivery created at 10:15 and delivered at
+ * 11:05 counts as delivered at 10:00), for a chart. Exactly `hours` buckets (default
+ * 24), oldest first, the last one the current hour; hours without deliveries are zeros.
+ *
+ * @returns 200 `{ status: 'success', data: { hours: [{ hour, delivered, pending, failed }] } }`,
+ *   `hour` the ISO 8601 start of the UTC hour.
+ * @throws {HttpError} 400 `validation_failed` naming `hours`.
+ */
+export async function countDeliveriesHourly(request: IRequest, env: Env): Promise<Response> {
+  const q = readAdminQuery(request, DeliveryHourlyQuerySchema);
+  const buckets = await countDeliveriesByHour(env.DB, q.hours ?? DEFAULT_HOURS, Date.now());
+  const hours = buckets.map((bucket) => ({
+    hour: iso(bucket.hour),
+    delivered: bucket.delivered,
+    pending: bucket.pending,
+    failed: bucket.failed,
+  }));
+  return jsonResponse({ status: 'success', data: { hours } });
 }
 
 /**

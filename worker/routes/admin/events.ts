@@ -5,10 +5,9 @@
  */
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
-import { readJsonBody, requestIssues } from '../../../lib/shared.ts';
+import { readJsonBody } from '../../../lib/shared.ts';
 import { settingsOf } from '../../config.ts';
 import {
-  type EventCursor,
   listWebhookEvents,
   replayDeliveries,
   type WebhookEventSummary,
@@ -23,18 +22,27 @@ import {
 } from '../../db/webhook-events.ts';
 import { withHttpErrors } from '../../http/body.ts';
 import { contextOf } from '../../http/context.ts';
-import { type ErrorIssue, HttpError } from '../../http/errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
 import { enqueueDeliveryIds, toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
+import {
+  CursorQuerySchema,
+  encodeCursor,
+  exactTextQuery,
+  MAX_PAGE_SIZE,
+  readAdminQuery,
+  validationFailed,
+  wholeNumberQuery,
+} from './query.ts';
 
 /** Path of the event collection; one event is `${path}/:id`. */
 export const ADMIN_EVENTS_PATH = '/admin/events';
 
 /** Rows per page when `page_size` is absent. */
 export const DEFAULT_PAGE_SIZE = 10;
-/** Largest `page_size` accepted. */
-const MAX_PAGE_SIZE = 100;
+/** Longest `reference` searched for, in characters. */
+const MAX_REFERENCE_LENGTH = 255;
 
 const isoTime = v.pipe(
   v.string(),
@@ -45,36 +53,26 @@ const isoTime = v.pipe(
 
 /**
  * The `GET /admin/events` query, values as strings: `event_type`, `status`
- * (`received` | `confirmed` | `unconfirmed`), `from` / `to` (ISO 8601, `to` later than
- * `from`: a `check`), `page_size` (1 to {@link MAX_PAGE_SIZE}) and the opaque `cursor`.
+ * (`received` | `confirmed` | `unconfirmed`), `reference` (exact match on the event's
+ * `data.reference`, 1 to {@link MAX_REFERENCE_LENGTH} characters), `from` / `to` (ISO
+ * 8601, `to` later than `from`: a `check`), `page_size` (1 to 100) and the opaque `cursor`.
  * Strict: a misspelt filter (`type`) is refused rather than silently listing everything.
  */
 export const EventListQuerySchema = v.pipe(
   v.strictObject({
     event_type: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
     status: v.optional(v.picklist(['received', 'confirmed', 'unconfirmed'])),
+    reference: exactTextQuery(
+      MAX_REFERENCE_LENGTH,
+      "Exact match on the event body's `data.reference`.",
+    ),
     from: v.optional(isoTime),
     to: v.optional(isoTime),
-    page_size: v.optional(
-      v.pipe(
-        v.string(),
-        v.regex(/^\d{1,3}$/, `Expected an integer from 1 to ${MAX_PAGE_SIZE}`),
-        v.transform(Number),
-        v.minValue(1, `Expected an integer from 1 to ${MAX_PAGE_SIZE}`),
-        v.maxValue(MAX_PAGE_SIZE, `Expected an integer from 1 to ${MAX_PAGE_SIZE}`),
-      ),
+    page_size: wholeNumberQuery(
+      MAX_PAGE_SIZE,
+      `Events per page, 1 to ${MAX_PAGE_SIZE}. Default ${DEFAULT_PAGE_SIZE}.`,
     ),
-    cursor: v.optional(
-      v.pipe(
-        v.string(),
-        v.rawTransform(({ dataset, addIssue, NEVER }) => {
-          const cursor = decodeCursor(dataset.value);
-          if (cursor !== undefined) return cursor;
-          addIssue({ message: 'Expected a cursor returned as next_cursor' });
-          return NEVER;
-        }),
-      ),
-    ),
+    cursor: CursorQuerySchema,
   }),
   v.forward(
     v.check(
@@ -102,26 +100,22 @@ export const EventReplaySchema = v.strictObject({
 });
 
 /**
- * `GET /admin/events?event_type=&status=&from=&to=&page_size=&cursor=`: events newest
- * first. `from` is inclusive, `to` exclusive (ISO 8601, on `received_at`); a query
- * parameter given twice or unknown is refused.
+ * `GET /admin/events?event_type=&status=&reference=&from=&to=&page_size=&cursor=`: events
+ * newest first, the filters given all applied. `from` is inclusive, `to` exclusive (ISO
+ * 8601, on `received_at`); `reference` matches `data.reference` exactly (case and spaces
+ * included); a query parameter given twice or unknown is refused.
  *
- * @returns 200 `{ status: 'success', data: [...], next_cursor }`, `next_cursor` `null` on the last page.
+ * @returns 200 `{ status: 'success', data: [...], next_cursor }`, each item
+ *   `{ event_id, event_type, status, received_at, reference }`, `next_cursor` `null` on
+ *   the last page.
  * @throws {HttpError} 400 `validation_failed` with every issue.
  */
 export async function listEvents(request: IRequest, env: Env): Promise<Response> {
-  const params = new URL(request.url).searchParams;
-  const repeated = [...new Set([...params.keys()].filter((k) => params.getAll(k).length > 1))];
-  if (repeated.length > 0) {
-    const issues = repeated.map((path) => ({ path, message: 'Expected a single value' }));
-    throw invalid('The query string is invalid', issues);
-  }
-  const parsed = v.safeParse(EventListQuerySchema, Object.fromEntries(params));
-  if (!parsed.success) throw invalid('The query string is invalid', requestIssues(parsed.issues));
-  const q = parsed.output;
+  const q = readAdminQuery(request, EventListQuerySchema);
   const page = await listWebhookEvents(env.DB, {
     eventType: q.event_type ?? null,
     status: q.status ?? null,
+    reference: q.reference ?? null,
     from: q.from ?? null,
     to: q.to ?? null,
     after: q.cursor ?? null,
@@ -130,7 +124,7 @@ export async function listEvents(request: IRequest, env: Env): Promise<Response>
   return jsonResponse({
     status: 'success',
     data: page.events.map(toEventSummaryView),
-    next_cursor: page.next === null ? null : encodeCursor(page.next),
+    next_cursor: encodeCursor(page.next),
   });
 }
 
@@ -214,7 +208,7 @@ export async function replayEvent(request: IRequest, env: Env): Promise<Response
       throw new HttpError(404, 'not_found', `No subscription ${JSON.stringify(subscriptionId)}`);
     }
     if (!subscription.enabled) {
-      throw invalid('The request body is invalid', [
+      throw validationFailed('The request body is invalid', [
         { path: 'subscription_id', message: 'The subscription is disabled' },
       ]);
     }
@@ -249,6 +243,7 @@ function toEventSummaryView(event: WebhookEventSummary | WebhookEventRecord) {
     event_type: event.eventType,
     status: event.status,
     received_at: new Date(event.receivedAt).toISOString(),
+    reference: event.reference,
   };
 }
 
@@ -267,32 +262,4 @@ function parseBody(rawBody: string): unknown {
     // The ingress stores validated JSON only; a row that is not stays readable as raw_body.
     return null;
   }
-}
-
-// The cursor is opaque to clients: base64url of `<received_at>:<event_id>`.
-function encodeCursor(cursor: EventCursor): string {
-  const bytes = new TextEncoder().encode(`${cursor.receivedAt}:${cursor.eventId}`);
-  return btoa(String.fromCharCode(...bytes))
-    .replaceAll('+', '-')
-    .replaceAll('/', '_')
-    .replace(/=+$/, '');
-}
-
-function decodeCursor(value: string): EventCursor | undefined {
-  if (!/^[A-Za-z0-9_-]{1,2048}$/.test(value)) return undefined;
-  try {
-    const binary = atob(value.replaceAll('-', '+').replaceAll('_', '/'));
-    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(
-      Uint8Array.from(binary, (c) => c.charCodeAt(0)),
-    );
-    const match = /^(\d{1,16}):(.+)$/s.exec(text);
-    if (match === null) return undefined;
-    return { receivedAt: Number(match[1]), eventId: match[2] ?? '' };
-  } catch {
-    return undefined;
-  }
-}
-
-function invalid(message: string, issues: readonly ErrorIssue[]): HttpError {
-  return new HttpError(400, 'validation_failed', message, { issues });
 }
