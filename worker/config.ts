@@ -127,17 +127,29 @@ const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
 // Every message below is a fixed text: an issue message must never quote the value it
 // judged (the value may be a secret), so no schema here keeps valibot's default messages.
 
-/** A variable's value as text: unset or a non-string binding reads as empty, spaces trimmed. */
-const text = v.pipe(
+/**
+ * A binding's value as text, as set: unset is empty; a number or boolean (an unquoted
+ * TOML value, which wrangler passes as JSON) is its text; anything else is refused.
+ */
+const asText = v.pipe(
   v.optional(v.unknown(), ''),
-  v.transform((value) => (typeof value === 'string' ? value.trim() : '')),
+  v.rawTransform<unknown, string>(({ dataset, addIssue, NEVER }) => {
+    const { value } = dataset;
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    addIssue({ message: 'expected a string' });
+    return NEVER;
+  }),
+);
+
+/** A variable's value as text, spaces trimmed. */
+const text = v.pipe(
+  asText,
+  v.transform((value) => value.trim()),
 );
 
 /** A secret's value exactly as set (never trimmed: spaces may be part of it). */
-const secret = v.pipe(
-  v.optional(v.unknown(), ''),
-  v.transform((value) => (typeof value === 'string' ? value : '')),
-);
+const secret = asText;
 
 /** A whole number from `min` to `max`, `fallback` when unset; `unit` names it in the message. */
 function wholeNumber(fallback: number, min: number, max: number, unit: string) {
@@ -452,7 +464,9 @@ export function loadSettings(env: object): LoadedSettings {
   if (known !== undefined) return known;
   const values = SETTING_NAMES.map((name) => {
     const value: unknown = (env as unknown as Record<string, unknown>)[name];
-    return typeof value === 'string' ? `s${value}` : typeof value;
+    if (typeof value === 'string') return `s${value}`;
+    // Numbers and booleans are read as their text; other kinds are refused whatever they hold.
+    return typeof value === 'number' || typeof value === 'boolean' ? `n${value}` : typeof value;
   }).join('\u0000');
   let loaded = byValues.get(values);
   if (loaded === undefined) {

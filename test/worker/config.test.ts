@@ -169,6 +169,24 @@ describe('settings', () => {
       expect([...settings.subscribers.ports]).toEqual([443, 80, 8443, 9443, 1, 65535]);
     });
 
+    it('should read an unquoted TOML number or boolean as its text, and refuse other kinds', () => {
+      const loaded = parseSettings({
+        ...LOCAL_VARS,
+        RATE_LIMIT_PER_MINUTE: 120,
+        CONFIRM_MONEY_EVENTS: false,
+      } as Record<string, unknown>);
+      expect(loaded).toMatchObject({
+        ok: true,
+        settings: { rateLimitPerMinute: 120, confirmMoneyEvents: false },
+      });
+      expect(problemsWith({ MAX_BODY_BYTES: { bytes: 1 } as unknown as string })).toEqual({
+        MAX_BODY_BYTES: 'expected a string',
+      });
+      const a = settingsOf({ ...env, RATE_LIMIT_PER_MINUTE: 100 } as unknown as Env);
+      const b = settingsOf({ ...env, RATE_LIMIT_PER_MINUTE: 200 } as unknown as Env);
+      expect([a.rateLimitPerMinute, b.rateLimitPerMinute]).toEqual([100, 200]);
+    });
+
     it('should give a frozen object', () => {
       const settings = settingsWith({});
       expect(Object.isFrozen(settings)).toBe(true);
