@@ -45,6 +45,10 @@ export default defineConfig({
             wrangler: { configPath: './wrangler.toml' },
             miniflare: {
               bindings: {
+                // Local mode: a loopback upstream and short test tokens; the production
+                // rules are tested by test/worker/config.test.ts with their own settings.
+                GATEWAY_MODE: 'local',
+                RATE_LIMIT_PER_MINUTE: '0',
                 UPSTREAM_BASE_URL: inject('sandboxUrl'),
                 UPSTREAM_KEY_ID: 'sandbox-key',
                 UPSTREAM_SECRET: 'sandbox-secret',

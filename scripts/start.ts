@@ -171,6 +171,9 @@ async function main(): Promise<void> {
       String(GATEWAY_PORT),
       '--env-file',
       varsFile,
+      // Local mode, explicitly: wrangler.toml's own settings are production's.
+      '--var',
+      'GATEWAY_MODE:local',
       '--var',
       `UPSTREAM_BASE_URL:${sandboxUrl}`,
       // Local subscribers (e.g. examples/receiver on 127.0.0.1) may receive webhooks.

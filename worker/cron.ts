@@ -1,3 +1,4 @@
+import { loadSettings } from './config.ts';
 import { purgeExpiredIdempotencyKeys } from './db/idempotency-keys.ts';
 import { logEvent } from './http/log.ts';
 import { sweepRelay } from './relay/sweeper.ts';
@@ -15,7 +16,9 @@ const PURGE_MAX_BATCHES = 10;
  * {@link PURGE_MAX_BATCHES} rows per run, stopping at the first batch that is not full.
  * Keys past `expires_at` are already treated as absent by the proxy; the purge only
  * reclaims their space. Then the relay sweeper (worker/relay/sweeper.ts): overdue
- * `pending` deliveries re-enqueued, events past `RELAY_RETENTION_DAYS` purged.
+ * `pending` deliveries re-enqueued, events past `RELAY_RETENTION_DAYS` purged. With
+ * invalid settings the relay sweep is skipped (and logged): nothing is purged by a
+ * retention the operator did not set, and deliveries wait, `pending`, for the fix.
  *
  * @param controller - the scheduled event; its `scheduledTime` (epoch ms) is "now".
  * @param env - bindings (D1 `DB`, Queue `DELIVERIES`) and settings.
@@ -31,6 +34,8 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
     if (count < PURGE_BATCH_SIZE) break;
   }
   logEvent('info', 'idempotency_keys_purged', { deleted, cron: controller.cron });
-  await sweepRelay(env, now);
+  const loaded = loadSettings(env);
+  if (loaded.ok) await sweepRelay(env, now, loaded.settings.relayRetentionDays);
+  else logEvent('error', 'relay_sweep_skipped', { reason: 'configuration_error' });
   return deleted;
 }

@@ -1,6 +1,7 @@
 import { AutoRouter, type AutoRouterType, type IRequest } from 'itty-router';
 import { requireAdmin } from './auth/admin.ts';
 import { requireCaller } from './auth/authenticate.ts';
+import { settingsOf } from './config.ts';
 import { beginRequest, contextOf } from './http/context.ts';
 import { decodeParams } from './http/params.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
@@ -20,7 +21,7 @@ import {
   updateSubscription,
 } from './routes/admin/subscriptions.ts';
 import { methodNotAllowed, notFound } from './routes/fallback.ts';
-import { health } from './routes/health.ts';
+import { HEALTH_PATH, health } from './routes/health.ts';
 import { openapi } from './routes/openapi.ts';
 import { proxyRoute } from './routes/proxy.ts';
 import {
@@ -100,7 +101,7 @@ const AUTH: Readonly<Record<GatewayAuth, Middleware | undefined>> = {
  */
 export function createRouter(): GatewayRouter {
   const router = AutoRouter<IRequest, [Env, ExecutionContext]>({
-    before: [beginRequest],
+    before: [beginRequest, requireValidSettings],
     catch: renderError,
     finally: [finalizeResponse],
   });
@@ -126,6 +127,18 @@ export function createRouter(): GatewayRouter {
   add(router, 'all', `${ADMIN_PATH}/*`, requireAdmin, notFound);
   add(router, 'all', '*', requireCaller, notFound);
   return router;
+}
+
+/**
+ * The `before` stage refusing every request while the settings are invalid (503
+ * `configuration_error` naming the variables), except the health check, which reports
+ * the problem itself.
+ *
+ * @throws {ConfigurationError} 503 when the settings are invalid.
+ */
+function requireValidSettings(request: IRequest, env: Env): undefined {
+  if (new URL(request.url).pathname !== HEALTH_PATH) settingsOf(env);
+  return undefined;
 }
 
 /** The admin API's namespace: every path under it takes the admin token. */

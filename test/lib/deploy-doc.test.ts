@@ -80,6 +80,14 @@ describe('docs/deploy.md', () => {
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
   });
 
+  it('should aim every command that touches the deployment at [env.production]', () => {
+    const remote = commands.filter((line) =>
+      /^npx wrangler (deploy|secret|rollback|deployments|d1 migrations)/.test(line),
+    );
+    expect(remote.length).toBeGreaterThanOrEqual(8);
+    for (const line of remote) expect(line).toContain('--env production');
+  });
+
   it.each(guideCommands())(
     'should be a command the pinned wrangler accepts: %s',
     (line) => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileAllowList } from '../../worker/auth/allow-list.ts';
 import {
   errorBody,
+  expectConfigurationError,
   fetchGateway,
   gatewayRequest,
   onlySandboxRequest,
@@ -114,24 +115,24 @@ describe('gateway', () => {
       ['a bare prefix wildcard', ['payments*']],
       ['a pattern that is not a string', [42]],
       ['routes that are not a list', 'banks.list'],
-    ])('should answer 500 internal_error for %s', async (_, routes) => {
-      const res = await fetchGateway(countRefunds('reporting-token', uniqueRequestId()), {
-        ...callers(routes),
-      });
-      expect(res.status).toBe(500);
+    ])('should answer 503 configuration_error for %s', async (_, routes) => {
+      const id = uniqueRequestId();
+      const res = await fetchGateway(countRefunds('reporting-token', id), callers(routes));
+      await expectConfigurationError(res, ['GATEWAY_CALLERS']);
+      expect(await sandboxRequests(id)).toEqual([]);
       expect(logs.lines()).toContainEqual(
         expect.objectContaining({ event: 'config_invalid', setting: 'GATEWAY_CALLERS' }),
       );
     });
 
-    it('should answer 500 internal_error when two callers share a name', async () => {
+    it('should answer 503 configuration_error when two callers share a name', async () => {
       const res = await fetchGateway(countRefunds('a-token', uniqueRequestId()), {
         GATEWAY_CALLERS: JSON.stringify([
           { name: 'same', token: 'a-token' },
           { name: 'same', token: 'b-token' },
         ]),
       });
-      expect(res.status).toBe(500);
+      await expectConfigurationError(res, ['GATEWAY_CALLERS']);
       expect(logs.lines()).toContainEqual(
         expect.objectContaining({
           event: 'config_invalid',

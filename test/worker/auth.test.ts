@@ -4,6 +4,7 @@ import {
   CALLER_NAME,
   CALLER_TOKEN,
   errorBody,
+  expectConfigurationError,
   fetchGateway,
   GATEWAY_ORIGIN,
   gatewayRequest,
@@ -141,23 +142,16 @@ describe('gateway', () => {
         ]),
       ],
       ['an empty value', ''],
-    ])('should answer 500 internal_error when it is %s', async (_, value) => {
+    ])('should answer 503 configuration_error when it is %s', async (_, value) => {
       const res = await fetchGateway(gatewayRequest('/banks'), { GATEWAY_CALLERS: value });
-      expect(res.status).toBe(500);
-      const body = await errorBody(res);
-      expect(body).toEqual({
-        status: 'error',
-        message: 'Internal error',
-        code: 'internal_error',
-        request_id: res.headers.get('X-Request-Id'),
-      });
+      await expectConfigurationError(res, ['GATEWAY_CALLERS']);
     });
 
     it('should log the problem once per value, without the value', async () => {
       const value = `[{"name":"x","token":"${CALLER_TOKEN}-secret"`;
       for (let i = 0; i < 3; i++) {
         const res = await fetchGateway(gatewayRequest('/banks'), { GATEWAY_CALLERS: value });
-        expect(res.status).toBe(500);
+        expect(res.status).toBe(503);
       }
       const problems = logs.lines().filter((line) => line.event === 'config_invalid');
       expect(problems).toEqual([
@@ -165,18 +159,22 @@ describe('gateway', () => {
           level: 'error',
           event: 'config_invalid',
           setting: 'GATEWAY_CALLERS',
-          problem: 'not valid JSON',
+          problem: 'expected a JSON array of { name, token, routes? }: not valid JSON',
         },
       ]);
       expect(logs.text()).not.toContain('secret');
       expect(logs.lines().filter((line) => line.event === 'request')).toHaveLength(3);
     });
 
-    it('should keep /healthz open', async () => {
+    it('should name it on /healthz, which needs no token', async () => {
       const res = await fetchGateway(new Request(`${GATEWAY_ORIGIN}/healthz`), {
         GATEWAY_CALLERS: 'nope',
       });
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({
+        status: 'misconfigured',
+        invalid_settings: ['GATEWAY_CALLERS'],
+      });
     });
   });
 });

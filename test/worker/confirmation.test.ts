@@ -9,7 +9,6 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { signRequest } from '../../lib/signing.ts';
 import { listEventDeliveries } from '../../worker/db/deliveries.ts';
 import { findWebhookEvent } from '../../worker/db/webhook-events.ts';
-import { confirmationEnabled } from '../../worker/relay/confirm.ts';
 import { createReceiverSubscription, disableTestSubscriptions } from './delivery-helpers.ts';
 import { fetchGateway, sandboxRequests, uniqueRequestId, useCapturedLogs } from './helpers.ts';
 import { envelope, webhookRequest } from './webhook-helpers.ts';
@@ -172,15 +171,6 @@ describe('confirmation', () => {
       expect(res.headers.get('Retry-After')).toBe('60');
       expect(await res.json()).toMatchObject({ code: 'upstream_unreachable' });
       expect(await findWebhookEvent(env.DB, String(event.event_id))).toBeUndefined();
-    });
-  });
-
-  describe('confirmationEnabled', () => {
-    it('should be on unless the var says false', () => {
-      expect(confirmationEnabled({ CONFIRM_MONEY_EVENTS: 'true' })).toBe(true);
-      expect(confirmationEnabled({ CONFIRM_MONEY_EVENTS: '' })).toBe(true);
-      expect(confirmationEnabled({ CONFIRM_MONEY_EVENTS: 'FALSE' })).toBe(false);
-      expect(confirmationEnabled({ CONFIRM_MONEY_EVENTS: '0' })).toBe(false);
     });
   });
 });

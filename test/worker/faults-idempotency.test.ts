@@ -156,17 +156,25 @@ describe('idempotency stage under D1 faults', () => {
   });
 
   describe('release and expiry', () => {
-    it('should answer 500 and keep the key when releasing it fails, then send once after the lock', async () => {
+    it('should pass the refusal on and keep the key when releasing it fails, then send once after the lock', async () => {
       const transfer = retriedRequest();
       const db = faultyD1(env.DB, { failOn: RELEASE });
-      // No signing secret: the gateway fails before sending, so the key is to be released.
-      const first = await transfer.send({ DB: db, UPSTREAM_SECRET: '', ...SHORT_LOCK });
-      await expectInternalError(first, transfer.requestId);
+      // A wrong signing secret: the upstream refuses (401), so the key is to be released.
+      const first = await transfer.send({
+        DB: db,
+        UPSTREAM_SECRET: 'a-wrong-secret',
+        ...SHORT_LOCK,
+      });
+      expect(first.status).toBe(401);
       expect(db.injected).toBe(1);
       expect(writeFailures()).toHaveLength(1);
       expect(await stateOf(transfer.key)).toBe('in_flight');
       expect((await afterLock(transfer)).status).toBe(200);
-      expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.lookup, transfer.sent]);
+      expect(await upstreamCalls(transfer.requestId)).toEqual([
+        transfer.sent,
+        transfer.lookup,
+        transfer.sent,
+      ]);
     });
 
     it('should pass the upstream 5xx on when expiring the lock fails, and recover without resending once the lock runs out', async () => {

@@ -83,6 +83,23 @@ export interface ErrorBody {
   request_id: string;
 }
 
+/**
+ * Expects the answer to invalid settings: 503 `configuration_error` naming exactly
+ * `variables` (never a value), with the request id.
+ */
+export async function expectConfigurationError(
+  response: Response,
+  variables: readonly string[],
+): Promise<void> {
+  expect(response.status).toBe(503);
+  expect(await errorBody(response)).toEqual({
+    status: 'error',
+    message: `The gateway is misconfigured: ${variables.join(', ')} (the log says why)`,
+    code: 'configuration_error',
+    request_id: response.headers.get('X-Request-Id'),
+  });
+}
+
 /** Reads a response's JSON body as an error body. */
 export async function errorBody(response: Response): Promise<ErrorBody> {
   return (await response.json()) as ErrorBody;

@@ -1,7 +1,9 @@
+import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { logEvent, maskAccountNumbers } from '../../worker/http/log.ts';
 import { OWN_ROUTES } from '../../worker/routes/table.ts';
 import { adminRequest } from './admin-helpers.ts';
+import { faultyD1 } from './fault-bindings.ts';
 import {
   CALLER_NAME,
   CALLER_TOKEN,
@@ -12,6 +14,7 @@ import {
   uniqueRequestId,
   useCapturedLogs,
 } from './helpers.ts';
+import { envelope, webhookRequest } from './webhook-helpers.ts';
 
 const logs = useCapturedLogs();
 
@@ -108,29 +111,46 @@ describe('gateway', () => {
   });
 
   describe('server errors', () => {
-    it('should log why it answered 500 (a missing setting), never in the body', async () => {
+    it('should log why it answered 500 (D1 failed), never in the body', async () => {
       const id = uniqueRequestId();
-      const res = await fetchGateway(
-        gatewayRequest('/refunds/count-by-status', { requestId: id }),
-        {
-          UPSTREAM_SECRET: '',
-        },
-      );
+      const request = await webhookRequest(JSON.stringify(envelope()));
+      request.headers.set('X-Request-Id', id);
+      const res = await fetchGateway(request, {
+        DB: faultyD1(env.DB, { failOn: /INSERT INTO webhook_events/ }),
+      });
       expect(res.status).toBe(500);
       const body = await res.text();
       expect(JSON.parse(body)).toMatchObject({ code: 'internal_error', message: 'Internal error' });
-      expect(body).not.toMatch(/UPSTREAM/);
+      expect(body).not.toMatch(/D1|stored/);
       expect(logs.lines()).toContainEqual({
         level: 'error',
         event: 'server_error',
         request_id: id,
-        route: 'refunds.countByStatus',
+        route: 'webhooks.ingest',
         status: 500,
         error_code: 'internal_error',
-        detail: 'UPSTREAM_KEY_ID or UPSTREAM_SECRET is not set',
-        cause_name: null,
-        cause_message: null,
+        detail: 'webhook event not stored',
+        cause_name: 'Error',
+        cause_message: expect.stringContaining('injected fault'),
       });
+    });
+
+    it('should log an invalid setting once, not each 503 it causes', async () => {
+      for (let i = 0; i < 3; i++) {
+        const res = await fetchGateway(gatewayRequest('/banks'), {
+          RELAY_RETENTION_DAYS: 'a month',
+        });
+        expect(res.status).toBe(503);
+      }
+      // Each refused request has its access line; the problem itself is logged once.
+      expect(logs.lines().filter((line) => line.event !== 'request')).toEqual([
+        {
+          level: 'error',
+          event: 'config_invalid',
+          setting: 'RELAY_RETENTION_DAYS',
+          problem: 'expected a whole number of days from 1 to 3650',
+        },
+      ]);
     });
 
     it('should log the network error behind a 502', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   errorBody,
+  expectConfigurationError,
   fetchGateway,
   gatewayRequest,
   sandboxRequests,
@@ -94,10 +95,12 @@ describe('gateway', () => {
       expect(statuses).toEqual([200, 200, 200, 200, 200]);
     });
 
-    it('should log an invalid RATE_LIMIT_PER_MINUTE once and limit nothing', async () => {
+    it('should refuse everything (503) with an invalid RATE_LIMIT_PER_MINUTE, logged once', async () => {
       const { env, first } = limited('lots');
       for (let i = 0; i < 3; i++) {
-        expect((await fetchGateway(countRefunds(first), env)).status).toBe(200);
+        await expectConfigurationError(await fetchGateway(countRefunds(first), env), [
+          'RATE_LIMIT_PER_MINUTE',
+        ]);
       }
       expect(logs.lines().filter((line) => line.event === 'config_invalid')).toEqual([
         expect.objectContaining({ level: 'error', setting: 'RATE_LIMIT_PER_MINUTE' }),

@@ -91,21 +91,21 @@ describe('gateway', () => {
       expect(await sandboxRequests(id)).toEqual([]);
     });
 
-    it('should be on a 500, repeated in the body and in the log', async () => {
+    it('should be on a 503 configuration error, repeated in the body and in the log', async () => {
       const res = await fetchGateway(
         new Request(`${GATEWAY_ORIGIN}/banks`, {
           headers: { Authorization: 'Bearer x', 'X-Request-Id': 'id-500' },
         }),
         { GATEWAY_CALLERS: '{broken' },
       );
-      expect(res.status).toBe(500);
+      expect(res.status).toBe(503);
       expect(res.headers.get('X-Request-Id')).toBe('id-500');
       expect((await errorBody(res)).request_id).toBe('id-500');
       expect(logs.lines().at(-1)).toMatchObject({
         event: 'request',
         request_id: 'id-500',
-        status: 500,
-        error_code: 'internal_error',
+        status: 503,
+        error_code: 'configuration_error',
       });
     });
   });

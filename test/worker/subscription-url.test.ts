@@ -5,15 +5,9 @@
  * Runs in workerd, whose WHATWG URL parser normalizes the hosts the rules see.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  allowLocalSubscribers,
-  DEFAULT_SUBSCRIBER_SETTINGS,
-  subscriberSettings,
-} from '../../worker/relay/subscriber-settings.ts';
+import { DEFAULT_SUBSCRIBER_SETTINGS } from '../../worker/config.ts';
 import { checkSubscriptionUrl } from '../../worker/relay/subscription-url.ts';
-import { useCapturedLogs } from './helpers.ts';
-
-const logs = useCapturedLogs();
+import { settingsWith } from './config-fixtures.ts';
 
 const OFF = DEFAULT_SUBSCRIBER_SETTINGS;
 const ON = { ...DEFAULT_SUBSCRIBER_SETTINGS, allowLocal: true };
@@ -284,7 +278,7 @@ describe('subscription-url', () => {
       });
 
       it('should accept a port that SUBSCRIBER_PORTS adds', () => {
-        const settings = subscriberSettings({ SUBSCRIBER_PORTS: '8443' });
+        const settings = settingsWith({ SUBSCRIBER_PORTS: '8443' }).subscribers;
         expect(checkSubscriptionUrl('https://hooks.example.com:8443/x', settings)).toEqual({
           ok: true,
           url: 'https://hooks.example.com:8443/x',
@@ -296,64 +290,5 @@ describe('subscription-url', () => {
         });
       });
     });
-  });
-
-  describe('subscriberSettings', () => {
-    it('should allow 443 and 80 only when SUBSCRIBER_PORTS is unset or empty', () => {
-      expect([...subscriberSettings({}).ports]).toEqual([443, 80]);
-      expect([...subscriberSettings({ SUBSCRIBER_PORTS: ' ' }).ports]).toEqual([443, 80]);
-    });
-
-    it('should add the ports of SUBSCRIBER_PORTS, spaces trimmed', () => {
-      const { ports } = subscriberSettings({ SUBSCRIBER_PORTS: ' 8443 , 9443,1 ,65535' });
-      expect([...ports]).toEqual([443, 80, 8443, 9443, 1, 65535]);
-    });
-
-    it.each(['abc', '8443,', '8443;9443', '0', '65536', '-1', '1e3', '8443,x', '084 43'])(
-      'should fall back to 443 and 80 for a malformed SUBSCRIBER_PORTS %j, logged',
-      (value) => {
-        expect([...subscriberSettings({ SUBSCRIBER_PORTS: value }).ports]).toEqual([443, 80]);
-        expect(logs.lines()).toEqual([
-          expect.objectContaining({ event: 'config_invalid', setting: 'SUBSCRIBER_PORTS' }),
-        ]);
-      },
-    );
-
-    it('should log a malformed SUBSCRIBER_PORTS once per value', () => {
-      subscriberSettings({ SUBSCRIBER_PORTS: '99999' });
-      subscriberSettings({ SUBSCRIBER_PORTS: '99999', ALLOW_LOCAL_SUBSCRIBERS: 'true' });
-      expect(logs.lines()).toHaveLength(1);
-    });
-
-    it('should use the DNS resolver of SUBSCRIBER_DNS_RESOLVER, Cloudflare by default', () => {
-      expect(subscriberSettings({}).dnsResolver).toBe('https://cloudflare-dns.com/dns-query');
-      const custom = 'https://dns.example.net/dns-query';
-      expect(subscriberSettings({ SUBSCRIBER_DNS_RESOLVER: custom }).dnsResolver).toBe(custom);
-    });
-
-    it.each(['http://dns.example.net/dns-query', 'not a URL', 'https://u:p@dns.example.net/'])(
-      'should fall back to the default resolver for SUBSCRIBER_DNS_RESOLVER %j, logged',
-      (value) => {
-        expect(subscriberSettings({ SUBSCRIBER_DNS_RESOLVER: value }).dnsResolver).toBe(
-          'https://cloudflare-dns.com/dns-query',
-        );
-        expect(logs.lines()).toEqual([
-          expect.objectContaining({ event: 'config_invalid', setting: 'SUBSCRIBER_DNS_RESOLVER' }),
-        ]);
-      },
-    );
-  });
-
-  describe('allowLocalSubscribers', () => {
-    it.each(['1', 'true', 'TRUE', ' yes ', 'on'])('should be on for %j', (value) => {
-      expect(allowLocalSubscribers(value)).toBe(true);
-    });
-
-    it.each([undefined, '', '0', 'false', 'off', 'no', 'enabled'])(
-      'should be off for %j',
-      (value) => {
-        expect(allowLocalSubscribers(value)).toBe(false);
-      },
-    );
   });
 });

@@ -14,12 +14,7 @@ import { findDelivery } from '../../worker/db/deliveries.ts';
 import { findWebhookEvent } from '../../worker/db/webhook-events.ts';
 import worker from '../../worker/index.ts';
 import { DELIVERIES_QUEUE } from '../../worker/relay/consumer.ts';
-import {
-  DEFAULT_RETENTION_DAYS,
-  retentionDays,
-  SWEEP_GRACE_MS,
-  sweepRelay,
-} from '../../worker/relay/sweeper.ts';
+import { SWEEP_GRACE_MS, sweepRelay } from '../../worker/relay/sweeper.ts';
 import {
   disableTestSubscriptions,
   receivedUnder,
@@ -177,18 +172,10 @@ describe('sweeper', () => {
       const result = await sweepRelay(
         { ...env, DELIVERIES: queue },
         Date.now() + SWEEP_GRACE_MS + 1000,
+        30,
       );
       expect(result.requeued).toBe(sent.length);
       expect(sent).toContainEqual({ deliveryId: stored.deliveryId });
-    });
-  });
-
-  describe('retentionDays', () => {
-    it('should read RELAY_RETENTION_DAYS and default to 30 days', () => {
-      expect(retentionDays({ RELAY_RETENTION_DAYS: '7' })).toBe(7);
-      expect(retentionDays({ RELAY_RETENTION_DAYS: '' })).toBe(DEFAULT_RETENTION_DAYS);
-      expect(retentionDays({ RELAY_RETENTION_DAYS: '-1' })).toBe(30);
-      expect(retentionDays({ RELAY_RETENTION_DAYS: 'x' })).toBe(30);
     });
   });
 });

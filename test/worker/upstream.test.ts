@@ -11,6 +11,7 @@ import { callerResponse } from '../../worker/proxy/forward.ts';
 import { sendUpstream } from '../../worker/upstream/client.ts';
 import {
   errorBody,
+  expectConfigurationError,
   fetchGateway,
   gatewayRequest,
   onlySandboxRequest,
@@ -511,39 +512,25 @@ describe('gateway', () => {
       expect(await sandboxRequests(id, inject('faultSandboxUrl'))).toHaveLength(1);
     });
 
-    it('should answer 500 internal_error when UPSTREAM_BASE_URL is not a URL', async () => {
-      const id = uniqueRequestId();
-      const res = await fetchGateway(
-        gatewayRequest('/refunds/count-by-status', { requestId: id }),
-        {
-          UPSTREAM_BASE_URL: 'not a url',
-        },
-      );
-      expect(res.status).toBe(500);
-      expect((await errorBody(res)).code).toBe('internal_error');
-      expect(await sandboxRequests(id)).toEqual([]);
-    });
-
-    it('should answer 500 internal_error when the signing secret is missing', async () => {
-      const id = uniqueRequestId();
-      const res = await fetchGateway(
-        gatewayRequest('/refunds/count-by-status', { requestId: id }),
-        { UPSTREAM_SECRET: '' },
-      );
-      expect(res.status).toBe(500);
-      expect((await errorBody(res)).code).toBe('internal_error');
-      expect(await sandboxRequests(id)).toEqual([]);
-    });
-
-    it('should use the default timeout when UPSTREAM_TIMEOUT_MS is invalid', async () => {
-      const res = await fetchGateway(gatewayRequest('/refunds/count-by-status'), {
-        UPSTREAM_TIMEOUT_MS: 'soon',
-      });
-      expect(res.status).toBe(200);
-      expect(logs.lines()).toContainEqual(
-        expect.objectContaining({ event: 'config_invalid', setting: 'UPSTREAM_TIMEOUT_MS' }),
-      );
-    });
+    it.each([
+      ['UPSTREAM_BASE_URL', 'not a url'],
+      ['UPSTREAM_SECRET', ''],
+      ['UPSTREAM_TIMEOUT_MS', 'soon'],
+    ])(
+      'should answer 503 configuration_error, sending nothing, when %s is %j',
+      async (name, value) => {
+        const id = uniqueRequestId();
+        const res = await fetchGateway(
+          gatewayRequest('/refunds/count-by-status', { requestId: id }),
+          { [name]: value },
+        );
+        await expectConfigurationError(res, [name]);
+        expect(await sandboxRequests(id)).toEqual([]);
+        expect(logs.lines()).toContainEqual(
+          expect.objectContaining({ event: 'config_invalid', setting: name }),
+        );
+      },
+    );
 
     it('should log an unexpected error and answer 500 without its details', async () => {
       const request = gatewayRequest('/payments/initialize', {

@@ -1,5 +1,6 @@
 import type { IRequest } from 'itty-router';
 import { timingSafeEqual } from '../../lib/shared.ts';
+import { settingsOf } from '../config.ts';
 import { contextOf } from '../http/context.ts';
 import { UnauthorizedError } from '../http/errors.ts';
 import { ADMIN_FAILURES_PER_MINUTE, adminFailureThrottle } from '../rate-limit/admin-failures.ts';
@@ -18,6 +19,7 @@ import { bearerToken } from './bearer.ts';
  * @param env - the bindings: `ADMIN_TOKEN`, `RATE_LIMITER`.
  * @returns nothing, so the router moves on.
  * @throws {HttpError} 429 `rate_limited` with `Retry-After` while the address is throttled.
+ * @throws {ConfigurationError} 503 when the settings are invalid.
  * @throws {UnauthorizedError} 401 `unauthorized` (with `WWW-Authenticate: Bearer`) when the
  *   header is missing, malformed or not the admin token.
  */
@@ -28,9 +30,8 @@ export async function requireAdmin(request: IRequest, env: Env): Promise<undefin
   if (presented) await throttle.check();
   try {
     const token = bearerToken(request.headers, 'admin token');
-    const expected = env.ADMIN_TOKEN ?? '';
-    // An empty setting must not match anything (a bearer token is never empty anyway).
-    if (expected === '' || !timingSafeEqual(expected, token)) {
+    const expected = settingsOf(env).adminToken;
+    if (expected === undefined || !timingSafeEqual(expected, token)) {
       throw new UnauthorizedError('Invalid admin token');
     }
   } catch (error) {

@@ -1,8 +1,12 @@
 import type { IRequest } from 'itty-router';
+import { settingsOf } from '../config.ts';
 import { contextOf } from '../http/context.ts';
 import { UnauthorizedError } from '../http/errors.ts';
+import { logEvent } from '../http/log.ts';
+import { PROXY_ROUTES } from '../routes/table.ts';
+import { compileAllowList } from './allow-list.ts';
 import { bearerToken } from './bearer.ts';
-import { findCaller, loadCallers } from './callers.ts';
+import { type Caller, findCaller } from './callers.ts';
 
 /**
  * Route middleware requiring a caller token: `Authorization: Bearer <token>` checked
@@ -14,7 +18,7 @@ import { findCaller, loadCallers } from './callers.ts';
  * @returns nothing, so the router moves on to the handler.
  * @throws {UnauthorizedError} 401 `unauthorized` (with `WWW-Authenticate: Bearer`) when the
  *   header is missing, malformed or the token is unknown.
- * @throws {InternalError} 500 when `GATEWAY_CALLERS` is malformed.
+ * @throws {ConfigurationError} 503 when the settings are invalid.
  *
  * @example
  * ```ts
@@ -23,8 +27,35 @@ import { findCaller, loadCallers } from './callers.ts';
  */
 export function requireCaller(request: IRequest, env: Env): undefined {
   const token = bearerToken(request.headers, 'token');
-  const caller = findCaller(loadCallers(env.GATEWAY_CALLERS), token);
+  const { callers } = settingsOf(env);
+  warnUnmatchedPatterns(callers);
+  const caller = findCaller(callers, token);
   if (caller === undefined) throw new UnauthorizedError('Invalid bearer token');
   contextOf(request).caller = caller.name;
   return undefined;
+}
+
+const warned = new WeakSet<readonly Caller[]>();
+
+/**
+ * Logs, once per callers list, each allow-list pattern that matches no route (a typo:
+ * `config_warning`, naming the caller and the pattern, never a token).
+ *
+ * @param callers - the configured callers (`settingsOf(env).callers`).
+ */
+function warnUnmatchedPatterns(callers: readonly Caller[]): void {
+  if (warned.has(callers)) return;
+  warned.add(callers);
+  for (const caller of callers) {
+    for (const pattern of caller.routes?.patterns ?? []) {
+      const single = compileAllowList([pattern]);
+      if (!PROXY_ROUTES.some((route) => single.allows(route.name))) {
+        logEvent('warn', 'config_warning', {
+          setting: 'GATEWAY_CALLERS',
+          caller: caller.name,
+          problem: `route pattern ${pattern} matches no route`,
+        });
+      }
+    }
+  }
 }

@@ -8,9 +8,8 @@ import {
   TimeoutError,
 } from '../../lib/index.ts';
 import { untilAborted } from '../../lib/shared.ts';
-import { InternalError } from '../http/errors.ts';
+import { settingsOf } from '../config.ts';
 import { logEvent } from '../http/log.ts';
-import { upstreamConfig } from '../upstream/config.ts';
 import { upstreamClient } from '../upstream/sdk.ts';
 
 /** The dependencies the deep check probes, in the order the answer lists them. */
@@ -112,12 +111,8 @@ function probeTimeout(
   timeoutsMs: Readonly<Record<HealthCheckName, number>>,
 ): number {
   if (name !== 'upstream') return timeoutsMs[name];
-  try {
-    return Math.min(timeoutsMs.upstream, upstreamConfig(env).timeoutMs);
-  } catch {
-    // An invalid base URL fails the probe itself, with its own message.
-    return timeoutsMs.upstream;
-  }
+  // The deep check runs only with valid settings (the health route checks them first).
+  return Math.min(timeoutsMs.upstream, settingsOf(env).upstream.timeoutMs);
 }
 
 async function runProbe(
@@ -165,7 +160,5 @@ function upstreamFailure(error: unknown, timeoutMs: number): string {
   if (error instanceof ConnectionError) return 'GET /banks could not connect';
   if (error instanceof APIError) return `GET /banks answered HTTP ${error.status}`;
   if (error instanceof ResponseValidationError) return 'GET /banks answered an unexpected body';
-  // The gateway's own configuration errors name the setting, never its value.
-  if (error instanceof InternalError) return error.detail;
   return 'GET /banks failed';
 }

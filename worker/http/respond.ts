@@ -51,7 +51,10 @@ export function renderError(error: unknown, request: IRequest): Response {
   const known = error instanceof HttpError ? error : undefined;
   if (known === undefined) logUnexpectedError(context, error);
   // The body says only "Internal error": the cause goes to the log, or nobody sees it.
-  else if (known.status >= 500) logServerError(context, known);
+  // A configuration error is logged where it is found (once per isolate, not per request).
+  else if (known.status >= 500 && known.code !== 'configuration_error') {
+    logServerError(context, known);
+  }
   const rendered = known ?? new InternalError('unexpected error', { cause: error });
   context.errorCode = rendered.code;
   return errorResponse(rendered, context.requestId);

@@ -1,9 +1,9 @@
 import { REQUEST_ID_HEADER } from '../../lib/shared.ts';
+import { settingsOf } from '../config.ts';
 import { UpstreamUnreachableError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
 import { sendUpstream, type UpstreamRequest, type UpstreamResponse } from '../upstream/client.ts';
-import { upstreamConfig } from '../upstream/config.ts';
 import { upstreamErrorBody } from '../upstream/error-body.ts';
 import { joinUpstreamUrl } from '../upstream/url.ts';
 import type { ProxyExchange, ProxyTerminal } from './pipeline.ts';
@@ -27,19 +27,15 @@ export const FORWARDED_RESPONSE_HEADERS: readonly string[] = ['content-type', 'r
  */
 export const forwardUpstream: ProxyTerminal = async (exchange) => {
   const { env, context } = exchange;
-  const config = upstreamConfig(env);
+  const config = settingsOf(env).upstream;
   const request: UpstreamRequest = {
     method: exchange.route.method,
-    url: joinUpstreamUrl(config.baseUrl, exchange.path, exchange.search),
+    url: joinUpstreamUrl(new URL(config.baseUrl), exchange.path, exchange.search),
     headers: upstreamHeaders(exchange),
     body: exchange.body,
     auth: exchange.route.endpoint.unsigned ? 'none' : 'signed',
   };
-  const options = {
-    keyId: env.UPSTREAM_KEY_ID,
-    secret: env.UPSTREAM_SECRET,
-    timeoutMs: config.timeoutMs,
-  };
+  const options = { keyId: config.keyId, secret: config.secret, timeoutMs: config.timeoutMs };
   let upstream: UpstreamResponse;
   try {
     upstream = await sendUpstream(request, options);

@@ -2,12 +2,10 @@ import type { RequestContext } from '../http/context.ts';
 import { HttpError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import type { CallerRateLimiter } from './caller-rate-limiter.ts';
-import { rateLimitPerMinute } from './settings.ts';
 
 /** The binding of the rate limiter Durable Object (wrangler.toml `RATE_LIMITER`). */
 interface RateLimitBindings {
   readonly RATE_LIMITER?: DurableObjectNamespace<CallerRateLimiter>;
-  readonly RATE_LIMIT_PER_MINUTE?: string;
 }
 
 /**
@@ -18,14 +16,15 @@ interface RateLimitBindings {
  * an outage of payments.
  *
  * @param env - the Worker's bindings.
+ * @param limit - `RATE_LIMIT_PER_MINUTE` from the settings: requests per minute, `0` for off.
  * @param context - the request's context (caller name, request id).
  * @throws {HttpError} 429 `rate_limited` with `Retry-After` (whole seconds, at least 1).
  */
 export async function enforceRateLimit(
   env: RateLimitBindings,
+  limit: number,
   context: RequestContext,
 ): Promise<void> {
-  const limit = rateLimitPerMinute(env.RATE_LIMIT_PER_MINUTE);
   if (limit === 0 || context.caller === undefined) return;
   let decision: { allowed: boolean; retryAfterMs: number };
   try {

@@ -1,6 +1,7 @@
 // Confirmation of money events before fan-out: a webhook saying money moved is a hint;
 // the record at the payments API, read through the SDK, is the truth.
 import { confirmWebhookEvent as confirmWithClient } from '../../lib/index.ts';
+import { settingsOf } from '../config.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { upstreamClient } from '../upstream/sdk.ts';
 
@@ -9,17 +10,6 @@ type ConfirmationStatus = 'received' | 'confirmed' | 'unconfirmed';
 
 /** Seconds the provider is asked to wait before retrying when the upstream could not answer. */
 const CONFIRM_RETRY_AFTER_SEC = 60;
-
-/**
- * Whether confirmation is on: `CONFIRM_MONEY_EVENTS` is anything but `false`, `0`, `off`
- * or `no` (case-insensitive).
- *
- * @default true (wrangler.toml `[vars]`; an unset or empty var also means on)
- */
-export function confirmationEnabled(env: Pick<Env, 'CONFIRM_MONEY_EVENTS'>): boolean {
-  const value = (env.CONFIRM_MONEY_EVENTS ?? '').trim().toLowerCase();
-  return !['false', '0', 'off', 'no'].includes(value);
-}
 
 /**
  * Decides the stored status of an incoming event with the SDK's `confirmWebhookEvent`
@@ -49,7 +39,7 @@ export async function confirmWebhookEvent(
   event: { readonly event_type: string; readonly data: unknown },
   requestId: string,
 ): Promise<ConfirmationStatus> {
-  if (!confirmationEnabled(env)) return 'received';
+  if (!settingsOf(env).confirmMoneyEvents) return 'received';
   const client = upstreamClient(env);
   let outcome: Awaited<ReturnType<typeof confirmWithClient>>;
   try {

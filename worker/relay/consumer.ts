@@ -7,6 +7,7 @@
  */
 
 import { parseRetryAfter } from '../../lib/shared.ts';
+import { loadSettings, settingsOf } from '../config.ts';
 import {
   type AttemptOutcome,
   findDelivery,
@@ -24,7 +25,6 @@ import { retryDelay } from './retry-schedule.ts';
 import { sendDelivery } from './send-delivery.ts';
 import { standardWebhookHeaders } from './standard-webhooks.ts';
 import { checkSubscriberHost } from './subscriber-dns.ts';
-import { subscriberSettings } from './subscriber-settings.ts';
 import { checkSubscriptionUrl } from './subscription-url.ts';
 
 /** The deliveries queue (wrangler.toml): one message per (event, subscription). */
@@ -115,6 +115,13 @@ async function deliver(message: Message<unknown>, env: Env, send: typeof fetch):
     return;
   }
   const { deliveryId } = message.body;
+  if (!loadSettings(env).ok) {
+    // Without valid settings nothing may be sent; the delivery stays `pending` and the
+    // sweeper re-enqueues it once the configuration is fixed. Retrying the message instead
+    // would spend its attempts and dead-letter it during a long misconfiguration.
+    skip(message, deliveryId, 'configuration_error');
+    return;
+  }
   const delivery = await findDelivery(env.DB, deliveryId);
   if (delivery === undefined || delivery.status !== 'pending') {
     skip(message, deliveryId, delivery === undefined ? 'not_found' : delivery.status);
@@ -131,7 +138,7 @@ async function deliver(message: Message<unknown>, env: Env, send: typeof fetch):
     skip(message, deliveryId, reason);
     return;
   }
-  const settings = subscriberSettings(env);
+  const settings = settingsOf(env).subscribers;
   const urlCheck = checkSubscriptionUrl(subscription.url, settings);
   if (!urlCheck.ok) {
     await failBeforeSending(message, env, deliveryId, {

@@ -6,9 +6,10 @@
  * port, for it) only with `ALLOW_LOCAL_SUBSCRIBERS`. Host names are not resolved here: the
  * consumer resolves them before each delivery (subscriber-dns.ts).
  */
+
+import type { SubscriberSettings } from '../config.ts';
 import { parseIpv4, parseIpv6 } from './ip-address.ts';
 import { judgeAddress } from './special-purpose-addresses.ts';
-import type { SubscriberSettings } from './subscriber-settings.ts';
 
 /** What {@link checkSubscriptionUrl} concluded: the normalized URL, or why it is refused. */
 type SubscriptionUrlCheck =

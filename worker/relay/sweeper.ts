@@ -27,9 +27,6 @@ export const SEND_BATCH_MAX = 100;
 const RETENTION_PURGE_BATCH_SIZE = 500;
 const RETENTION_PURGE_MAX_BATCHES = 10;
 
-/** @default 30 days, when `RELAY_RETENTION_DAYS` is unset or not a positive number. */
-export const DEFAULT_RETENTION_DAYS = 30;
-
 const DAY_MS = 86_400_000;
 
 /** What one sweep did. */
@@ -41,16 +38,6 @@ interface SweepResult {
 }
 
 /**
- * The retention in days from `RELAY_RETENTION_DAYS`.
- *
- * @default {@link DEFAULT_RETENTION_DAYS}
- */
-export function retentionDays(env: Pick<Env, 'RELAY_RETENTION_DAYS'>): number {
-  const days = Number(env.RELAY_RETENTION_DAYS);
-  return Number.isFinite(days) && days > 0 ? days : DEFAULT_RETENTION_DAYS;
-}
-
-/**
  * Re-enqueues overdue deliveries, then purges old events. The rule: a delivery is
  * overdue when it is `pending` and its `next_attempt_at` (NULL: its `created_at`) is
  * more than {@link SWEEP_GRACE_MS} before `now`; at most {@link SWEEP_BATCH_SIZE} per run,
@@ -58,7 +45,8 @@ export function retentionDays(env: Pick<Env, 'RELAY_RETENTION_DAYS'>): number {
  * `RELAY_RETENTION_DAYS` days before `now` are deleted, deliveries and attempts
  * cascading, at most {@link RETENTION_PURGE_BATCH_SIZE} x {@link RETENTION_PURGE_MAX_BATCHES}.
  *
- * @param env - `DB`, `DELIVERIES`, `RELAY_RETENTION_DAYS`.
+ * @param env - `DB`, `DELIVERIES`.
+ * @param retentionDays - `RELAY_RETENTION_DAYS` from the settings, in days.
  * @param now - the sweep time, epoch ms (the cron's `scheduledTime`).
  * @returns what was done.
  * @throws whatever D1 or Queues throw (a claimed delivery not sent is simply retried by
@@ -66,10 +54,14 @@ export function retentionDays(env: Pick<Env, 'RELAY_RETENTION_DAYS'>): number {
  *
  * @example
  * ```ts
- * const { requeued, purged } = await sweepRelay(env, controller.scheduledTime);
+ * const { requeued, purged } = await sweepRelay(env, controller.scheduledTime, 30);
  * ```
  */
-export async function sweepRelay(env: Env, now: number): Promise<SweepResult> {
+export async function sweepRelay(
+  env: Env,
+  now: number,
+  retentionDays: number,
+): Promise<SweepResult> {
   const ids = await claimOverdueDeliveries(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
   for (let start = 0; start < ids.length; start += SEND_BATCH_MAX) {
     const chunk = ids.slice(start, start + SEND_BATCH_MAX);
@@ -77,7 +69,7 @@ export async function sweepRelay(env: Env, now: number): Promise<SweepResult> {
       chunk.map((deliveryId) => ({ body: { deliveryId } })),
     );
   }
-  const cutoff = now - retentionDays(env) * DAY_MS;
+  const cutoff = now - retentionDays * DAY_MS;
   let purged = 0;
   for (let batch = 0; batch < RETENTION_PURGE_MAX_BATCHES; batch++) {
     const count = await purgeWebhookEventsBefore(env.DB, cutoff, RETENTION_PURGE_BATCH_SIZE);

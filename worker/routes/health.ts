@@ -2,6 +2,7 @@ import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
 import { requestIssues } from '../../lib/shared.ts';
 import { requireAdmin } from '../auth/admin.ts';
+import { loadSettings } from '../config.ts';
 import { runDeepHealthChecks } from '../health/checks.ts';
 import { contextOf } from '../http/context.ts';
 import { HttpError } from '../http/errors.ts';
@@ -33,10 +34,17 @@ const HealthCheckSchema = v.object({
 
 /**
  * `GET /healthz`'s body: `{ status: 'ok' }`, plus `checks` with `?deep=1` (then `status`
- * is `degraded`, with 503, when a probe failed).
+ * is `degraded`, with 503, when a probe failed); with invalid settings, 503
+ * `{ status: 'misconfigured', invalid_settings }`, naming the variables only.
  */
 export const HealthResponseSchema = v.object({
-  status: v.picklist(['ok', 'degraded']),
+  status: v.picklist(['ok', 'degraded', 'misconfigured']),
+  invalid_settings: v.optional(
+    v.pipe(
+      v.array(v.string()),
+      v.description('The invalid variables, by name (the log says what is wrong with each).'),
+    ),
+  ),
   checks: v.optional(
     v.object({
       d1: HealthCheckSchema,
@@ -48,20 +56,28 @@ export const HealthResponseSchema = v.object({
 });
 
 /**
- * `GET /healthz[?deep=1]`. Without `deep=1` it answers `{ status: 'ok' }` without
- * touching the upstream or storage, whatever token is sent. With `deep=1` it first
+ * `GET /healthz[?deep=1]`. While the settings are invalid it answers 503
+ * `{ status: 'misconfigured', invalid_settings }` (variable names, never values), with or
+ * without `deep=1`: no token can be checked then. Otherwise, without `deep=1` it answers
+ * `{ status: 'ok' }` without touching the upstream or storage, whatever token is sent. With `deep=1` it first
  * requires the admin token (the admin API's own guard, throttle of failed sign-ins
  * included), then runs the deep check (worker/health/checks.ts).
  *
  * @param request - the incoming request.
  * @param env - the Worker's bindings.
- * @returns 200 `{ status: 'ok' }`, or with `deep=1` 200 `{ status: 'ok', checks }` when
+ * @returns 503 `misconfigured` as above; 200 `{ status: 'ok' }`, or with `deep=1` 200 `{ status: 'ok', checks }` when
  *   every probe passed and 503 `{ status: 'degraded', checks }` otherwise.
  * @throws {HttpError} 400 `validation_failed` naming `deep` when it is not `0` or `1` or
  *   is given twice; 401 and 429 from {@link requireAdmin} with `deep=1`.
  */
 export async function health(request: IRequest, env: Env): Promise<Response> {
-  if (!isDeep(request)) return jsonResponse({ status: 'ok' });
+  const deep = isDeep(request);
+  const loaded = loadSettings(env);
+  if (!loaded.ok) {
+    const invalid = loaded.problems.map((problem) => problem.variable);
+    return jsonResponse({ status: 'misconfigured', invalid_settings: invalid }, { status: 503 });
+  }
+  if (!deep) return jsonResponse({ status: 'ok' });
   await requireAdmin(request, env);
   const result = await runDeepHealthChecks(env, contextOf(request).requestId);
   return jsonResponse(result, { status: result.status === 'ok' ? 200 : 503 });

@@ -1,5 +1,6 @@
 import type { IRequest } from 'itty-router';
 import { readCapped } from '../../lib/shared.ts';
+import { settingsOf } from '../config.ts';
 import { contextOf } from '../http/context.ts';
 import { HttpError } from '../http/errors.ts';
 import { forwardUpstream } from '../proxy/forward.ts';
@@ -7,7 +8,7 @@ import { composeStages, type ProxyStage } from '../proxy/pipeline.ts';
 import { accessStage } from '../proxy/stages/access.ts';
 import { cacheStage } from '../proxy/stages/cache.ts';
 import { idempotencyStage } from '../proxy/stages/idempotency.ts';
-import { maxBodyBytes, validationStage } from '../proxy/stages/validate.ts';
+import { validationStage } from '../proxy/stages/validate.ts';
 import { fillPattern, matchesPattern } from '../upstream/url.ts';
 import { PROXY_ROUTES, type ProxyRoute } from './table.ts';
 
@@ -59,7 +60,7 @@ export function proxyRoute(route: ProxyRoute): (request: IRequest, env: Env) => 
     const body =
       request.method === 'GET' || request.method === 'HEAD'
         ? undefined
-        : await readCapped(request, maxBodyBytes(env.MAX_BODY_BYTES));
+        : await readCapped(request, settingsOf(env).maxBodyBytes);
     return run({ request, env, context, route, path, search: url.search, body });
   };
 }

@@ -205,7 +205,8 @@ export const OWN_ROUTES = Object.freeze([
       failureAnswer: {
         status: 503,
         description:
-          'With `deep=1`: a probe failed; `status` is `degraded`, the failed checks say why.',
+          'The settings are invalid (`status` `misconfigured`, `invalid_settings` names them), ' +
+          'or with `deep=1` a probe failed (`status` `degraded`, the failed checks say why).',
         schema: HealthResponseSchema,
       },
     },

@@ -1,6 +1,7 @@
 import type { IRequest } from 'itty-router';
 import { SignatureVerificationError, verifyRequestSignature } from '../../lib/index.ts';
 import { parseJsonBody, readBody } from '../../lib/shared.ts';
+import { settingsOf } from '../config.ts';
 import { fanOutDeliveriesStatement } from '../db/deliveries.ts';
 import { insertWebhookEventStatement } from '../db/webhook-events.ts';
 import { withHttpErrors } from '../http/body.ts';
@@ -8,7 +9,6 @@ import { contextOf } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
-import { maxBodyBytes } from '../proxy/stages/validate.ts';
 import { confirmWebhookEvent } from '../relay/confirm.ts';
 import type { DeliveryMessage } from '../relay/consumer.ts';
 import { referenceOf, WebhookEnvelopeSchema } from '../relay/envelope.ts';
@@ -52,10 +52,11 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  */
 export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {
   const context = contextOf(request);
-  const body = await withHttpErrors(() => readBody(request, maxBodyBytes(env.MAX_BODY_BYTES)));
-  const secret = env.WEBHOOK_SECRET ?? '';
-  if (secret !== '') await verifySignature(secret, body, request.headers);
-  else refuseUnlessUnsignedAllowed(env, context.requestId);
+  const settings = settingsOf(env);
+  const body = await withHttpErrors(() => readBody(request, settings.maxBodyBytes));
+  const { secret, allowUnsigned } = settings.webhooks;
+  if (secret !== undefined) await verifySignature(secret, body, request.headers);
+  else refuseUnlessUnsignedAllowed(allowUnsigned, context.requestId);
   // The signature covers the exact bytes, so they are checked before being parsed.
   const { text: rawBody, value: envelope } = await withHttpErrors(() =>
     parseJsonBody(body, request.headers.get('Content-Type'), WebhookEnvelopeSchema),
@@ -88,7 +89,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     });
     throw new InternalError('webhook event not stored', { cause: error });
   }
-  if (secret === '') {
+  if (secret === undefined) {
     logEvent('warn', 'webhook_unsigned_accepted', {
       request_id: context.requestId,
       event_id: event.eventId,
@@ -136,17 +137,17 @@ async function enqueueDeliveries(
 }
 
 /**
- * Without `WEBHOOK_SECRET` nothing proves an event came from the payment service, so the
- * ingress is closed unless `ALLOW_UNSIGNED_WEBHOOKS` is exactly `true` (local development).
+ * Without `WEBHOOK_SECRET` (possible in local mode only) nothing proves an event came
+ * from the payment service, so the ingress is closed unless `ALLOW_UNSIGNED_WEBHOOKS` is on.
  *
  * @throws {HttpError} 503 `configuration_error` (logged) when unsigned webhooks are not allowed.
  */
-function refuseUnlessUnsignedAllowed(env: Env, requestId: string): void {
-  if ((env.ALLOW_UNSIGNED_WEBHOOKS ?? '').trim().toLowerCase() === 'true') return;
+function refuseUnlessUnsignedAllowed(allowUnsigned: boolean, requestId: string): void {
+  if (allowUnsigned) return;
   logEvent('error', 'configuration_error', {
     request_id: requestId,
     setting: 'WEBHOOK_SECRET',
-    problem: 'not set, and ALLOW_UNSIGNED_WEBHOOKS is not true: webhooks are refused',
+    problem: 'not set, and ALLOW_UNSIGNED_WEBHOOKS is off: webhooks are refused',
   });
   throw new HttpError(
     503,

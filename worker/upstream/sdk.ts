@@ -2,8 +2,7 @@
 // stale idempotency claims): through the SDK, so an answer is parsed and normalized the
 // same way here as in any merchant's code.
 import { PaymentsClient } from '../../lib/index.ts';
-import { InternalError } from '../http/errors.ts';
-import { upstreamConfig } from './config.ts';
+import { settingsOf } from '../config.ts';
 
 const clients = new WeakMap<Env, PaymentsClient>();
 
@@ -15,20 +14,16 @@ const clients = new WeakMap<Env, PaymentsClient>();
  *
  * @param env - the Worker's bindings.
  * @returns the client.
- * @throws {InternalError} 500 when `UPSTREAM_KEY_ID` or `UPSTREAM_SECRET` is not set, or
- *   `UPSTREAM_BASE_URL` is invalid.
+ * @throws {ConfigurationError} 503 when the settings are invalid.
  */
 export function upstreamClient(env: Env): PaymentsClient {
   let client = clients.get(env);
   if (client === undefined) {
-    if (!env.UPSTREAM_KEY_ID || !env.UPSTREAM_SECRET) {
-      throw new InternalError('UPSTREAM_KEY_ID or UPSTREAM_SECRET is not set');
-    }
-    const config = upstreamConfig(env);
+    const config = settingsOf(env).upstream;
     client = new PaymentsClient({
-      keyId: env.UPSTREAM_KEY_ID,
-      secret: env.UPSTREAM_SECRET,
-      baseUrl: config.baseUrl.href,
+      keyId: config.keyId,
+      secret: config.secret,
+      baseUrl: config.baseUrl,
       timeoutMs: config.timeoutMs,
       maxRetries: 0,
       fetch: (input, init) => fetch(input, init),

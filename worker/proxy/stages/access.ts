@@ -1,4 +1,5 @@
-import { findCallerByName, loadCallers } from '../../auth/callers.ts';
+import { findCallerByName } from '../../auth/callers.ts';
+import { settingsOf } from '../../config.ts';
 import { HttpError } from '../../http/errors.ts';
 import { enforceRateLimit } from '../../rate-limit/enforce.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
@@ -19,17 +20,16 @@ import type { ProxyStage } from '../pipeline.ts';
 export function accessStage(route: ProxyRoute): ProxyStage | undefined {
   return async (exchange, next) => {
     const { env, context } = exchange;
+    const settings = settingsOf(env);
     const name = context.caller;
-    // Parsed once per value (cached); authentication already validated it.
-    const caller =
-      name === undefined ? undefined : findCallerByName(loadCallers(env.GATEWAY_CALLERS), name);
+    const caller = name === undefined ? undefined : findCallerByName(settings.callers, name);
     if (
       caller === undefined ||
       (caller.routes !== undefined && !caller.routes.allows(route.name))
     ) {
       throw new HttpError(403, 'forbidden', `This caller may not use ${route.name}`);
     }
-    await enforceRateLimit(env, context);
+    await enforceRateLimit(env, settings.rateLimitPerMinute, context);
     return next();
   };
 }

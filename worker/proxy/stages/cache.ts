@@ -1,6 +1,6 @@
 import { cacheKeyFor } from '../../cache/keys.ts';
-import { cacheTtlSec } from '../../cache/settings.ts';
 import { type CachedAnswer, readCached, writeCached } from '../../cache/store.ts';
+import { settingsOf } from '../../config.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
@@ -24,7 +24,7 @@ export function cacheStage(route: ProxyRoute): ProxyStage | undefined {
   if (policy === undefined) return undefined;
   return async (exchange, next) => {
     const { env, context } = exchange;
-    const ttlSec = cacheTtlSec(env, policy);
+    const ttlSec = settingsOf(env).cacheTtlSec[policy];
     const key =
       ttlSec === 0 ? undefined : await cacheKeyFor(policy, exchange.search, exchange.body);
     if (key === undefined) return next();

@@ -1,5 +1,6 @@
 import { APIError, lookupMismatches, NotFoundError } from '../../../lib/index.ts';
 import { bytesToHex } from '../../../lib/shared.ts';
+import { settingsOf } from '../../config.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -13,7 +14,6 @@ import type { RequestContext } from '../../http/context.ts';
 import { HttpError, InternalError, UpstreamTimeoutError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
-import { upstreamConfig } from '../../upstream/config.ts';
 import { upstreamClient } from '../../upstream/sdk.ts';
 import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
@@ -27,10 +27,6 @@ const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 const IDEMPOTENT_RECOVERED_HEADER = 'Idempotent-Recovered';
 /** Longest key accepted, in characters. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-/** `IDEMPOTENCY_RETENTION_SEC` default: keys are kept 24 h, in seconds. */
-const DEFAULT_RETENTION_SEC = 86_400;
-/** `IDEMPOTENCY_LOCK_TIMEOUT_SEC` default: an in-flight claim older than this is presumed dead, in seconds. */
-const DEFAULT_LOCK_TIMEOUT_SEC = 60;
 /** `Retry-After` (seconds) when a stale claim's outcome could not be verified upstream. */
 const VERIFY_RETRY_AFTER_SEC = 1;
 
@@ -66,12 +62,13 @@ export function idempotencyStage(route: ProxyRoute): ProxyStage | undefined {
       return next();
     }
     if (context.caller === undefined) throw new InternalError('idempotency without a caller');
+    const settings = settingsOf(env);
     // A holder may spend a lookup and a send before settling: the lock outlasts both.
     const lockMs = Math.max(
-      seconds(env, 'IDEMPOTENCY_LOCK_TIMEOUT_SEC', DEFAULT_LOCK_TIMEOUT_SEC) * 1000,
-      2 * upstreamConfig(env).timeoutMs,
+      settings.idempotency.lockTimeoutSec * 1000,
+      2 * settings.upstream.timeoutMs,
     );
-    const retentionMs = seconds(env, 'IDEMPOTENCY_RETENTION_SEC', DEFAULT_RETENTION_SEC) * 1000;
+    const retentionMs = settings.idempotency.retentionSec * 1000;
     const target = exchange.path + exchange.search;
     const fingerprint = await requestFingerprint(route.method, target, exchange.body);
     const now = Date.now();
@@ -352,18 +349,4 @@ function inFlight(message: string, retryAfterMs: number): HttpError {
   return new HttpError(409, 'idempotency_key_in_flight', message, {
     headers: { 'Retry-After': String(seconds) },
   });
-}
-
-const warned = new Set<string>();
-
-// A positive whole number of seconds from `env[name]`, else `fallback` (logged once per value).
-function seconds(env: Env, name: keyof Env & `IDEMPOTENCY_${string}`, fallback: number): number {
-  const value = String(env[name] ?? '').trim();
-  const parsed = /^\d{1,9}$/.test(value) ? Number(value) : 0;
-  if (parsed > 0) return parsed;
-  if (value !== '' && !warned.has(`${name}=${value}`)) {
-    warned.add(`${name}=${value}`);
-    logEvent('warn', 'config_invalid', { setting: name, problem: `using ${fallback} seconds` });
-  }
-  return fallback;
 }

@@ -1,10 +1,6 @@
 import * as v from 'valibot';
-import {
-  checkBodySize,
-  DEFAULT_MAX_BODY_BYTES,
-  parseJsonBody,
-  requestIssues,
-} from '../../../lib/shared.ts';
+import { checkBodySize, parseJsonBody, requestIssues } from '../../../lib/shared.ts';
+import { settingsOf } from '../../config.ts';
 import { withHttpErrors } from '../../http/body.ts';
 import { type ErrorIssue, HttpError } from '../../http/errors.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
@@ -46,17 +42,6 @@ export function validationStage(route: ProxyRoute): ProxyStage | undefined {
 }
 
 /**
- * The body limit from `MAX_BODY_BYTES`: a positive whole number of bytes, else the default.
- *
- * @param value - the raw setting (`env.MAX_BODY_BYTES`).
- * @returns the limit in bytes. @default DEFAULT_MAX_BODY_BYTES (65536)
- */
-export function maxBodyBytes(value: string | undefined): number {
-  const limit = value !== undefined && /^\d{1,15}$/.test(value.trim()) ? Number(value) : 0;
-  return limit > 0 ? limit : DEFAULT_MAX_BODY_BYTES;
-}
-
-/**
  * The body checks of lib's JSON body reader, on the bytes the proxy already read.
  *
  * @throws {BodyRejectedError} 413, 415 or 400.
@@ -64,7 +49,7 @@ export function maxBodyBytes(value: string | undefined): number {
 function validateBody(route: ProxyRoute, exchange: ProxyExchange): void {
   const body = exchange.body ?? new Uint8Array();
   const headers = exchange.request.headers;
-  checkBodySize(headers, body.byteLength, maxBodyBytes(exchange.env.MAX_BODY_BYTES));
+  checkBodySize(headers, body.byteLength, settingsOf(exchange.env).maxBodyBytes);
   // An empty body on a body-less route is what the SDK sends.
   if (route.body === undefined && body.byteLength === 0) return;
   parseJsonBody(body, headers.get('Content-Type'), route.body?.schema ?? NO_MEMBERS);

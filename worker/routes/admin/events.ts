@@ -6,6 +6,7 @@
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
 import { readJsonBody } from '../../../lib/shared.ts';
+import { settingsOf } from '../../config.ts';
 import {
   listWebhookEvents,
   replayDeliveries,
@@ -24,7 +25,6 @@ import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import { maxBodyBytes } from '../../proxy/stages/validate.ts';
 import { enqueueDeliveryIds, toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
 import {
   CursorQuerySchema,
@@ -178,7 +178,7 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
 export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
   const body = hasBody(request)
     ? await withHttpErrors(() =>
-        readJsonBody(request, EventReplaySchema, maxBodyBytes(env.MAX_BODY_BYTES)),
+        readJsonBody(request, EventReplaySchema, settingsOf(env).maxBodyBytes),
       )
     : undefined;
   const subscriptionId = body?.value.subscription_id ?? null;

@@ -5,15 +5,10 @@
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
 import { readJsonBody } from '../../../lib/shared.ts';
+import { DEFAULT_SUBSCRIBER_SETTINGS, type SubscriberSettings, settingsOf } from '../../config.ts';
 import type { SubscriptionChanges } from '../../db/subscriptions.ts';
 import { withHttpErrors } from '../../http/body.ts';
-import { maxBodyBytes } from '../../proxy/stages/validate.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
-import {
-  DEFAULT_SUBSCRIBER_SETTINGS,
-  type SubscriberSettings,
-  subscriberSettings,
-} from '../../relay/subscriber-settings.ts';
 import { checkSubscriptionUrl } from '../../relay/subscription-url.ts';
 
 /** Longest subscription URL accepted, in characters. */
@@ -181,7 +176,8 @@ async function readSubscriptionBody<S extends v.GenericSchema>(
   env: Env,
   schemaFor: (settings: SubscriberSettings) => S,
 ): Promise<v.InferOutput<S>> {
-  const schema = schemaFor(subscriberSettings(env));
-  const limit = maxBodyBytes(env.MAX_BODY_BYTES);
+  const settings = settingsOf(env);
+  const schema = schemaFor(settings.subscribers);
+  const limit = settings.maxBodyBytes;
   return (await withHttpErrors(() => readJsonBody(request, schema, limit))).value;
 }
