@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../lib/index.ts';
-import { type BrowserPage, openBrowserPage } from '../support/browser.ts';
+import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
 import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
 import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 
@@ -394,7 +394,7 @@ describe('operator console', () => {
     );
   });
 
-  it('should fit every page in 375 px without sideways scrolling', async () => {
+  it('should fit every page in 375 px without sideways scrolling, every control labelled', async () => {
     await page.setViewportSize({ width: 375, height: 800 });
     try {
       for (const [name, fragment] of [
@@ -408,6 +408,7 @@ describe('operator console', () => {
         expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
           375,
         );
+        expect(await unlabelledControls(page), name).toEqual([]);
         await screenshot(`narrow-${name}`);
       }
       await goTo('Events');
@@ -416,6 +417,7 @@ describe('operator console', () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
         375,
       );
+      expect(await unlabelledControls(page), 'event').toEqual([]);
       await screenshot('narrow-event');
     } finally {
       await page.setViewportSize(DESKTOP);

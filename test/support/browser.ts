@@ -44,3 +44,35 @@ export async function openBrowserPage(viewport: {
   page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`));
   return { browser, page, problems };
 }
+
+/**
+ * The form controls and buttons of the page that have no accessible name: no `<label>`,
+ * no `aria-label` or `aria-labelledby`, and (for buttons) no text. Screen readers announce
+ * such a control as just "edit text" or "button".
+ *
+ * @param page - the page, as it is now.
+ * @returns a short description (`input[type=text]#id`) of each control without a name.
+ */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const controls = Array.from(
+      document.querySelectorAll<HTMLElement>('input, select, textarea, button'),
+    );
+    const nameless: string[] = [];
+    for (const control of controls) {
+      if (control instanceof HTMLInputElement && control.type === 'hidden') continue;
+      const labelled =
+        ((control as HTMLInputElement).labels?.length ?? 0) > 0 ||
+        (control.getAttribute('aria-label') ?? '').trim() !== '' ||
+        (control.getAttribute('aria-labelledby') ?? '').trim() !== '' ||
+        (control instanceof HTMLButtonElement && (control.textContent ?? '').trim() !== '');
+      if (!labelled) {
+        const type = control.getAttribute('type');
+        nameless.push(
+          `${control.tagName.toLowerCase()}${type === null ? '' : `[type=${type}]`}${control.id === '' ? '' : `#${control.id}`}`,
+        );
+      }
+    }
+    return nameless;
+  });
+}
