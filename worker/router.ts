@@ -101,7 +101,7 @@ const AUTH: Readonly<Record<GatewayAuth, Middleware | undefined>> = {
  */
 export function createRouter(): GatewayRouter {
   const router = AutoRouter<IRequest, [Env, ExecutionContext]>({
-    before: [beginRequest, requireValidSettings],
+    before: [beginRequest],
     catch: renderError,
     finally: [finalizeResponse],
   });
@@ -113,31 +113,43 @@ export function createRouter(): GatewayRouter {
       return undefined;
     };
     const params = route.pattern.includes('/:') ? decodeParams : undefined;
-    add(router, REGISTER[route.method], route.pattern, named, auth, params, handlerOf(route));
+    // The health check reports invalid settings itself; every other route refuses to run.
+    const settings = route.pattern === HEALTH_PATH ? undefined : requireValidSettings;
+    add(
+      router,
+      REGISTER[route.method],
+      route.pattern,
+      named,
+      settings,
+      auth,
+      params,
+      handlerOf(route),
+    );
   }
   // A known path with another method: 405, after the path's own authentication.
   const registered = () => router.routes;
   const auths = new Map(ROUTES.map((route) => [route.pattern, route.auth]));
   for (const [pattern, auth] of auths) {
-    add(router, 'all', pattern, AUTH[auth], methodNotAllowed(registered));
+    add(router, 'all', pattern, requireValidSettings, AUTH[auth], methodNotAllowed(registered));
   }
   // Unknown paths: 404 only with a token of their namespace (the admin API's, or a
   // caller's), so an unauthenticated client learns nothing about which paths exist.
-  add(router, 'all', ADMIN_PATH, requireAdmin, notFound);
-  add(router, 'all', `${ADMIN_PATH}/*`, requireAdmin, notFound);
-  add(router, 'all', '*', requireCaller, notFound);
+  add(router, 'all', ADMIN_PATH, requireValidSettings, requireAdmin, notFound);
+  add(router, 'all', `${ADMIN_PATH}/*`, requireValidSettings, requireAdmin, notFound);
+  add(router, 'all', '*', requireValidSettings, requireCaller, notFound);
   return router;
 }
 
 /**
- * The `before` stage refusing every request while the settings are invalid (503
- * `configuration_error` naming the variables), except the health check, which reports
- * the problem itself.
+ * Route middleware refusing the request while the settings are invalid (503
+ * `configuration_error` naming the variables). Mounted first on every route but the
+ * health check's GET (which reports the problem itself), after the route is named, so
+ * the access log says which route was refused.
  *
  * @throws {ConfigurationError} 503 when the settings are invalid.
  */
-function requireValidSettings(request: IRequest, env: Env): undefined {
-  if (new URL(request.url).pathname !== HEALTH_PATH) settingsOf(env);
+function requireValidSettings(_request: IRequest, env: Env): undefined {
+  settingsOf(env);
   return undefined;
 }
 

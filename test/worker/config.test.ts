@@ -298,6 +298,13 @@ describe('settings', () => {
         ]) {
           await expectConfigurationError(await fetchGateway(request, overrides), [variable]);
         }
+        const requests = logs.lines().filter((line) => line.event === 'request');
+        expect(requests.map((line) => line.route)).toEqual([
+          'banks.list',
+          'admin.subscriptions.list',
+          'webhooks.ingest',
+          null,
+        ]);
         const health = await fetchGateway(new Request(`${GATEWAY_ORIGIN}/healthz`), overrides);
         expect(health.status).toBe(503);
         expect(await health.json()).toEqual({
@@ -306,6 +313,17 @@ describe('settings', () => {
         });
       },
     );
+
+    it('should answer 503 on a known path with another method too', async () => {
+      for (const request of [
+        new Request(`${GATEWAY_ORIGIN}/webhooks`),
+        new Request(`${GATEWAY_ORIGIN}/banks`, { method: 'DELETE' }),
+      ]) {
+        await expectConfigurationError(await fetchGateway(request, { MAX_BODY_BYTES: 'x' }), [
+          'MAX_BODY_BYTES',
+        ]);
+      }
+    });
 
     it('should report it on the deep health check without asking for the token', async () => {
       const res = await fetchGateway(new Request(`${GATEWAY_ORIGIN}/healthz?deep=1`), {
