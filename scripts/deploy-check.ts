@@ -193,9 +193,10 @@ function main(args: string[]): number {
       return 2;
     }
   }
-  findings.push(...settingsFindings('[env.production]', readConfig(config, 'production'), secrets));
+  const production = readConfig(config, 'production');
+  findings.push(...settingsFindings('[env.production]', production, secrets));
   findings.push(...settingsFindings('top level', readConfig(config, undefined), secrets));
-  findings.push(...placeholderFindings(readConfig(config, 'production'), values.strict === true));
+  findings.push(...placeholderFindings(production, values.strict === true));
   findings.push(...dryRun(config));
   for (const { level, text } of findings) console.log(`${level.padEnd(4)} ${text}`);
   const failed = findings.some((finding) => finding.level === 'FAIL');

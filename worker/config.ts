@@ -90,16 +90,6 @@ export type LoadedSettings =
   | { readonly ok: true; readonly settings: Settings }
   | { readonly ok: false; readonly problems: readonly ConfigurationProblem[] };
 
-/**
- * The subscriber settings with the strictest values, as the OpenAPI document describes
- * the rules: no local subscribers, ports 443 and 80 only, the default resolver.
- */
-export const DEFAULT_SUBSCRIBER_SETTINGS: SubscriberSettings = Object.freeze({
-  allowLocal: false,
-  ports: new Set([443, 80]),
-  dnsResolver: 'https://cloudflare-dns.com/dns-query',
-});
-
 /** Requests per minute per caller when `RATE_LIMIT_PER_MINUTE` is unset. */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
@@ -117,6 +107,16 @@ const MAX_REQUEST_BODY_BYTES = 100 * 1024 * 1024;
 
 /** The ports every subscriber URL may use: https and http. */
 const STANDARD_PORTS: readonly number[] = [443, 80];
+
+/**
+ * The subscriber settings with the strictest values, as the OpenAPI document describes
+ * the rules: no local subscribers, ports 443 and 80 only, the default resolver.
+ */
+export const DEFAULT_SUBSCRIBER_SETTINGS: SubscriberSettings = Object.freeze({
+  allowLocal: false,
+  ports: new Set(STANDARD_PORTS),
+  dnsResolver: DEFAULT_DNS_RESOLVER,
+});
 
 const TRUE_WORDS: ReadonlySet<string> = new Set(['1', 'true', 'yes', 'on']);
 const FALSE_WORDS: ReadonlySet<string> = new Set(['', '0', 'false', 'no', 'off']);

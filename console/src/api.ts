@@ -1,6 +1,7 @@
 // The console's client of the admin API: same origin, `Authorization: Bearer <token>`,
 // every failure an ApiError carrying the API's own `message`.
 import type {
+  Delivery,
   DeliveryCounts,
   DeliveryListItem,
   EventDetail,
@@ -153,7 +154,7 @@ export class AdminApi {
   }
 
   /** `POST /admin/deliveries/:id/retry`: the delivery, pending and due now. */
-  retryDelivery(id: string): Promise<DeliveryListItem> {
+  retryDelivery(id: string): Promise<Delivery> {
     return this.#data('POST', path`/admin/deliveries/${id}/retry`);
   }
 

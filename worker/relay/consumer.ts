@@ -7,7 +7,7 @@
  */
 
 import { parseRetryAfter } from '../../lib/shared.ts';
-import { loadSettings, settingsOf } from '../config.ts';
+import { loadSettings } from '../config.ts';
 import {
   type AttemptOutcome,
   findDelivery,
@@ -115,7 +115,8 @@ async function deliver(message: Message<unknown>, env: Env, send: typeof fetch):
     return;
   }
   const { deliveryId } = message.body;
-  if (!loadSettings(env).ok) {
+  const loaded = loadSettings(env);
+  if (!loaded.ok) {
     // Without valid settings nothing may be sent; the delivery stays `pending` and the
     // sweeper re-enqueues it once the configuration is fixed. Retrying the message instead
     // would spend its attempts and dead-letter it during a long misconfiguration.
@@ -138,7 +139,7 @@ async function deliver(message: Message<unknown>, env: Env, send: typeof fetch):
     skip(message, deliveryId, reason);
     return;
   }
-  const settings = settingsOf(env).subscribers;
+  const settings = loaded.settings.subscribers;
   const urlCheck = checkSubscriptionUrl(subscription.url, settings);
   if (!urlCheck.ok) {
     await failBeforeSending(message, env, deliveryId, {
