@@ -1,6 +1,7 @@
 /**
  * D1 queries on `idempotency_keys` (migrations/0001): the atomic claim of a key, the
- * completion that stores the answer, lock release/expiry, and the retention purge.
+ * completion that stores the answer, lock release, expiry and settle window, and the
+ * retention purge.
  * Every time is epoch milliseconds; statements bind with `?N`.
  */
 
@@ -203,6 +204,28 @@ export async function expireIdempotencyLock(
   const result = await db
     .prepare(`UPDATE idempotency_keys SET locked_until = ?4 WHERE ${WHERE_LOCK}`)
     .bind(lock.caller, lock.key, lock.lockedUntil, Math.min(now, lock.lockedUntil - 1))
+    .run();
+  return result.meta.changes === 1;
+}
+
+/**
+ * Hands a held lock back locked until `until` (the settle window after an ambiguous
+ * upstream answer): no request takes the claim over before then, and this holder no
+ * longer owns it (its fencing token changed), so the next request with the key goes
+ * through verify-before-resend once the window is over.
+ *
+ * @param until - epoch ms written as the new `locked_until`; moved by 1 ms when it equals
+ *   the held token, so the token always changes.
+ * @returns `false` when the lock was lost.
+ */
+export async function settleIdempotencyLock(
+  db: D1Database,
+  lock: IdempotencyLock,
+  until: number,
+): Promise<boolean> {
+  const result = await db
+    .prepare(`UPDATE idempotency_keys SET locked_until = ?4 WHERE ${WHERE_LOCK}`)
+    .bind(lock.caller, lock.key, lock.lockedUntil, until === lock.lockedUntil ? until + 1 : until)
     .run();
   return result.meta.changes === 1;
 }

@@ -1,30 +1,35 @@
-import { APIError, lookupMismatches, NotFoundError } from '../../../lib/index.ts';
 import { bytesToHex } from '../../../lib/shared.ts';
 import { settingsOf } from '../../config.ts';
 import {
   claimIdempotencyKey,
-  completeIdempotencyKey,
-  expireIdempotencyLock,
   type IdempotencyKeyRecord,
   type IdempotencyLock,
-  releaseIdempotencyKey,
-  type StoredResponse,
 } from '../../db/idempotency-keys.ts';
 import type { RequestContext } from '../../http/context.ts';
 import { HttpError, InternalError, UpstreamTimeoutError } from '../../http/errors.ts';
-import { logEvent } from '../../http/log.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
-import { upstreamClient } from '../../upstream/sdk.ts';
-import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
-import { recoveredAnswer } from '../recovered-answer.ts';
+import { claimLockMs } from '../settle-window.ts';
+import {
+  holdForSettleWindow,
+  inFlight,
+  keepStale,
+  releaseClaim,
+  responseOf,
+  storeAnswer,
+  storedOf,
+} from './idempotency-claim.ts';
+import {
+  answerFromRecord,
+  isDuplicateReference,
+  lookUpRecord,
+  reconcileDuplicate,
+} from './idempotency-record.ts';
 
 /** The request header naming the key (draft-ietf-httpapi-idempotency-key-header). */
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** Set to `true` on a stored answer replayed for a repeated key. */
 const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
-/** Set to `true` on an answer built from the upstream record after a stale claim (verify before resend). */
-const IDEMPOTENT_RECOVERED_HEADER = 'Idempotent-Recovered';
 /** Longest key accepted, in characters. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** `Retry-After` (seconds) when a stale claim's outcome could not be verified upstream. */
@@ -33,8 +38,6 @@ const VERIFY_RETRY_AFTER_SEC = 1;
 // An sf-string (RFC 8941) as the draft sends it: "…" with \" and \\ escapes.
 const SF_STRING = /^"((?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\["\\])*)"$/;
 const PRINTABLE = /^[\x20-\x7E]+$/;
-// Stored and replayed: what forward.ts passes back, and its `Cache-Control: no-store` on errors.
-const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
 // Statuses saying the upstream did not process the request (refused credentials or
 // permissions, a timeout before processing, a rate limit): the key is released so a retry
 // after the fix is sent, instead of replaying the refusal for the whole retention.
@@ -44,7 +47,10 @@ const NOT_PROCESSED = new Set([401, 403, 408, 429]);
  * The proxy stage for `Idempotency-Key`: claims the key per
  * caller in D1, runs the request once, stores and replays its answer, answers 422 for
  * another request under the same key and 409 while the first is in flight, and recovers
- * a stale claim by looking the record up upstream before resending.
+ * a stale claim by looking the record up upstream before resending. After an ambiguous
+ * answer of a money POST (an upstream 5xx, no answer, a timeout) the claim stays locked
+ * for the settle window (`settleWindowMs`) before any lookup may decide to resend, and a
+ * resend refused as a duplicate reference is answered from the record looked up again.
  *
  * @param route - the route being proxied.
  * @returns the stage, or `undefined` on routes that take no key (reads).
@@ -63,11 +69,7 @@ export function idempotencyStage(route: ProxyRoute): ProxyStage | undefined {
     }
     if (context.caller === undefined) throw new InternalError('idempotency without a caller');
     const settings = settingsOf(env);
-    // A holder may spend a lookup and a send before settling: the lock outlasts both.
-    const lockMs = Math.max(
-      settings.idempotency.lockTimeoutSec * 1000,
-      2 * settings.upstream.timeoutMs,
-    );
+    const lockMs = claimLockMs(settings);
     const retentionMs = settings.idempotency.retentionSec * 1000;
     const target = exchange.path + exchange.search;
     const fingerprint = await requestFingerprint(route.method, target, exchange.body);
@@ -148,7 +150,10 @@ function answerExisting(
   }
   context.idempotency = 'in_flight';
   if (record.lockedUntil > now) {
-    throw inFlight('A request with this key is still in flight', record.lockedUntil - now);
+    throw inFlight(
+      'A request with this key is still in flight, or its outcome is settling upstream',
+      record.lockedUntil - now,
+    );
   }
   // Stale, and this route has no way to verify the outcome: never risk a duplicate.
   throw inFlight(
@@ -168,147 +173,70 @@ async function runOnce(
   try {
     response = await next();
   } catch (error) {
-    if (error instanceof UpstreamTimeoutError) {
-      // The upstream may still be working on it (the request can land after the gateway
-      // gave up): a lookup now could miss the record and send it again. The claim stays
-      // locked until its lock runs out, and only then is verified before any resend.
-      exchange.context.idempotency = 'none';
-      throw error;
-    }
-    // Nothing left the gateway on its own faults (settings, signing secret).
-    await leaveUnsettled(exchange, lock, error instanceof InternalError);
+    // Nothing left the gateway on its own faults (settings, signing secret); after a
+    // timeout or a lost connection the upstream may still commit the request.
+    if (error instanceof InternalError) await releaseClaim(exchange, lock);
+    else await leaveAmbiguous(exchange, lock, null, error instanceof UpstreamTimeoutError);
     throw error;
   }
-  const notProcessed = NOT_PROCESSED.has(response.status);
-  if (!notProcessed && response.status < 500) {
-    return settle(exchange, lock, await storedOf(response), outcome);
+  if (NOT_PROCESSED.has(response.status)) {
+    await releaseClaim(exchange, lock);
+    return response;
   }
-  await leaveUnsettled(exchange, lock, notProcessed);
-  return response;
+  if (response.status >= 500) {
+    await leaveAmbiguous(exchange, lock, response.headers.get('retry-after'), false);
+    return response;
+  }
+  // A resend after a lookup found nothing, refused because the reference exists: the first
+  // request did land, and its record was not readable yet. Never the key's final answer.
+  const looksUp = exchange.route.endpoint.lookup !== undefined;
+  if (outcome === 'recovered' && looksUp && (await isDuplicateReference(response))) {
+    return reconcileDuplicate(exchange, lock);
+  }
+  return storeAnswer(exchange, lock, await storedOf(response), outcome);
 }
 
-// Not processed: free the key. Unknown outcome (5xx, 502/504): keep the claim, stale at
-// once, so the next request with the key verifies before resending.
-async function leaveUnsettled(
+// The outcome is unknown (an upstream 5xx, no answer, the gateway's timeout). A money
+// POST keeps its claim locked for the settle window, so no retry looks the record up
+// before the upstream can have committed it. Other keyed requests move no money and are
+// resent without a lookup: their claim goes stale at once, except after a timeout, when
+// it stays locked until its lock runs out.
+async function leaveAmbiguous(
   exchange: ProxyExchange,
   lock: IdempotencyLock,
-  release: boolean,
+  retryAfter: string | null,
+  timedOut: boolean,
 ): Promise<void> {
-  exchange.context.idempotency = 'none';
-  const { DB } = exchange.env;
-  await bestEffort(
-    exchange,
-    release ? releaseIdempotencyKey(DB, lock) : expireIdempotencyLock(DB, lock, Date.now()),
-  );
-}
-
-// The answer stands even when D1 fails to record it: the claim then stays in flight
-// and is recovered (verify before resend) once its lock runs out.
-async function bestEffort(exchange: ProxyExchange, write: Promise<boolean>): Promise<boolean> {
-  const { requestId } = exchange.context;
-  try {
-    if (await write) return true;
-    logEvent('warn', 'idempotency_lock_lost', {
-      request_id: requestId,
-      route: exchange.route.name,
-    });
-  } catch (error) {
-    logEvent('error', 'idempotency_write_failed', {
-      request_id: requestId,
-      route: exchange.route.name,
-      error_message: error instanceof Error ? error.message : String(error),
-    });
+  if (exchange.route.idempotency === 'required') {
+    await holdForSettleWindow(exchange, lock, retryAfter);
+  } else if (!timedOut) {
+    await keepStale(exchange, lock);
   }
-  return false;
+  exchange.context.idempotency = 'none';
 }
 
-// Verify before resend: the stale claim is now ours; find out whether the request landed,
-// reading the record through the SDK as the endpoint's lookup says.
+// Verify before resend: the stale claim is now ours (its settle window, if any, is over);
+// find out whether the request landed before sending it again.
 async function recover(
   exchange: ProxyExchange,
   next: ProxyNext,
   lock: IdempotencyLock,
 ): Promise<Response> {
-  const { route, context } = exchange;
-  const lookup = route.endpoint.lookup;
-  const sent = bodyObject(exchange.body);
-  const found = lookup === undefined ? undefined : sent?.[lookup.field];
-  const reference = typeof found === 'string' && found !== '' ? found : undefined;
-  if (lookup === undefined || reference === undefined) {
-    // Only routes that move no money are taken over without a lookup.
-    if (route.idempotency === 'optional') return runOnce(exchange, next, lock, 'recovered');
-    return unverified(exchange, lock);
+  const found = await lookUpRecord(exchange);
+  switch (found.kind) {
+    case 'found':
+      return answerFromRecord(exchange, lock, found);
+    case 'absent':
+      return runOnce(exchange, next, lock, 'recovered');
+    case 'unknown':
+      return unverified(exchange, lock);
+    case 'impossible':
+      // Only routes that move no money are taken over without a lookup.
+      if (exchange.route.idempotency === 'optional') {
+        return runOnce(exchange, next, lock, 'recovered');
+      }
+      return unverified(exchange, lock);
   }
-  let record: unknown;
-  try {
-    record = await upstreamClient(exchange.env).request(
-      lookup.endpoint,
-      { params: [reference] },
-      { requestId: context.requestId },
-    );
-  } catch (error) {
-    // Anything but a 404 (no answer, an error status, missing settings) leaves the outcome unknown.
-    if (error instanceof APIError) context.upstreamStatus = error.status;
-    if (error instanceof NotFoundError) return runOnce(exchange, next, lock, 'recovered');
-    return unverified(exchange, lock);
-  }
-  context.upstreamStatus = 200;
-  // The reference alone proves nothing: another request may have used it for other money.
-  const mismatches = lookupMismatches(lookup, sent ?? {}, record);
-  const answer = recoveredAnswer(route.name, record);
-  logEvent(mismatches.length === 0 ? 'info' : 'warn', 'idempotency_recovered', {
-    request_id: context.requestId,
-    route: route.name,
-    lookup_status: 200,
-    ...(mismatches.length === 0 ? {} : { mismatched_fields: mismatches }),
-  });
-  if (mismatches.length > 0) {
-    await keepStale(exchange, lock);
-    throw new HttpError(
-      409,
-      'idempotency_record_mismatch',
-      `${lookup.field} ${reference} already names a record whose ${mismatches.join(', ')} ` +
-        'differ from this request; nothing was sent. Use a new reference and a new key',
-    );
-  }
-  if (answer === undefined) {
-    await keepStale(exchange, lock);
-    throw new HttpError(
-      409,
-      'idempotency_answer_lost',
-      `The request with this key was carried out (${lookup.field} ${reference}) but its answer ` +
-        'was lost and cannot be rebuilt from the record; start over with a new reference and a new key',
-    );
-  }
-  const headers = {
-    'content-type': 'application/json',
-    [IDEMPOTENT_RECOVERED_HEADER.toLowerCase()]: 'true',
-  };
-  const body = new TextEncoder().encode(JSON.stringify(answer));
-  return settle(exchange, lock, { status: 200, headers, body }, 'recovered');
-}
-
-// The JSON body the proxy already validated, as an object (`undefined` without one).
-function bodyObject(body: Uint8Array | undefined): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(new TextDecoder().decode(body));
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function settle(
-  exchange: ProxyExchange,
-  lock: IdempotencyLock,
-  stored: StoredResponse,
-  outcome: 'stored' | 'recovered',
-): Promise<Response> {
-  const written = await bestEffort(exchange, completeIdempotencyKey(exchange.env.DB, lock, stored));
-  exchange.context.idempotency = written ? outcome : 'none';
-  return responseOf(stored, {});
 }
 
 // The stale claim's outcome is unknown: hand the lock back (stale at once) and say so.
@@ -318,35 +246,4 @@ async function unverified(exchange: ProxyExchange, lock: IdempotencyLock): Promi
     'The first request with this key did not finish and its outcome could not be verified yet',
     VERIFY_RETRY_AFTER_SEC * 1000,
   );
-}
-
-// Stores nothing and hands the lock back stale at once: the next request with the key
-// verifies again, so it gets the same answer and nothing is ever sent twice.
-async function keepStale(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
-  await bestEffort(exchange, expireIdempotencyLock(exchange.env.DB, lock, Date.now()));
-  exchange.context.idempotency = 'in_flight';
-}
-
-async function storedOf(response: Response): Promise<StoredResponse> {
-  const headers: Record<string, string> = {};
-  for (const name of STORED_HEADERS) {
-    const value = response.headers.get(name);
-    if (value !== null) headers[name] = value;
-  }
-  return { status: response.status, headers, body: new Uint8Array(await response.arrayBuffer()) };
-}
-
-// The same bytes for the first answer and every replay.
-function responseOf(stored: StoredResponse, extra: Record<string, string>): Response {
-  const headers = new Headers(stored.headers);
-  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-  const empty = stored.body.byteLength === 0 || [101, 204, 205, 304].includes(stored.status);
-  return new Response(empty ? null : stored.body.slice(), { status: stored.status, headers });
-}
-
-function inFlight(message: string, retryAfterMs: number): HttpError {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new HttpError(409, 'idempotency_key_in_flight', message, {
-    headers: { 'Retry-After': String(seconds) },
-  });
 }

@@ -1,0 +1,118 @@
+// What the idempotency stage does with a claim it holds: store the answer, release the
+// key, hand the lock back stale or locked for a settle window, and the answers it gives
+// (a replay byte for byte, 409 in flight with `Retry-After`).
+import { settingsOf } from '../../config.ts';
+import {
+  completeIdempotencyKey,
+  expireIdempotencyLock,
+  type IdempotencyLock,
+  releaseIdempotencyKey,
+  type StoredResponse,
+  settleIdempotencyLock,
+} from '../../db/idempotency-keys.ts';
+import { HttpError } from '../../http/errors.ts';
+import { logEvent } from '../../http/log.ts';
+import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
+import type { ProxyExchange } from '../pipeline.ts';
+import { settleWindowMs } from '../settle-window.ts';
+
+// Stored and replayed: what forward.ts passes back, and its `Cache-Control: no-store` on errors.
+const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
+
+/**
+ * Stores the answer under the held lock and gives it back; the answer stands even when
+ * D1 fails to record it (the claim then stays in flight and is recovered once its lock
+ * runs out).
+ *
+ * @param outcome - what the access log records when the answer was stored.
+ * @returns the stored answer as a response.
+ */
+export async function storeAnswer(
+  exchange: ProxyExchange,
+  lock: IdempotencyLock,
+  stored: StoredResponse,
+  outcome: 'stored' | 'recovered',
+): Promise<Response> {
+  const written = await bestEffort(exchange, completeIdempotencyKey(exchange.env.DB, lock, stored));
+  exchange.context.idempotency = written ? outcome : 'none';
+  return responseOf(stored, {});
+}
+
+/** Nothing was processed (refused credentials, a rate limit, the gateway's own fault): frees the key. */
+export async function releaseClaim(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
+  exchange.context.idempotency = 'none';
+  await bestEffort(exchange, releaseIdempotencyKey(exchange.env.DB, lock));
+}
+
+/**
+ * Stores nothing and hands the lock back stale at once: the next request with the key
+ * verifies again, so it gets the same answer and nothing is ever sent twice.
+ */
+export async function keepStale(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
+  await bestEffort(exchange, expireIdempotencyLock(exchange.env.DB, lock, Date.now()));
+  exchange.context.idempotency = 'in_flight';
+}
+
+/**
+ * Stores nothing and keeps the claim locked for the settle window
+ * (`settleWindowMs`): the request may still be committed upstream, or be committed
+ * but not readable yet, so no lookup may decide to resend before the window is over.
+ *
+ * @param retryAfter - the upstream's `Retry-After`, `null` without one.
+ * @returns the window in milliseconds (for a `Retry-After` of its own).
+ */
+export async function holdForSettleWindow(
+  exchange: ProxyExchange,
+  lock: IdempotencyLock,
+  retryAfter: string | null,
+): Promise<number> {
+  const now = Date.now();
+  const windowMs = settleWindowMs(settingsOf(exchange.env), retryAfter, now);
+  await bestEffort(exchange, settleIdempotencyLock(exchange.env.DB, lock, now + windowMs));
+  return windowMs;
+}
+
+// A D1 write of the stage that may fail without failing the answer: logged, reported.
+async function bestEffort(exchange: ProxyExchange, write: Promise<boolean>): Promise<boolean> {
+  const { requestId } = exchange.context;
+  try {
+    if (await write) return true;
+    logEvent('warn', 'idempotency_lock_lost', {
+      request_id: requestId,
+      route: exchange.route.name,
+    });
+  } catch (error) {
+    logEvent('error', 'idempotency_write_failed', {
+      request_id: requestId,
+      route: exchange.route.name,
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+  }
+  return false;
+}
+
+/** The status, kept headers and exact body bytes of an answer, to store. */
+export async function storedOf(response: Response): Promise<StoredResponse> {
+  const headers: Record<string, string> = {};
+  for (const name of STORED_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  return { status: response.status, headers, body: new Uint8Array(await response.arrayBuffer()) };
+}
+
+/** The same bytes for the first answer and every replay, with `extra` headers set. */
+export function responseOf(stored: StoredResponse, extra: Record<string, string>): Response {
+  const headers = new Headers(stored.headers);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  const empty = stored.body.byteLength === 0 || [101, 204, 205, 304].includes(stored.status);
+  return new Response(empty ? null : stored.body.slice(), { status: stored.status, headers });
+}
+
+/** 409 `idempotency_key_in_flight` with `Retry-After` in whole seconds (at least 1). */
+export function inFlight(message: string, retryAfterMs: number): HttpError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new HttpError(409, 'idempotency_key_in_flight', message, {
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
