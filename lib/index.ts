@@ -23,9 +23,11 @@ export { ENVIRONMENTS, PaymentsClient, type PaymentsClientOptions } from './clie
 export {
   type ConfirmableEvent,
   type Confirmation,
+  type ConfirmationOutcome,
   confirmWebhookEvent,
   MONEY_EVENTS,
   type MoneyEventRule,
+  type RecordSearch,
 } from './confirm.ts';
 // The endpoint table (spec: Endpoints)
 export {

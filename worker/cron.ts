@@ -16,7 +16,10 @@ const PURGE_MAX_BATCHES = 10;
  * {@link PURGE_MAX_BATCHES} rows per run, stopping at the first batch that is not full.
  * Keys past `expires_at` are already treated as absent by the proxy; the purge only
  * reclaims their space. Then the relay sweeper (worker/relay/sweeper.ts): overdue
- * `pending` deliveries re-enqueued, events past `RELAY_RETENTION_DAYS` purged. With
+ * `pending` deliveries re-enqueued, overdue confirmation checks of money events
+ * `awaiting_confirmation` enqueued (the backstop of their delayed queue messages, and the
+ * only path of a step longer than Queues' 12 h delay), events past `RELAY_RETENTION_DAYS`
+ * purged. With
  * invalid settings the relay sweep is skipped (and logged): nothing is purged by a
  * retention the operator did not set, and deliveries wait, `pending`, for the fix.
  *

@@ -136,6 +136,44 @@ export function fanOutDeliveriesStatement(
 }
 
 /**
+ * The fan-out of an event the moment a re-check confirms it, to run in the same
+ * `DB.batch()` right before `settleCheckStatement` (worker/db/event-confirmation.ts) and
+ * guarded by the same condition: the event is still `awaiting_confirmation` after exactly
+ * `checksBefore` checks. D1 runs one batch at a time, so of two concurrent re-checks of
+ * the same step only the first finds the condition true and writes deliveries; UNIQUE
+ * (event_id, subscription_id) would stop a second copy anyway. One `pending` delivery per
+ * enabled subscription matching the type, created and due `now`. Its `results` are the
+ * `{ id }` of the deliveries written.
+ *
+ * @param db - the D1 binding.
+ * @param event - the event's id and type.
+ * @param checksBefore - `confirmation_checks` as read before the lookup.
+ * @param now - epoch ms: creation and due time.
+ */
+export function fanOutConfirmedDeliveriesStatement(
+  db: D1Database,
+  event: { readonly eventId: string; readonly eventType: string },
+  checksBefore: number,
+  now: number,
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
+         last_status, created_at, updated_at)
+       SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
+       FROM subscriptions AS s
+       WHERE s.enabled = 1
+         AND (s.event_types IS NULL
+           OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
+         AND EXISTS (SELECT 1 FROM webhook_events AS e WHERE e.event_id = ?1
+           AND e.status = 'awaiting_confirmation' AND e.confirmation_checks = ?4)
+       ON CONFLICT DO NOTHING
+       RETURNING id`,
+    )
+    .bind(event.eventId, event.eventType, now, checksBefore);
+}
+
+/**
  * Reads one delivery.
  *
  * @param db - the D1 binding.

@@ -1,16 +1,38 @@
 /**
- * D1 queries on `webhook_events` (migrations/0002, 0005, 0006): the ingress's insert-once
+ * D1 queries on `webhook_events` (migrations/0002, 0005, 0006, 0007): the ingress's insert-once
  * of an event keyed by `event_id`, and the read of one event. Every time is epoch
  * milliseconds; statements bind with `?N`.
  */
 
 /**
  * Where an event stands: `confirmed` when the upstream's verify endpoint agrees with a
- * money event, `unconfirmed` when it does not (stored, never delivered), `received` for
- * every other event and when confirmation is off (`CONFIRM_MONEY_EVENTS`). The column is
- * plain text, so a new status needs no migration.
+ * money event, `awaiting_confirmation` while it cannot say yet (no record yet, a state not
+ * final, or the upstream down: checked again on a schedule, not delivered meanwhile),
+ * `unconfirmed` when it contradicted the event or the schedule ran out (stored, never
+ * delivered unless forced), `received` for every other event and when confirmation is off
+ * (`CONFIRM_MONEY_EVENTS`). The column is plain text, so a new status needs no migration.
  */
-export type WebhookEventStatus = 'received' | 'confirmed' | 'unconfirmed';
+export type WebhookEventStatus = 'received' | 'awaiting_confirmation' | 'confirmed' | 'unconfirmed';
+
+/** Where the confirmation of a money event stands (migrations/0007). */
+export interface ConfirmationState {
+  /** The last check's finding in words (`status processing`), `null` when never checked. */
+  readonly reason: string | null;
+  /** Checks made so far (0 when never checked). */
+  readonly checks: number;
+  /** When the last check was made, epoch ms, `null` before any. */
+  readonly checkedAt: number | null;
+  /** When the next check is due, epoch ms; `null` unless `awaiting_confirmation`. */
+  readonly nextCheckAt: number | null;
+}
+
+/** The confirmation of an event never checked. */
+export const UNCHECKED: ConfirmationState = Object.freeze({
+  reason: null,
+  checks: 0,
+  checkedAt: null,
+  nextCheckAt: null,
+});
 
 /** A stored webhook event, as the domain sees it. */
 export interface WebhookEventRecord {
@@ -29,6 +51,8 @@ export interface WebhookEventRecord {
   readonly rawBody: string;
   /** The last forced replay of an `unconfirmed` event, if there was one. */
   readonly forcedReplay?: ForcedReplay;
+  /** Its confirmation against the payment service; absent when it was never checked. */
+  readonly confirmation?: ConfirmationState;
 }
 
 /** An admin's replay of an event the payment service did not confirm: who and when. */
@@ -42,7 +66,7 @@ export interface ForcedReplay {
 }
 
 /** Input of {@link insertWebhookEvent}; the status starts as `received`. */
-export type NewWebhookEvent = Omit<WebhookEventRecord, 'status' | 'forcedReplay'>;
+export type NewWebhookEvent = Omit<WebhookEventRecord, 'status' | 'forcedReplay' | 'confirmation'>;
 
 interface WebhookEventRow {
   event_id: string;
@@ -54,13 +78,21 @@ interface WebhookEventRow {
   replay_forced_at?: number | null;
   replay_forced_by?: string | null;
   replay_forced_from?: string | null;
+  confirmation_reason?: string | null;
+  confirmation_checks?: number | null;
+  confirmation_checked_at?: number | null;
+  next_check_at?: number | null;
 }
 
-const STATUSES: ReadonlySet<string> = new Set<WebhookEventStatus>([
+/** Every {@link WebhookEventStatus}. */
+export const WEBHOOK_EVENT_STATUSES: readonly WebhookEventStatus[] = Object.freeze([
   'received',
+  'awaiting_confirmation',
   'confirmed',
   'unconfirmed',
 ]);
+
+const STATUSES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_STATUSES);
 
 /**
  * Maps a row to the domain record.
@@ -77,6 +109,16 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
     receivedAt: row.received_at,
     reference: row.reference,
     rawBody: row.raw_body,
+    ...(!row.confirmation_checks
+      ? {}
+      : {
+          confirmation: {
+            reason: row.confirmation_reason ?? null,
+            checks: row.confirmation_checks,
+            checkedAt: row.confirmation_checked_at ?? null,
+            nextCheckAt: row.next_check_at ?? null,
+          },
+        }),
     ...(row.replay_forced_at == null
       ? {}
       : {
@@ -120,19 +162,34 @@ export function recordForcedReplayStatement(
  * @param event - id, type, receive time (epoch ms), reference and exact body.
  * @param status - the status stored, decided at ingress by the confirmation of money
  *   events (worker/relay/confirm.ts). @default 'received'
+ * @param confirmation - the ingress's check: reason, count, time and next check (epoch ms).
+ *   @default UNCHECKED
  */
 export function insertWebhookEventStatement(
   db: D1Database,
   event: NewWebhookEvent,
   status: WebhookEventStatus = 'received',
+  confirmation: ConfirmationState = UNCHECKED,
 ): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body, reference)
-       VALUES (?1, ?2, ?5, ?3, ?4, ?6)
+      `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body, reference,
+         confirmation_reason, confirmation_checks, confirmation_checked_at, next_check_at)
+       VALUES (?1, ?2, ?5, ?3, ?4, ?6, ?7, ?8, ?9, ?10)
        ON CONFLICT (event_id) DO NOTHING`,
     )
-    .bind(event.eventId, event.eventType, event.receivedAt, event.rawBody, status, event.reference);
+    .bind(
+      event.eventId,
+      event.eventType,
+      event.receivedAt,
+      event.rawBody,
+      status,
+      event.reference,
+      confirmation.reason,
+      confirmation.checks,
+      confirmation.checkedAt,
+      confirmation.nextCheckAt,
+    );
 }
 
 /**

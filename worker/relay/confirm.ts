@@ -2,56 +2,65 @@
 // the record at the payments API, read through the SDK, is the truth.
 import { confirmWebhookEvent as confirmWithClient } from '../../lib/index.ts';
 import { settingsOf } from '../config.ts';
-import { HttpError, InternalError } from '../http/errors.ts';
+import type { WebhookEventStatus } from '../db/webhook-events.ts';
+import { logEvent } from '../http/log.ts';
 import { upstreamClient } from '../upstream/sdk.ts';
 
-/** What the ingress stores: `received` (not a money event, or confirmation off), `confirmed` or `unconfirmed`. */
-type ConfirmationStatus = 'received' | 'confirmed' | 'unconfirmed';
-
-/** Seconds the provider is asked to wait before retrying when the upstream could not answer. */
-const CONFIRM_RETRY_AFTER_SEC = 60;
+/** What one check found: the status it leads to and why (`null` when nothing was checked). */
+export interface ConfirmationDecision {
+  /**
+   * `received` (not a money event, or confirmation off), `confirmed`, `unconfirmed`
+   * (contradicted), or `awaiting_confirmation` (not yet: check again later).
+   */
+  readonly status: WebhookEventStatus;
+  /** The SDK's reason in words (`status processing`, `record not found`, ...). */
+  readonly reason: string | null;
+}
 
 /**
- * Decides the stored status of an incoming event with the SDK's `confirmWebhookEvent`
- * (the money event types and their checks live there, beside the endpoint table). Other
- * events, or every event when `CONFIRM_MONEY_EVENTS` is off, are `received` without any
- * lookup. A money event is `confirmed` when its record exists upstream, its state agrees
- * and so does its amount; `unconfirmed` otherwise (only confirmed and received events
- * are fanned out).
+ * Checks an event with the SDK's `confirmWebhookEvent` (the money event types and their
+ * checks live there, beside the endpoint table). Other events, or every event when
+ * `CONFIRM_MONEY_EVENTS` is off, are `received` without any lookup. A money event is
+ * `confirmed` when its record exists upstream and agrees (state, amount, currency);
+ * `unconfirmed` when the record contradicts it (another amount, currency or final state,
+ * or no reference the service could look up); `awaiting_confirmation` when it cannot say
+ * yet (no record yet, a state that is not final, or the upstream could not answer: a
+ * network error, a timeout, an error status other than 400/404, an answer of the wrong
+ * shape). Never throws for the upstream's sake: an outage defers the decision.
  *
  * @param env - upstream settings and credentials, `CONFIRM_MONEY_EVENTS`.
  * @param event - the envelope's `event_type` and `data`.
  * @param requestId - sent upstream as `X-Request-Id` on every lookup.
- * @returns the status to store.
- * @throws {HttpError} 503 `upstream_unreachable` with `Retry-After` when the upstream
- *   cannot answer (network error, timeout, an error status other than 404, an answer of
- *   the wrong shape): the event must then not be stored, so the provider's retry is not
- *   taken for a duplicate.
+ * @returns the status to store and the reason.
  * @throws {InternalError} 500 when the upstream credentials are not set.
  *
  * @example
  * ```ts
- * const status = await confirmWebhookEvent(env, envelope, context.requestId);
+ * const { status, reason } = await confirmWebhookEvent(env, envelope, context.requestId);
  * ```
  */
 export async function confirmWebhookEvent(
   env: Env,
   event: { readonly event_type: string; readonly data: unknown },
   requestId: string,
-): Promise<ConfirmationStatus> {
-  if (!settingsOf(env).confirmMoneyEvents) return 'received';
-  const client = upstreamClient(env);
-  let outcome: Awaited<ReturnType<typeof confirmWithClient>>;
-  try {
-    outcome = await confirmWithClient(client, event, { requestId });
-  } catch (error) {
-    if (error instanceof InternalError) throw error;
-    throw new HttpError(
-      503,
-      'upstream_unreachable',
-      'The payment service could not confirm the event; retry later',
-      { headers: { 'Retry-After': String(CONFIRM_RETRY_AFTER_SEC) }, cause: error },
-    );
+): Promise<ConfirmationDecision> {
+  if (!settingsOf(env).confirmMoneyEvents) return { status: 'received', reason: null };
+  const confirmation = await confirmWithClient(upstreamClient(env), event, { requestId });
+  switch (confirmation.outcome) {
+    case 'unchecked':
+      return { status: 'received', reason: null };
+    case 'confirmed':
+      return { status: 'confirmed', reason: confirmation.reason };
+    case 'contradicted':
+      return { status: 'unconfirmed', reason: confirmation.reason };
+    case 'not_yet':
+      if (confirmation.cause !== undefined) {
+        logEvent('warn', 'confirmation_upstream_failed', {
+          request_id: requestId,
+          event_type: event.event_type,
+          error_message: confirmation.reason,
+        });
+      }
+      return { status: 'awaiting_confirmation', reason: confirmation.reason };
   }
-  return outcome === 'unchecked' ? 'received' : outcome;
 }

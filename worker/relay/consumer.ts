@@ -1,7 +1,8 @@
 /**
  * The relay's queue consumer: delivers each `{ deliveryId }` message of the DELIVERIES
- * queue to its subscriber, signed with Standard Webhooks, and marks dead-lettered
- * deliveries `failed`. Every message is acked or retried on its own, never the batch,
+ * queue to its subscriber, signed with Standard Webhooks, re-checks the money event of each
+ * `{ kind: 'confirm', eventId, check }` message (worker/relay/confirmation-check.ts), and
+ * marks dead-lettered deliveries `failed`. Every message is acked or retried on its own, never the batch,
  * so one slow or failing subscriber does not hold back the others. The outcomes per
  * answer are listed in docs/gateway.md, "Webhook relay".
  */
@@ -21,6 +22,7 @@ import {
 } from '../db/subscriptions.ts';
 import { findWebhookEvent } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
+import { consumeConfirmationMessage, isConfirmationMessage } from './confirmation-check.ts';
 import { retryDelay } from './retry-schedule.ts';
 import { sendDelivery } from './send-delivery.ts';
 import { standardWebhookHeaders } from './standard-webhooks.ts';
@@ -33,7 +35,11 @@ export const DELIVERIES_QUEUE = 'edgepay-deliveries';
 /** Its dead-letter queue: messages whose attempts ran out. */
 export const DELIVERIES_DEAD_LETTER_QUEUE = 'edgepay-deliveries-dlq';
 
-/** The body of a deliveries message: ids only, the consumer reads the rest from D1. */
+/**
+ * The body of a deliveries message: ids only, the consumer reads the rest from D1. The
+ * same queue carries re-checks of money events (`ConfirmationMessage`, told apart by its
+ * `kind: 'confirm'`), so their short delays need no second queue.
+ */
 export interface DeliveryMessage {
   /** `dlv_<uuid>`. */
   readonly deliveryId: string;
@@ -108,6 +114,10 @@ export async function handleQueueBatch(
 
 /** One DELIVERIES message: load, check the URL and its host, sign, POST, record, then ack or retry. */
 async function deliver(message: Message<unknown>, env: Env, send: typeof fetch): Promise<void> {
+  if (isConfirmationMessage(message.body)) {
+    await consumeConfirmationMessage(message, message.body, env);
+    return;
+  }
   if (!isDeliveryMessage(message.body)) {
     // A malformed message can never succeed: retrying it would only fill the dead letters.
     logEvent('error', 'delivery_message_invalid', { message_id: message.id });
@@ -264,6 +274,12 @@ async function failBeforeSending(
 
 /** One dead-lettered message: its attempts ran out, the delivery is `failed`. */
 async function deadLetter(message: Message<unknown>, env: Env): Promise<void> {
+  if (isConfirmationMessage(message.body)) {
+    // The event keeps its `next_check_at`: the cron sweeper starts the check again.
+    logEvent('warn', 'confirmation_check_dead_lettered', { event_id: message.body.eventId });
+    message.ack();
+    return;
+  }
   if (!isDeliveryMessage(message.body)) {
     logEvent('error', 'delivery_message_invalid', { message_id: message.id });
     message.ack();

@@ -1,12 +1,15 @@
 /**
  * The relay's sweeper, run by the cron trigger: heals deliveries that were stored but
  * never enqueued (a crash or a Queues failure between the D1 write and `sendBatch` at
- * ingress) or whose message got lost past its due time, and purges events past
- * retention.
+ * ingress) or whose message got lost past its due time, starts the confirmation checks of
+ * money events that are overdue (a lost re-check message, or a step longer than Queues can
+ * delay), and purges events past retention.
  */
 import { claimOverdueDeliveries } from '../db/deliveries.ts';
+import { claimOverdueChecks } from '../db/event-confirmation.ts';
 import { purgeWebhookEventsBefore } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
+import type { ConfirmationMessage } from './confirmation-check.ts';
 import type { DeliveryMessage } from './consumer.ts';
 
 /**
@@ -33,6 +36,8 @@ const DAY_MS = 86_400_000;
 interface SweepResult {
   /** Deliveries sent again to `DELIVERIES`. */
   readonly requeued: number;
+  /** Confirmation checks of awaiting events sent to `DELIVERIES`. */
+  readonly rechecks: number;
   /** Events deleted (with their deliveries and attempts). */
   readonly purged: number;
 }
@@ -41,7 +46,10 @@ interface SweepResult {
  * Re-enqueues overdue deliveries, then purges old events. The rule: a delivery is
  * overdue when it is `pending` and its `next_attempt_at` (NULL: its `created_at`) is
  * more than {@link SWEEP_GRACE_MS} before `now`; at most {@link SWEEP_BATCH_SIZE} per run,
- * sent as `{ deliveryId }` messages (ids only). Events received more than
+ * sent as `{ deliveryId }` messages (ids only). The same rule on `next_check_at` for events
+ * `awaiting_confirmation`: each overdue one is sent as a `{ kind: 'confirm', eventId, check }`
+ * message, due at once (its check is fenced by the count, so a late original message and
+ * this copy check once). Events received more than
  * `RELAY_RETENTION_DAYS` days before `now` are deleted, deliveries and attempts
  * cascading, at most {@link RETENTION_PURGE_BATCH_SIZE} x {@link RETENTION_PURGE_MAX_BATCHES}.
  *
@@ -54,7 +62,7 @@ interface SweepResult {
  *
  * @example
  * ```ts
- * const { requeued, purged } = await sweepRelay(env, controller.scheduledTime, 30);
+ * const { requeued, rechecks, purged } = await sweepRelay(env, controller.scheduledTime, 30);
  * ```
  */
 export async function sweepRelay(
@@ -69,6 +77,13 @@ export async function sweepRelay(
       chunk.map((deliveryId) => ({ body: { deliveryId } })),
     );
   }
+  const checks = await claimOverdueChecks(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
+  for (let start = 0; start < checks.length; start += SEND_BATCH_MAX) {
+    const chunk = checks.slice(start, start + SEND_BATCH_MAX);
+    await (env.DELIVERIES as Queue<ConfirmationMessage>).sendBatch(
+      chunk.map(({ eventId, checks: check }) => ({ body: { kind: 'confirm', eventId, check } })),
+    );
+  }
   const cutoff = now - retentionDays * DAY_MS;
   let purged = 0;
   for (let batch = 0; batch < RETENTION_PURGE_MAX_BATCHES; batch++) {
@@ -76,6 +91,6 @@ export async function sweepRelay(
     purged += count;
     if (count < RETENTION_PURGE_BATCH_SIZE) break;
   }
-  logEvent('info', 'relay_swept', { requeued: ids.length, purged });
-  return { requeued: ids.length, purged };
+  logEvent('info', 'relay_swept', { requeued: ids.length, rechecks: checks.length, purged });
+  return { requeued: ids.length, rechecks: checks.length, purged };
 }

@@ -3,14 +3,15 @@ import { SignatureVerificationError, verifyRequestSignature } from '../../lib/in
 import { parseJsonBody, readBody } from '../../lib/shared.ts';
 import { settingsOf } from '../config.ts';
 import { fanOutDeliveriesStatement } from '../db/deliveries.ts';
-import { insertWebhookEventStatement } from '../db/webhook-events.ts';
+import { findWebhookEvent, insertWebhookEventStatement, UNCHECKED } from '../db/webhook-events.ts';
 import { withHttpErrors } from '../http/body.ts';
 import { contextOf } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
-import { confirmWebhookEvent } from '../relay/confirm.ts';
-import type { DeliveryMessage } from '../relay/consumer.ts';
+import { type ConfirmationDecision, confirmWebhookEvent } from '../relay/confirm.ts';
+import { applyCheck, enqueueCheck, scheduleOutcome } from '../relay/confirmation-check.ts';
+import { enqueueDeliveries } from '../relay/enqueue.ts';
 import { referenceOf, WebhookEnvelopeSchema } from '../relay/envelope.ts';
 
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
@@ -23,14 +24,17 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * `POST /webhooks`, the relay's ingress. In order: the body limit (`MAX_BODY_BYTES`, 413);
  * when `WEBHOOK_SECRET` is set, the provider's `X-Timestamp` / `X-Signature` over the exact
  * body bytes (300 s both ways, constant time; 401 `invalid_signature`); then lib's one JSON
- * body reader and the envelope schema (415, 400). Money events are confirmed upstream
- * through the SDK (worker/relay/confirm.ts): an `unconfirmed` one is stored without
- * delivery rows, and an upstream that cannot answer makes this a 503 with nothing stored,
- * so the provider retries. The raw body is stored in D1 keyed by `event_id` before the
- * 200, with its `data.reference` (searched by the admin API) and one `pending` delivery
- * per matching enabled subscription in the same transaction, then one `{ deliveryId }`
- * message per delivery goes to `DELIVERIES`; a duplicate answers 200 with
- * `duplicate: true` and changes and enqueues nothing. With `WEBHOOK_SECRET` empty the
+ * body reader and the envelope schema (415, 400). Money events are checked upstream
+ * through the SDK (worker/relay/confirm.ts): a `confirmed` one fans out at once; one that
+ * cannot be confirmed yet (no record yet, a state not final, the upstream down) is stored
+ * `awaiting_confirmation` without delivery rows and a re-check is enqueued 10 s later
+ * (worker/relay/confirmation-check.ts); an `unconfirmed` (contradicted) one is stored
+ * without delivery rows. The raw body is stored in D1 keyed by `event_id` before the
+ * 200, with its `data.reference` (searched by the admin API), its check, and one `pending`
+ * delivery per matching enabled subscription in the same transaction, then one
+ * `{ deliveryId }` message per delivery goes to `DELIVERIES`; a duplicate answers 200 with
+ * `duplicate: true` and enqueues no delivery (unless it is a retry of an event still
+ * awaiting confirmation whose lookup now confirms it: that is its first fan-out). With `WEBHOOK_SECRET` empty the
  * ingress answers 503 `configuration_error`, unless `ALLOW_UNSIGNED_WEBHOOKS` is `true`
  * (local development only): then unsigned webhooks are accepted, each logged as a warning.
  *
@@ -38,9 +42,9 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `ALLOW_UNSIGNED_WEBHOOKS`, `MAX_BODY_BYTES`,
  *   `CONFIRM_MONEY_EVENTS` and the upstream settings (confirmation lookups).
  * @returns 200 `{ status: 'success', event_id, duplicate }`.
- * @throws {HttpError} 413, 401, 415, 400, 503 `configuration_error` (no secret), or 503
- *   `upstream_unreachable` (confirmation),
- *   rendered by the router as the error body.
+ * @throws {HttpError} 413, 401, 415, 400, or 503 `configuration_error` (no secret),
+ *   rendered by the router as the error body. An upstream that cannot answer is no error
+ *   here: the event is stored awaiting confirmation and answered 200.
  * @throws {InternalError} 500 `internal_error` when D1 fails: nothing acknowledged, the
  *   provider retries.
  *
@@ -68,16 +72,24 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     reference: referenceOf(envelope),
     rawBody,
   };
-  // Money events are confirmed upstream first; unconfirmed ones are stored without
-  // delivery rows. Throws 503 (nothing stored) when the upstream is down.
-  const status = await confirmWebhookEvent(env, envelope, context.requestId);
+  // Money events are checked upstream first: confirmed ones fan out at once, ones that
+  // cannot be confirmed yet are stored awaiting a re-check, contradicted ones stay undelivered.
+  const decision = await confirmWebhookEvent(env, envelope, context.requestId);
+  const checked = decision.reason !== null;
+  const outcome = scheduleOutcome(decision, 1, event.receivedAt);
+  const fansOut = outcome.status === 'received' || outcome.status === 'confirmed';
   let stored: boolean;
   let deliveryIds: string[];
   try {
     // One transaction: the event and its delivery rows (a duplicate writes neither).
-    const insert = insertWebhookEventStatement(env.DB, event, status);
+    const insert = insertWebhookEventStatement(
+      env.DB,
+      event,
+      outcome.status,
+      checked ? { ...outcome, checks: 1 } : UNCHECKED,
+    );
     const [inserted, fanOut] = await env.DB.batch<{ id: string }>(
-      status === 'unconfirmed' ? [insert] : [insert, fanOutDeliveriesStatement(env.DB, event)],
+      fansOut ? [insert, fanOutDeliveriesStatement(env.DB, event)] : [insert],
     );
     stored = inserted?.meta.changes === 1;
     deliveryIds = stored ? (fanOut?.results ?? []).map((row) => row.id) : [];
@@ -101,39 +113,33 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     event_id: event.eventId,
     event_type: event.eventType,
     duplicate: !stored,
-    status,
+    status: outcome.status,
+    ...(checked ? { reason: outcome.reason } : {}),
     deliveries: deliveryIds.length,
   });
+  if (stored && outcome.delaySeconds !== undefined) {
+    await enqueueCheck(env.DELIVERIES, { eventId: event.eventId, check: 1 }, outcome.delaySeconds);
+  }
+  if (!stored && checked) await settleAwaitingDuplicate(env, event, decision);
   await enqueueDeliveries(env.DELIVERIES, deliveryIds, context.requestId);
   return jsonResponse({ status: 'success', event_id: event.eventId, duplicate: !stored });
 }
 
-/** Most messages per `sendBatch` call (the Queues limit). */
-const SEND_BATCH_MAX = 100;
-
 /**
- * Enqueues one `{ deliveryId }` message per delivery, after the D1 write. A failure is
- * logged, not answered 500: the event and its deliveries are stored, a provider retry
- * would be a duplicate that fans out nothing, and the sweeper slice re-enqueues
- * deliveries stored but never enqueued (the same heals a crash between the two).
+ * A provider's retry of an event still awaiting confirmation: its lookup, just made,
+ * settles the stored event when it is final (confirmed: fanned out now; contradicted:
+ * `unconfirmed`). A "not yet" is not counted, so retries cannot run the schedule down
+ * early; and only a retry with the very bytes stored may settle it.
  */
-async function enqueueDeliveries(
-  queue: Queue<DeliveryMessage>,
-  deliveryIds: readonly string[],
-  requestId: string,
+async function settleAwaitingDuplicate(
+  env: Env,
+  event: { readonly eventId: string; readonly rawBody: string; readonly receivedAt: number },
+  decision: ConfirmationDecision,
 ): Promise<void> {
-  try {
-    for (let start = 0; start < deliveryIds.length; start += SEND_BATCH_MAX) {
-      const chunk = deliveryIds.slice(start, start + SEND_BATCH_MAX);
-      await queue.sendBatch(chunk.map((deliveryId) => ({ body: { deliveryId } })));
-    }
-  } catch (error) {
-    logEvent('error', 'delivery_enqueue_failed', {
-      request_id: requestId,
-      deliveries: deliveryIds.length,
-      error_message: error instanceof Error ? error.message : String(error),
-    });
-  }
+  if (decision.status !== 'confirmed' && decision.status !== 'unconfirmed') return;
+  const stored = await findWebhookEvent(env.DB, event.eventId);
+  if (stored?.status !== 'awaiting_confirmation' || stored.rawBody !== event.rawBody) return;
+  await applyCheck(env, stored, stored.confirmation?.checks ?? 0, decision, Date.now());
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   type ForcedReplay,
   findWebhookEvent,
   recordForcedReplayStatement,
+  WEBHOOK_EVENT_STATUSES,
   type WebhookEventRecord,
 } from '../../db/webhook-events.ts';
 import { withHttpErrors } from '../../http/body.ts';
@@ -53,7 +54,7 @@ const isoTime = v.pipe(
 
 /**
  * The `GET /admin/events` query, values as strings: `event_type`, `status`
- * (`received` | `confirmed` | `unconfirmed`), `reference` (exact match on the event's
+ * (`received` | `awaiting_confirmation` | `confirmed` | `unconfirmed`), `reference` (exact match on the event's
  * `data.reference`, 1 to {@link MAX_REFERENCE_LENGTH} characters), `from` / `to` (ISO
  * 8601, `to` later than `from`: a `check`), `page_size` (1 to 100) and the opaque `cursor`.
  * Strict: a misspelt filter (`type`) is refused rather than silently listing everything.
@@ -61,7 +62,7 @@ const isoTime = v.pipe(
 export const EventListQuerySchema = v.pipe(
   v.strictObject({
     event_type: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
-    status: v.optional(v.picklist(['received', 'confirmed', 'unconfirmed'])),
+    status: v.optional(v.picklist(WEBHOOK_EVENT_STATUSES)),
     reference: exactTextQuery(
       MAX_REFERENCE_LENGTH,
       "Exact match on the event body's `data.reference`.",
@@ -130,6 +131,9 @@ export async function listEvents(request: IRequest, env: Env): Promise<Response>
 
 /**
  * `GET /admin/events/:id`: the event with its parsed `body` and exact `raw_body`, its
+ * `confirmation` against the payment service (`null` when never checked, else `{ reason,
+ * checks, checked_at, next_check_at }`: the last check's finding, how many checks were
+ * made, when the last one was and when the next is due, ISO 8601 or `null`), its
  * deliveries (oldest first) and each one's `attempt_log` (first attempt first).
  *
  * @throws {HttpError} 404 `not_found`.
@@ -142,6 +146,7 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
     ...toEventSummaryView(event),
     body: parseBody(event.rawBody),
     raw_body: event.rawBody,
+    confirmation: toConfirmationView(event),
     forced_replay:
       event.forcedReplay === undefined
         ? null
@@ -165,14 +170,15 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  * `pending` delivery due now: a new row, or its existing row reset (UNIQUE
  * (event_id, subscription_id); attempts kept), then one message per delivery.
  *
- * An `unconfirmed` event (the payment service contradicted it) is replayed only with
- * `"force": true`; who forced it (`operator`, else `admin`), from which address and when
+ * An `unconfirmed` event (the payment service contradicted it, or never confirmed it) or
+ * one still `awaiting_confirmation` is replayed only with `"force": true` (a replay would
+ * deliver money the service has not confirmed); who forced it (`operator`, else `admin`), from which address and when
  * is recorded on the event in the same transaction, and shown by `GET /admin/events/:id`
  * as `forced_replay`.
  *
  * @returns 202 `{ status: 'success', data: { event_id, delivery_ids } }`.
- * @throws {HttpError} 409 `event_unconfirmed` for an `unconfirmed` event without
- *   `"force": true`; 404 `not_found` (event, or the named subscription); 400
+ * @throws {HttpError} 409 `event_unconfirmed` for an `unconfirmed` or
+ *   `awaiting_confirmation` event without `"force": true`; 404 `not_found` (event, or the named subscription); 400
  *   `validation_failed` for a bad body or a disabled subscription; 415, 413.
  */
 export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
@@ -185,14 +191,15 @@ export async function replayEvent(request: IRequest, env: Env): Promise<Response
   const event = await foundEvent(request, env);
   const now = Date.now();
   let forced: ForcedReplay | undefined;
-  if (event.status === 'unconfirmed') {
-    // The payment service contradicted this money event: delivering it could make a
+  if (event.status === 'unconfirmed' || event.status === 'awaiting_confirmation') {
+    // The payment service has not confirmed this money event: delivering it could make a
     // subscriber ship goods or credit a wallet for money that never arrived.
     if (body?.value.force !== true) {
+      const state = event.status === 'unconfirmed' ? 'was not' : 'is not yet';
       throw new HttpError(
         409,
         'event_unconfirmed',
-        `Event ${JSON.stringify(event.eventId)} was not confirmed by the payment service; ` +
+        `Event ${JSON.stringify(event.eventId)} ${state} confirmed by the payment service; ` +
           'send {"force": true} to replay it anyway',
       );
     }
@@ -244,6 +251,17 @@ function toEventSummaryView(event: WebhookEventSummary | WebhookEventRecord) {
     status: event.status,
     received_at: new Date(event.receivedAt).toISOString(),
     reference: event.reference,
+  };
+}
+
+function toConfirmationView({ confirmation }: WebhookEventRecord) {
+  if (confirmation === undefined) return null;
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    reason: confirmation.reason,
+    checks: confirmation.checks,
+    checked_at: iso(confirmation.checkedAt),
+    next_check_at: iso(confirmation.nextCheckAt),
   };
 }
 
