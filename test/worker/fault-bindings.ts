@@ -13,7 +13,7 @@
  * expect(db.injected).toBe(1);
  * ```
  */
-import { vi } from 'vitest';
+import { expect, inject, vi } from 'vitest';
 import { fetchGateway, postJson, sandboxRequests, uniqueRequestId } from './helpers.ts';
 
 /** How a wrapper fails: how many matching calls, and whether the call ran first. */
@@ -283,8 +283,16 @@ export function faultyKv(kv: KVNamespace, plan: KvFaultPlan): FaultyKv {
 
 /** What the upstream does to a request picked by {@link UpstreamFaults.inject}. */
 export type UpstreamFault =
-  /** Answers `status`; with `processed` the request reached the upstream first (the answer is what got lost). */
-  | { readonly kind: 'status'; readonly status: number; readonly processed: boolean }
+  /**
+   * Answers `status`; with `processed` the request reached the upstream first (the answer
+   * is what got lost); with `retryAfter` the answer carries that `Retry-After` value.
+   */
+  | {
+      readonly kind: 'status';
+      readonly status: number;
+      readonly processed: boolean;
+      readonly retryAfter?: string;
+    }
   /** The upstream answers, then the connection closes after `afterBytes` bytes of the body. */
   | { readonly kind: 'cut-body'; readonly afterBytes: number }
   /**
@@ -360,7 +368,10 @@ export function faultyUpstream(): UpstreamFaults {
         if (fault.processed) await (await original(input, detached)).arrayBuffer();
         return Response.json(
           { status: 'error', message: 'Injected fault: bad gateway', code: 'internal_error' },
-          { status: fault.status },
+          {
+            status: fault.status,
+            headers: fault.retryAfter === undefined ? {} : { 'Retry-After': fault.retryAfter },
+          },
         );
       }
       case 'cut-body': {
@@ -402,6 +413,64 @@ export function faultyUpstream(): UpstreamFaults {
       await Promise.all(pending);
     },
   };
+}
+
+/**
+ * A timing fault rule of the sandbox (`POST /__sandbox/faults/rules`, docs/sandbox.md):
+ * what the payment service does to the requests, or the records, naming `reference`.
+ */
+export interface SandboxFaultRule {
+  readonly fault:
+    | 'error'
+    | 'error_then_commit'
+    | 'drop_then_commit'
+    | 'delay'
+    | 'visible_after'
+    | 'final_after'
+    | 'webhook_early';
+  /** Only requests and records naming this merchant reference (use one per test). */
+  readonly reference?: string;
+  /** `METHOD path` as in docs/endpoints.md, e.g. `GET /disbursements/verify/:reference`. */
+  readonly route?: string;
+  /** `error` / `error_then_commit`: the 5xx answered. @default 503 */
+  readonly status?: number;
+  /** Real milliseconds until the commit, the answer, the record's visibility or final state. */
+  readonly after_ms?: number;
+  /** Request faults: how many matching requests. @default 1 */
+  readonly times?: number;
+}
+
+/**
+ * Adds a fault rule to a sandbox over HTTP. Rules accumulate and act only on what names
+ * their reference, so tests in files running at the same time never see each other's.
+ *
+ * @param rule - the rule (a reference of the test's own, unless it is meant to be global).
+ * @param sandboxUrl - which sandbox. @default inject('sandboxUrl')
+ */
+export async function addSandboxFault(
+  rule: SandboxFaultRule,
+  sandboxUrl: string = inject('sandboxUrl'),
+): Promise<void> {
+  const res = await fetch(`${sandboxUrl}/__sandbox/faults/rules`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(rule),
+  });
+  expect(res.status, await res.text()).toBe(200);
+}
+
+/**
+ * The statuses the sandbox answered the POSTs sent under `requestId`, oldest first
+ * (`null` for a connection it dropped): every send of a retried money POST, so a test can
+ * count them and see which were refused.
+ */
+export async function sentStatuses(
+  requestId: string,
+  sandboxUrl: string = inject('sandboxUrl'),
+): Promise<(number | null)[]> {
+  return (await sandboxRequests(requestId, sandboxUrl))
+    .filter((entry) => entry.method === 'POST')
+    .map((entry) => entry.status);
 }
 
 /** Resolves after `ms` milliseconds. */

@@ -1,13 +1,20 @@
 /**
  * The proxy when the upstream fails mid-exchange: the connection closing in the middle
- * of the body, an answer after `UPSTREAM_TIMEOUT_MS`, a 5xx then a success. The faults
+ * of the body, an answer after `UPSTREAM_TIMEOUT_MS`, a 5xx then a success (a money POST's
+ * retry inside the settle window after such an answer is 409 in flight). The faults
  * sit between the real Worker and the real sandbox (`faultyUpstream`), keyed by request
  * id, so no other test file sees them (the fault sandbox's faults are global, and
  * test/worker/upstream.test.ts drives it). One request id per test, reused on retries:
  * the sandbox's log under it is everything the upstream saw.
  */
 import { describe, expect, it } from 'vitest';
-import { faultyUpstream, retriedRequest, sleep, upstreamCalls } from './fault-bindings.ts';
+import {
+  faultyUpstream,
+  type RetriedRequest,
+  retriedRequest,
+  sleep,
+  upstreamCalls,
+} from './fault-bindings.ts';
 import {
   errorBody,
   fetchGateway,
@@ -23,8 +30,22 @@ const TRANSFER = '/disbursements/initialize';
 // A read the gateway never caches, so every try reaches the sandbox.
 const COUNTS = '/refunds/count-by-status';
 const POST_TRANSFER = { method: 'POST', path: TRANSFER } as const;
-// 1 s lock (the larger of the lock timeout and twice the upstream timeout), 500 ms timeout.
+// 1 s lock (the larger of the lock timeout and twice the upstream timeout), 500 ms timeout,
+// so a 500 ms settle window after an ambiguous answer.
 const SHORT = { IDEMPOTENCY_LOCK_TIMEOUT_SEC: '1', UPSTREAM_TIMEOUT_MS: '500' };
+const SETTLE_MS = 500;
+
+/** A retry inside the settle window: 409 in flight, told to come back in a second. */
+async function expectSettling(res: Response): Promise<void> {
+  expect(res.status).toBe(409);
+  expect(res.headers.get('Retry-After')).toBe('1');
+  expect((await errorBody(res)).code).toBe('idempotency_key_in_flight');
+}
+
+/** Sends `request` again once the settle window of its ambiguous answer is over. */
+function afterSettleWindow(request: RetriedRequest): Promise<Response> {
+  return sleep(SETTLE_MS + 100).then(() => request.send(SHORT));
+}
 
 describe('proxy under upstream faults', () => {
   describe('connection closed mid-body', () => {
@@ -33,14 +54,15 @@ describe('proxy under upstream faults', () => {
       const transfer = retriedRequest();
       const id = transfer.requestId;
       upstream.inject(id, { kind: 'cut-body', afterBytes: 10 }, POST_TRANSFER);
-      const first = await transfer.send();
+      const first = await transfer.send(SHORT);
       expect(upstream.injected).toBe(1);
       expect(first.status).toBe(502);
       expect(await errorBody(first)).toMatchObject({
         code: 'upstream_unreachable',
         request_id: id,
       });
-      const retry = await transfer.send();
+      await expectSettling(await transfer.send(SHORT));
+      const retry = await afterSettleWindow(transfer);
       expect(retry.status).toBe(200);
       expect(retry.headers.get('Idempotent-Recovered')).toBe('true');
       expect(await retry.json()).toMatchObject({ data: { reference: transfer.body.reference } });
@@ -119,7 +141,7 @@ describe('proxy under upstream faults', () => {
       const id = transfer.requestId;
       // Refused before processing: nothing reaches the sandbox.
       upstream.inject(id, { kind: 'status', status: 503, processed: false }, POST_TRANSFER);
-      const first = await transfer.send();
+      const first = await transfer.send(SHORT);
       expect(first.status).toBe(503);
       expect(await first.json()).toMatchObject({
         status: 'error',
@@ -127,7 +149,9 @@ describe('proxy under upstream faults', () => {
         upstream: { status: 503 },
       });
       expect(await sandboxRequests(id)).toEqual([]);
-      const retry = await transfer.send();
+      await expectSettling(await transfer.send(SHORT));
+      expect(await sandboxRequests(id)).toEqual([]);
+      const retry = await afterSettleWindow(transfer);
       expect(retry.status).toBe(200);
       expect(retry.headers.get('Idempotent-Recovered')).toBeNull();
       expect(await upstreamCalls(id)).toEqual([transfer.lookup, transfer.sent]);
@@ -138,8 +162,9 @@ describe('proxy under upstream faults', () => {
       const transfer = retriedRequest();
       const id = transfer.requestId;
       upstream.inject(id, { kind: 'status', status: 502, processed: true }, POST_TRANSFER);
-      expect((await transfer.send()).status).toBe(502);
-      const retry = await transfer.send();
+      expect((await transfer.send(SHORT)).status).toBe(502);
+      await expectSettling(await transfer.send(SHORT));
+      const retry = await afterSettleWindow(transfer);
       expect(retry.status).toBe(200);
       expect(retry.headers.get('Idempotent-Recovered')).toBe('true');
       expect(await upstreamCalls(id)).toEqual([transfer.sent, transfer.lookup]);

@@ -13,6 +13,7 @@ import {
   type IdempotencyClaim,
   purgeExpiredIdempotencyKeys,
   releaseIdempotencyKey,
+  settleIdempotencyLock,
 } from '../../worker/db/idempotency-keys.ts';
 
 const NOW = 1_900_000_000_000;
@@ -198,6 +199,41 @@ describe('idempotency-keys (D1)', () => {
       expect(await completeIdempotencyKey(env.DB, first, stored)).toBe(false);
       const again = await claimIdempotencyKey(env.DB, { ...first, now: NOW + 6 });
       expect(again.kind).toBe('taken_over');
+    });
+  });
+
+  describe('settleIdempotencyLock', () => {
+    it('should keep a held claim locked until the end of the window, then let it be taken over', async () => {
+      const first = claim({ lockedUntil: NOW + 1000 });
+      await claimIdempotencyKey(env.DB, first);
+      // Longer than the lock it replaces: a settle window may outlast the claim's lock.
+      expect(await settleIdempotencyLock(env.DB, first, NOW + 5000)).toBe(true);
+      const record = await findIdempotencyKey(env.DB, first.caller, 'key-1');
+      expect(record?.state).toBe('in_flight');
+      expect(record?.lockedUntil).toBe(NOW + 5000);
+      expect(await completeIdempotencyKey(env.DB, first, stored)).toBe(false);
+      const early = await claimIdempotencyKey(env.DB, { ...first, now: NOW + 4999 });
+      expect(early.kind).toBe('existing');
+      const late = await claimIdempotencyKey(env.DB, { ...first, now: NOW + 5000 });
+      expect(late.kind).toBe('taken_over');
+    });
+
+    it('should change the fencing token even when the window ends with the held lock', async () => {
+      const first = claim();
+      await claimIdempotencyKey(env.DB, first);
+      expect(await settleIdempotencyLock(env.DB, first, first.lockedUntil)).toBe(true);
+      expect(await completeIdempotencyKey(env.DB, first, stored)).toBe(false);
+      expect((await findIdempotencyKey(env.DB, first.caller, 'key-1'))?.lockedUntil).toBe(
+        first.lockedUntil + 1,
+      );
+    });
+
+    it('should do nothing for a lock no longer held', async () => {
+      const first = claim();
+      await claimIdempotencyKey(env.DB, first);
+      await completeIdempotencyKey(env.DB, first, stored);
+      expect(await settleIdempotencyLock(env.DB, first, NOW + 5000)).toBe(false);
+      expect((await findIdempotencyKey(env.DB, first.caller, 'key-1'))?.state).toBe('completed');
     });
   });
 

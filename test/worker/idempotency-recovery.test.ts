@@ -309,11 +309,22 @@ describe('idempotency stage', () => {
     it('should keep the claim after a 502 and verify before resending on retry', async () => {
       const body = transferBody();
       const key = crypto.randomUUID();
-      const failed = await fetchGateway(keyed(TRANSFER, body, key, uniqueRequestId()), UNREACHABLE);
+      // A 500 ms upstream timeout: the settle window after the 502 is 500 ms.
+      const short = { UPSTREAM_TIMEOUT_MS: '500', IDEMPOTENCY_LOCK_TIMEOUT_SEC: '1' };
+      const failed = await fetchGateway(keyed(TRANSFER, body, key, uniqueRequestId()), {
+        ...UNREACHABLE,
+        ...short,
+      });
       expect(failed.status).toBe(502);
       expect((await findIdempotencyKey(env.DB, CALLER_NAME, key))?.state).toBe('in_flight');
+      const earlyId = uniqueRequestId();
+      const early = await fetchGateway(keyed(TRANSFER, body, key, earlyId), short);
+      expect(early.status).toBe(409);
+      expect((await errorBody(early)).code).toBe('idempotency_key_in_flight');
+      expect(await reachedUpstream(earlyId)).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 600));
       const requestId = uniqueRequestId();
-      const retry = await fetchGateway(keyed(TRANSFER, body, key, requestId));
+      const retry = await fetchGateway(keyed(TRANSFER, body, key, requestId), short);
       expect(retry.status).toBe(200);
       expect(await reachedUpstream(requestId)).toEqual([
         `GET /disbursements/verify/${body.reference}`,
