@@ -89,50 +89,64 @@ describe('confirmation', () => {
       ]);
     });
 
-    it('should store a charge_success for an unknown payment as unconfirmed, undelivered', async () => {
+    it('should store a charge_success for an unknown payment as awaiting confirmation, undelivered, checked again 10 s later', async () => {
       await createReceiverSubscription({ eventTypes: ['charge_success'] });
       const eventId = await ingestCharge(`conf_unknown_${crypto.randomUUID()}`, ON);
-      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('unconfirmed');
+      const stored = await findWebhookEvent(env.DB, eventId);
+      expect(stored?.status).toBe('awaiting_confirmation');
+      expect(stored?.confirmation).toMatchObject({ reason: 'record not found', checks: 1 });
+      expect(stored?.confirmation?.nextCheckAt).toBe((stored?.receivedAt ?? 0) + 10_000);
       expect(await deliveriesOf(eventId)).toBe(0);
     });
 
-    it.each([
-      ['a dot segment', '..'],
-      ['a reference the service refuses to look up', `conf ${'x'.repeat(200)}`],
-    ])(
-      'should store a charge_success whose reference is %s as unconfirmed (200, not 503)',
-      async (_name, reference) => {
-        const eventId = await ingestCharge(reference, ON);
-        expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('unconfirmed');
-        expect(await deliveriesOf(eventId)).toBe(0);
-      },
-    );
+    it('should store a charge_success whose reference is a dot segment as unconfirmed at once (200, not 503)', async () => {
+      const eventId = await ingestCharge('..', ON);
+      const stored = await findWebhookEvent(env.DB, eventId);
+      expect(stored?.status).toBe('unconfirmed');
+      expect(stored?.confirmation?.reason).toBe('the service cannot look reference up');
+      expect(await deliveriesOf(eventId)).toBe(0);
+    });
 
-    it('should store a charge_success for a still-processing payment as unconfirmed', async () => {
+    it('should keep waiting for a reference the service answers 404 to, however odd', async () => {
+      const eventId = await ingestCharge(`conf ${'x'.repeat(200)}`, ON);
+      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('awaiting_confirmation');
+      expect(await deliveriesOf(eventId)).toBe(0);
+    });
+
+    it('should store a charge_success for a still-processing payment as awaiting confirmation', async () => {
       await createReceiverSubscription({ eventTypes: ['charge_success'] });
       const reference = await createPayment();
       const eventId = await ingestCharge(reference, ON);
-      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('unconfirmed');
+      const stored = await findWebhookEvent(env.DB, eventId);
+      expect(stored?.status).toBe('awaiting_confirmation');
+      expect(stored?.confirmation?.reason).toBe('status processing');
       expect(await deliveriesOf(eventId)).toBe(0);
     });
 
-    it('should store a charge_success whose amount disagrees as unconfirmed', async () => {
+    it('should store a charge_success whose amount disagrees as unconfirmed, with the reason', async () => {
       await createReceiverSubscription({ eventTypes: ['charge_success'] });
       const reference = await createPayment();
       await completePayment(reference);
       const eventId = await ingestCharge(reference, ON, 5000.01);
-      expect((await findWebhookEvent(env.DB, eventId))?.status).toBe('unconfirmed');
+      const stored = await findWebhookEvent(env.DB, eventId);
+      expect(stored?.status).toBe('unconfirmed');
+      expect(stored?.confirmation).toMatchObject({
+        reason: "amount 5000.01 differs from the record's 5000.00",
+        nextCheckAt: null,
+      });
       expect(await deliveriesOf(eventId)).toBe(0);
     });
 
-    it('should store a direct_debit_success for an unknown debit as unconfirmed', async () => {
+    it('should store a direct_debit_success for an unknown debit as awaiting confirmation', async () => {
       const event = envelope({
         event_type: 'direct_debit_success',
         data: { payment_reference: `dd_${crypto.randomUUID()}`, debit_amount: 10 },
       });
       const res = await fetchGateway(await webhookRequest(JSON.stringify(event)), ON);
       expect(res.status).toBe(200);
-      expect((await findWebhookEvent(env.DB, String(event.event_id)))?.status).toBe('unconfirmed');
+      expect((await findWebhookEvent(env.DB, String(event.event_id)))?.status).toBe(
+        'awaiting_confirmation',
+      );
     });
 
     it('should fan out a charge_success without any lookup when CONFIRM_MONEY_EVENTS is false', async () => {
@@ -161,16 +175,22 @@ describe('confirmation', () => {
       expect(await sandboxRequests(requestId)).toEqual([]);
     });
 
-    it('should answer 503 with Retry-After and store nothing when the upstream is unreachable', async () => {
+    it('should store the event as awaiting confirmation (200) when the upstream is unreachable', async () => {
       const event = envelope({ data: { reference: 'pay_x', amount: 1 } });
       const res = await fetchGateway(await webhookRequest(JSON.stringify(event)), {
         ...ON,
         UPSTREAM_BASE_URL: 'http://127.0.0.1:1',
       });
-      expect(res.status).toBe(503);
-      expect(res.headers.get('Retry-After')).toBe('60');
-      expect(await res.json()).toMatchObject({ code: 'upstream_unreachable' });
-      expect(await findWebhookEvent(env.DB, String(event.event_id))).toBeUndefined();
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        status: 'success',
+        event_id: event.event_id,
+        duplicate: false,
+      });
+      const stored = await findWebhookEvent(env.DB, String(event.event_id));
+      expect(stored?.status).toBe('awaiting_confirmation');
+      expect(stored?.confirmation?.reason).toMatch(/^the service could not answer: /);
+      expect(await deliveriesOf(String(event.event_id))).toBe(0);
     });
   });
 });

@@ -4,7 +4,8 @@
  * real Worker ingests that exact envelope, confirms it against the real verify endpoint
  * through the SDK, stores it `confirmed` and fans it out; the Worker's queue handler
  * delivers it and the recording subscriber receives it. A forged event for an unknown
- * reference of each kind stays `unconfirmed`, with no delivery.
+ * reference of each kind waits `awaiting_confirmation` (the record may only be late), one
+ * with another amount is `unconfirmed` at once; neither is delivered.
  */
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -207,7 +208,7 @@ describe('money events', () => {
       ]);
     });
 
-    it('should stay unconfirmed and undelivered when forged for an unknown record', async () => {
+    it('should await confirmation, undelivered, when forged for an unknown record', async () => {
       await createReceiverSubscription({ eventTypes: [kind] });
       const real = await emittedFor(kind);
       const forged = {
@@ -221,9 +222,31 @@ describe('money events', () => {
         ),
       };
       if (kind === 'virtual_account_credit') forged.data.transaction_id = 'vat_forged';
-      await ingest(JSON.stringify(forged), uniqueRequestId());
-      expect((await findWebhookEvent(env.DB, forged.event_id))?.status).toBe('unconfirmed');
+      const queue = await ingest(JSON.stringify(forged), uniqueRequestId());
+      const stored = await findWebhookEvent(env.DB, forged.event_id);
+      expect(stored?.status).toBe('awaiting_confirmation');
+      expect(stored?.confirmation?.reason).toBe('record not found');
       expect(await listEventDeliveries(env.DB, forged.event_id)).toEqual([]);
+      expect(queue.batches.flat()).toEqual([
+        { body: { kind: 'confirm', eventId: forged.event_id, check: 1 }, delaySeconds: 10 },
+      ]);
+    });
+
+    it('should be unconfirmed at once, undelivered, when forged with another amount', async () => {
+      await createReceiverSubscription({ eventTypes: [kind] });
+      const real = await emittedFor(kind);
+      const field = MONEY_EVENTS[kind]?.amount ?? 'amount';
+      const forged = {
+        ...real,
+        event_id: `evt_forged_${crypto.randomUUID()}`,
+        data: { ...real.data, [field]: 999_999.99 },
+      };
+      const queue = await ingest(JSON.stringify(forged), uniqueRequestId());
+      const stored = await findWebhookEvent(env.DB, forged.event_id);
+      expect(stored?.status).toBe('unconfirmed');
+      expect(stored?.confirmation?.reason).toMatch(/^amount 999999\.99 differs from the record's /);
+      expect(await listEventDeliveries(env.DB, forged.event_id)).toEqual([]);
+      expect(queue.batches).toEqual([]);
     });
   });
 });

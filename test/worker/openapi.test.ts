@@ -415,7 +415,7 @@ describe('GET /openapi.json', () => {
       expect(query.map((p) => p.name)).toEqual(entriesOf(EventListQuerySchema).keys);
       expect(query.every((p) => p.required === false)).toBe(true);
       expect(query.find((p) => p.name === 'status')?.schema).toMatchObject({
-        enum: ['received', 'confirmed', 'unconfirmed'],
+        enum: ['received', 'awaiting_confirmation', 'confirmed', 'unconfirmed'],
       });
       expect(query.find((p) => p.name === 'from')?.schema).toMatchObject({ format: 'date-time' });
       expect(list.description).toBe('Rule: Expected `to` to be later than `from`.');

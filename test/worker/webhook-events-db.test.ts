@@ -109,11 +109,12 @@ describe('webhook-events (D1)', () => {
   });
 
   describe('migration', () => {
-    it('should create the listing indexes on type, status, reference and date', async () => {
+    it('should create the listing indexes on type, status, reference and date, and the due checks', async () => {
       const { results } = await env.DB.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'webhook_events' AND name NOT LIKE 'sqlite_%' ORDER BY name",
       ).all<{ name: string }>();
       expect(results.map((row) => row.name)).toEqual([
+        'webhook_events_next_check',
         'webhook_events_received',
         'webhook_events_reference_received',
         'webhook_events_status_received',
