@@ -2,16 +2,24 @@
 // deployed: the sandbox emulator on 127.0.0.1:8788 and the gateway (wrangler dev, local
 // D1 and KV, migrations applied) on 127.0.0.1:8787 in front of it, and the example
 // webhook receiver (examples/receiver) on 127.0.0.1:8789, subscribed through the admin API.
+// It also fires wrangler.toml's cron triggers on their schedule (scripts/local-cron.ts),
+// which wrangler dev does not do by itself.
 // The tokens and credentials it uses are listed in docs/sandbox.md, "Local defaults".
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { startSandboxServer } from '../cli/sandbox-server.ts';
 import { type Receiver, startReceiver } from '../examples/receiver/server.ts';
+import {
+  applyLocalMigrations,
+  gatewayDevArgs,
+  QUIET_ENV,
+  ROOT as root,
+  WRANGLER as wrangler,
+} from './gateway-dev.ts';
+import { type LocalCron, readCrons, startLocalCron } from './local-cron.ts';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const HOST = '127.0.0.1';
 // Overridable so the end-to-end test can run the same stack beside a developer's.
 const GATEWAY_PORT = Number(process.env.EDGEPAY_GATEWAY_PORT ?? 8787);
@@ -22,19 +30,20 @@ const receiverUrl = `http://${HOST}:${RECEIVER_PORT}/`;
 const RECEIVER_DESCRIPTION = 'example receiver (npm start)';
 const gatewayUrl = `http://${HOST}:${GATEWAY_PORT}`;
 const sandboxUrl = `http://${HOST}:${SANDBOX_PORT}`;
-const wrangler = join(root, 'node_modules', '.bin', 'wrangler');
 // The end-to-end test runs with the committed defaults and its own local state.
 const varsFile = process.env.EDGEPAY_VARS_FILE ?? join(root, '.dev.vars');
 const persistTo = process.env.EDGEPAY_PERSIST_TO;
-const persistArgs = persistTo === undefined ? [] : ['--persist-to', persistTo];
-// No prompts, no telemetry, no update checks: the machine may have no network.
-const quietEnv = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: 'false',
-  WRANGLER_SEND_ERROR_REPORTS: 'false',
-  NO_UPDATE_NOTIFIER: '1',
-  CI: process.env.CI ?? 'true',
-};
+// Tests only: run the cron triggers this often (milliseconds) instead of on their schedule.
+const cronIntervalMs = readCronInterval(process.env.EDGEPAY_CRON_INTERVAL_MS);
+
+function readCronInterval(text: string | undefined): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 100) {
+    throw new Error(`EDGEPAY_CRON_INTERVAL_MS must be a whole number of milliseconds >= 100`);
+  }
+  return ms;
+}
 
 /** The local secrets, creating `.dev.vars` from the example when it is missing. */
 function loadDevVars(): NodeJS.Dict<string> {
@@ -52,24 +61,6 @@ function callerTokens(vars: NodeJS.Dict<string>): string {
   } catch {
     return 'GATEWAY_CALLERS in .dev.vars is not valid JSON';
   }
-}
-
-function applyMigrations(): void {
-  const result = spawnSync(
-    wrangler,
-    ['d1', 'migrations', 'apply', 'DB', '--local', ...persistArgs],
-    {
-      cwd: root,
-      env: quietEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      encoding: 'utf8',
-    },
-  );
-  if (result.status !== 0) {
-    console.error(result.stdout, result.stderr);
-    throw new Error(`wrangler d1 migrations apply failed with status ${result.status}`);
-  }
-  console.log('start: D1 migrations applied (local)');
 }
 
 async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<void> {
@@ -132,7 +123,15 @@ async function subscribeReceiver(vars: NodeJS.Dict<string>): Promise<Subscriptio
   return (await admin(vars, 'POST', `/${mine.id}/rotate-secret`)) as SubscriptionAnswer;
 }
 
-function banner(vars: NodeJS.Dict<string>): string {
+/** The banner's line about the cron triggers `npm start` runs itself. */
+function cronLine(cron: LocalCron): string {
+  if (cron.running.length === 0) return 'none runs locally (see the errors above)';
+  const when =
+    cronIntervalMs === undefined ? 'on its schedule (UTC)' : `every ${cronIntervalMs} ms (test)`;
+  return `${cron.running.join(', ')} runs locally ${when}: idempotency purge, relay sweeper`;
+}
+
+function banner(vars: NodeJS.Dict<string>, cron: LocalCron): string {
   return `
 edgepay is running (sandbox money only)
 
@@ -143,6 +142,7 @@ edgepay is running (sandbox money only)
             opening balance 1,000,000.00 NGN; controls under ${sandboxUrl}/__sandbox/
   webhooks  sandbox -> ${gatewayUrl}/webhooks (signed with the merchant secret)
   receiver  ${receiverUrl}     examples/receiver, prints each verified delivery here
+  cron      ${cronLine(cron)}
 
   Try: curl -s ${gatewayUrl}/banks -H 'Authorization: Bearer <gateway token>'
   The README has the whole curl session. Ctrl-C stops everything.
@@ -151,7 +151,8 @@ edgepay is running (sandbox money only)
 
 async function main(): Promise<void> {
   const vars = loadDevVars();
-  applyMigrations();
+  applyLocalMigrations(persistTo);
+  console.log('start: D1 migrations applied (local)');
   const sandbox = await startSandboxServer({
     ...(vars.UPSTREAM_KEY_ID === undefined ? {} : { keyId: vars.UPSTREAM_KEY_ID }),
     ...(vars.UPSTREAM_SECRET === undefined ? {} : { secret: vars.UPSTREAM_SECRET }),
@@ -163,32 +164,16 @@ async function main(): Promise<void> {
   console.log(`start: sandbox listening on ${sandbox.url}`);
   const gateway = spawn(
     wrangler,
-    [
-      'dev',
-      '--ip',
-      HOST,
-      '--port',
-      String(GATEWAY_PORT),
-      '--env-file',
-      varsFile,
-      // Local mode, explicitly: wrangler.toml's own settings are production's.
-      '--var',
-      'GATEWAY_MODE:local',
-      '--var',
-      `UPSTREAM_BASE_URL:${sandboxUrl}`,
-      // Local subscribers (e.g. examples/receiver on 127.0.0.1) may receive webhooks.
-      '--var',
-      'ALLOW_LOCAL_SUBSCRIBERS:true',
-      '--show-interactive-dev-session=false',
-      ...persistArgs,
-    ],
-    { cwd: root, env: quietEnv, stdio: ['ignore', 'inherit', 'inherit'] },
+    gatewayDevArgs({ host: HOST, port: GATEWAY_PORT, varsFile, sandboxUrl, persistTo }),
+    { cwd: root, env: QUIET_ENV, stdio: ['ignore', 'inherit', 'inherit'] },
   );
   let stopping = false;
   let receiver: Receiver | undefined;
+  let cron: LocalCron | undefined;
   const stop = async (code: number): Promise<void> => {
     if (stopping) return;
     stopping = true;
+    cron?.stop();
     gateway.kill('SIGTERM');
     await Promise.all([sandbox.close(), receiver?.close()]);
     process.exit(code);
@@ -216,7 +201,16 @@ async function main(): Promise<void> {
     console.error('start: receiver:', error instanceof Error ? error.message : error);
     await stop(1);
   }
-  console.log(banner(vars));
+  // wrangler dev never fires cron triggers itself ("not automatically triggered during
+  // local development"): without this the local relay would never heal a lost delivery.
+  cron = startLocalCron({
+    gatewayUrl,
+    crons: readCrons(join(root, 'wrangler.toml')),
+    intervalMs: cronIntervalMs,
+    log: (line) => console.log(`start: ${line}`),
+    error: (line) => console.error(`start: ${line}`),
+  });
+  console.log(banner(vars, cron));
 }
 
 main().catch((error: unknown) => {

@@ -21,6 +21,18 @@ export interface StackPorts {
   readonly receiver: number;
 }
 
+/** Options of {@link startNpmStart}. */
+export interface NpmStartOptions {
+  /**
+   * The local state folder (`EDGEPAY_PERSIST_TO`), owned by the caller and kept on stop, so
+   * a second stack can start on the state of the first. @default a temporary folder of its
+   * own, removed on stop
+   */
+  readonly persistTo?: string;
+  /** More environment for `scripts/start.ts`, e.g. `EDGEPAY_CRON_INTERVAL_MS`. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /** A running stack. */
 export interface NpmStartStack {
   /** `http://127.0.0.1:<gateway port>`. */
@@ -29,7 +41,7 @@ export interface NpmStartStack {
   readonly sandboxUrl: string;
   /** Everything the stack printed so far (stdout and stderr), the banner included. */
   output(): string;
-  /** Stops the stack (SIGTERM, awaited) and removes its local state. */
+  /** Stops the stack (SIGTERM, awaited) and removes its local state unless the caller gave it. */
   stop(): Promise<void>;
 }
 
@@ -38,16 +50,23 @@ export interface NpmStartStack {
  *
  * @param ports - the gateway's, the sandbox's and the example receiver's ports.
  * @param timeoutMs - how long the start may take (wrangler dev's first start included).
+ * @param options - a local state folder to start on and keep, more environment.
  * @returns the stack, ready.
  * @throws {Error} with the stack's output when it exits or is not ready in time (it is
  *   stopped then).
  */
-export async function startNpmStart(ports: StackPorts, timeoutMs = 90_000): Promise<NpmStartStack> {
-  const state = mkdtempSync(join(tmpdir(), 'edgepay-e2e-'));
+export async function startNpmStart(
+  ports: StackPorts,
+  timeoutMs = 90_000,
+  options: NpmStartOptions = {},
+): Promise<NpmStartStack> {
+  const ownState = options.persistTo === undefined;
+  const state = options.persistTo ?? mkdtempSync(join(tmpdir(), 'edgepay-e2e-'));
   const child = spawn(process.execPath, [join(root, 'scripts', 'start.ts')], {
     cwd: root,
     env: {
       ...process.env,
+      ...options.env,
       EDGEPAY_GATEWAY_PORT: String(ports.gateway),
       EDGEPAY_SANDBOX_PORT: String(ports.sandbox),
       EDGEPAY_RECEIVER_PORT: String(ports.receiver),
@@ -63,7 +82,7 @@ export async function startNpmStart(ports: StackPorts, timeoutMs = 90_000): Prom
       child.kill('SIGTERM');
       await exited;
     }
-    rmSync(state, { recursive: true, force: true });
+    if (ownState) rmSync(state, { recursive: true, force: true });
   };
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start not ready:\n${output}`)), timeoutMs);
