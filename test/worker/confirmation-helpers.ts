@@ -64,14 +64,18 @@ export interface Envelope {
   data: Record<string, unknown>;
 }
 
-/** The envelope of `type` the sandbox emitted whose data names `value` (newest first). */
-export async function emitted(type: string, value: string): Promise<Envelope> {
+/** The newest (or `oldest`) envelope of `type` the sandbox emitted whose data names `value`. */
+export async function emitted(
+  type: string,
+  value: string,
+  which: 'newest' | 'oldest' = 'newest',
+): Promise<Envelope> {
   const res = await fetch(`${SANDBOX()}/__sandbox/webhooks`);
   const json = (await res.json()) as { data: Array<{ body: Envelope }> };
-  const found = json.data
-    .map((record) => record.body)
-    .reverse()
-    .find((e) => e.event_type === type && Object.values(e.data).includes(value));
+  const bodies = json.data.map((record) => record.body);
+  const found = (which === 'newest' ? bodies.reverse() : bodies).find(
+    (e) => e.event_type === type && Object.values(e.data).includes(value),
+  );
   if (found === undefined) throw new Error(`the sandbox emitted no ${type} for ${value}`);
   return found;
 }
