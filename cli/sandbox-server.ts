@@ -72,6 +72,8 @@ export async function startSandboxServer(
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(timer);
+        // Pending deferred commits and webhook retries die with the server.
+        sandbox.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -98,7 +100,8 @@ async function handle(sandbox: Sandbox, req: IncomingMessage, res: ServerRespons
     response = await sandbox.fetch(request);
   } catch (error) {
     if (error instanceof ConnectionDroppedError) {
-      // Fault injection: the request may have been processed, but the caller never sees an answer.
+      // Fault injection: the request was processed, or will be (drop_then_commit), but the
+      // caller never sees an answer.
       req.socket.destroy();
       return;
     }

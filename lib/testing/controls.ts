@@ -73,15 +73,25 @@ export function creditControl(ctx: RequestContext): Response {
   return json({ status: 'success', message: 'Virtual account credited', data });
 }
 
-/** `POST /__sandbox/faults`: replaces the fault configuration (`{}` clears it). */
+/**
+ * `POST /__sandbox/faults`: replaces the rate-based fault configuration. `{}` (or an
+ * empty body) clears every fault: the rates, the variant and the timing fault rules of
+ * `POST /__sandbox/faults/rules` (records they already hide or hold keep their windows).
+ */
 export function faultsControl(ctx: RequestContext): Response {
-  ctx.core.state.faults = faultConfig(readControlBody(ctx, FaultsControlSchema));
+  const body = readControlBody(ctx, FaultsControlSchema);
+  ctx.core.state.faults = faultConfig(body);
+  if (Object.keys(body).length === 0) {
+    ctx.core.state.faultRules = [];
+    ctx.core.state.recordFaults.clear();
+  }
   return json({ status: 'success', message: 'Faults set', data: faultView(ctx.core.state.faults) });
 }
 
 /**
- * `POST /__sandbox/reset`: empties all state (balance, clock offset, faults, webhook
- * log, request log).
+ * `POST /__sandbox/reset`: empties all state (balance, clock offset, faults and fault
+ * rules, webhook log and retry schedule, request log) and cancels pending deferred
+ * commits, read lags and webhook retries.
  */
 export function resetControl(ctx: RequestContext): Response {
   ctx.core.reset();
@@ -105,6 +115,8 @@ export function stateControl(ctx: RequestContext): Response {
       virtual_account_transactions: state.virtualAccountTransactions.length,
       webhooks: state.webhooks.length,
       pending_jobs: state.jobs.length,
+      fault_rules: state.faultRules.length,
+      pending_timers: ctx.core.timers.pending(),
     },
   });
 }

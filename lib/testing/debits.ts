@@ -6,6 +6,7 @@ import type { SandboxCore } from './core.ts';
 import { duplicateReference, invalidField, notFound, SandboxHttpError } from './http-error.ts';
 import { sameEmail } from './lists.ts';
 import { findMandate } from './mandates.ts';
+import { beforeChange, recordCreated, shown } from './record-faults.ts';
 import { param, type RequestContext, readJsonBody } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { DebitRecord, MandateRecord } from './state.ts';
@@ -60,6 +61,7 @@ export function createDebit(ctx: RequestContext): Response {
     updatedAt: now,
   };
   core.state.debits.set(debit.paymentReference, debit);
+  recordCreated(core, 'debit', debit.paymentReference);
   core.schedule(now + core.options.settleAfterMs, 'debit.settle', debit.paymentReference);
   return json({
     status: 'success',
@@ -74,7 +76,8 @@ export function createDebit(ctx: RequestContext): Response {
  * @throws 404 `not_found`.
  */
 export function debitStatus(ctx: RequestContext): Response {
-  const debit = ctx.core.state.debits.get(param(ctx, 'payment_reference'));
+  const reference = param(ctx, 'payment_reference');
+  const debit = shown(ctx.core, 'debit', reference, ctx.core.state.debits.get(reference));
   if (debit === undefined) throw notFound('Debit not found');
   return json({ status: 'success', data: debitView(debit, true) });
 }
@@ -113,6 +116,7 @@ export function settleDebit(core: SandboxCore, reference: string, at: number): v
   const debit = core.state.debits.get(reference);
   if (debit === undefined || debit.status !== 'processing') return;
   const failed = debit.amountMinor % 100 === FAILING_DEBIT_CENTS;
+  beforeChange(core, 'debit', debit.paymentReference, debit);
   debit.status = failed ? 'failed' : 'success';
   debit.updatedAt = at;
   if (!failed) creditBalance(core, debit.amountMinor);

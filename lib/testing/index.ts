@@ -24,6 +24,22 @@ export interface Sandbox {
    * server every 250 ms); tests `await` it before asserting webhook deliveries.
    */
   tick(): Promise<void>;
+  /**
+   * Waits until every timing window of the fault rules has closed (docs/sandbox.md,
+   * "Timing faults"): deferred commits (`error_then_commit`, `drop_then_commit`)
+   * processed, `visible_after` and `webhook_early` lags over, `final_after` settlements
+   * and `delay`ed requests done, including windows those opened; then settles what is due
+   * and waits for the webhook deliveries in flight. Real time passes while it waits (at
+   * most the longest `after_ms`); it does not wait for webhook retries. Lets an in-process
+   * test assert before and after a window without sleeping.
+   */
+  idle(): Promise<void>;
+  /**
+   * Cancels every pending timer: deferred commits never run, read lags are left as they
+   * are, webhook retries stop, held requests resume. Servers call it when they stop. The
+   * timers never keep a process alive anyway, except a held request, as a request would.
+   */
+  close(): void;
 }
 
 /**
@@ -66,6 +82,14 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     async tick() {
       settleDue(core);
       await core.flush();
+    },
+    async idle() {
+      await core.timers.idle();
+      settleDue(core);
+      await core.flush();
+    },
+    close() {
+      core.timers.close();
     },
   };
 }

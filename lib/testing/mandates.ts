@@ -6,6 +6,7 @@ import {
 } from '../schemas/direct-debits.ts';
 import type { SandboxCore } from './core.ts';
 import { invalidField, notFound, SandboxHttpError } from './http-error.ts';
+import { beforeChange, recordCreated, shown } from './record-faults.ts';
 import { param, type RequestContext, readJsonBody } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { MandateRecord } from './state.ts';
@@ -42,6 +43,7 @@ export function createMandate(ctx: RequestContext): Response {
     updatedAt: now,
   };
   core.state.mandates.set(mandate.mandateReference, mandate);
+  recordCreated(core, 'mandate', mandate.mandateReference);
   const { updated_at: _, ...view } = mandateView(mandate);
   return json({ status: 'success', message: 'Mandate created', data: view });
 }
@@ -112,6 +114,7 @@ export function validateActivation(ctx: RequestContext): Response {
     );
   }
   const now = core.now();
+  beforeChange(core, 'mandate', mandate.mandateReference, mandate);
   mandate.status = 'active';
   mandate.updatedAt = now;
   core.emit({
@@ -140,10 +143,10 @@ export function validateActivation(ctx: RequestContext): Response {
  * @throws 404 `not_found`.
  */
 export function retrieveMandate(ctx: RequestContext): Response {
-  return json({
-    status: 'success',
-    data: mandateView(findMandate(ctx.core, param(ctx, 'mandate_reference'))),
-  });
+  const reference = param(ctx, 'mandate_reference');
+  const mandate = shown(ctx.core, 'mandate', reference, ctx.core.state.mandates.get(reference));
+  if (mandate === undefined) throw notFound('Mandate not found');
+  return json({ status: 'success', data: mandateView(mandate) });
 }
 
 /**

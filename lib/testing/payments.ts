@@ -11,6 +11,7 @@ import type { SandboxCore } from './core.ts';
 import { paymentFeeMinor } from './fees.ts';
 import { duplicateReference, notFound, SandboxHttpError } from './http-error.ts';
 import { listPage, pageFields, sameEmail } from './lists.ts';
+import { beforeChange, recordCreated, shown, shownAll } from './record-faults.ts';
 import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { PaymentRecord } from './state.ts';
@@ -52,6 +53,7 @@ export function initializePayment(ctx: RequestContext): Response {
     updatedAt: now,
     expiresAt: now + CHECKOUT_WINDOW_MS,
   });
+  recordCreated(core, 'payment', reference);
   core.schedule(now + CHECKOUT_WINDOW_MS, 'payment.expire', reference);
   const base = core.options.publicBaseUrl ?? ctx.url.origin;
   return json({
@@ -68,7 +70,7 @@ export function initializePayment(ctx: RequestContext): Response {
  * @throws 404 `not_found`.
  */
 export function verifyPayment(ctx: RequestContext): Response {
-  const payment = findPayment(ctx.core, param(ctx, 'reference'));
+  const payment = findShownPayment(ctx.core, param(ctx, 'reference'));
   const view = paymentView(payment, false);
   if (ctx.core.state.faults.variant === 'flat') {
     return json({ ...view, message: 'Payment retrieved' });
@@ -80,7 +82,7 @@ export function verifyPayment(ctx: RequestContext): Response {
 export function listTransactions(ctx: RequestContext): Response {
   const query = readQuery(ctx, ListTransactionsQuerySchema);
   const page = listPage(
-    ctx.core.state.payments.values(),
+    shownAll(ctx.core, 'payment', ctx.core.state.payments.values(), (p) => p.reference),
     query,
     (p) =>
       (query.status === undefined || p.status === query.status) &&
@@ -101,6 +103,18 @@ export function listTransactions(ctx: RequestContext): Response {
  */
 export function findPayment(core: SandboxCore, reference: string): PaymentRecord {
   const payment = core.state.payments.get(reference);
+  if (payment === undefined) throw notFound('Payment not found');
+  return payment;
+}
+
+/**
+ * Looks a payment up as reads see it (record-faults.ts: hidden or lagging under a
+ * timing fault).
+ *
+ * @throws {SandboxHttpError} 404 `not_found` "Payment not found".
+ */
+export function findShownPayment(core: SandboxCore, reference: string): PaymentRecord {
+  const payment = shown(core, 'payment', reference, core.state.payments.get(reference));
   if (payment === undefined) throw notFound('Payment not found');
   return payment;
 }
@@ -130,6 +144,7 @@ export function completePayment(
     );
   }
   const now = core.now();
+  beforeChange(core, 'payment', payment.reference, payment);
   payment.status = outcome;
   payment.updatedAt = now;
   payment.paymentMethod = method ?? (outcome === 'abandoned' ? null : 'card');

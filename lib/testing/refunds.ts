@@ -5,7 +5,8 @@ import { creditBalance, debitBalance } from './balance.ts';
 import type { SandboxCore } from './core.ts';
 import { invalidField, notFound, SandboxHttpError } from './http-error.ts';
 import { listPage, newestFirst, pageFields } from './lists.ts';
-import { findPayment } from './payments.ts';
+import { findPayment, findShownPayment } from './payments.ts';
+import { beforeChange, recordCreated, shown, shownAll } from './record-faults.ts';
 import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { RefundRecord } from './state.ts';
@@ -64,6 +65,7 @@ export function initializeRefund(ctx: RequestContext): Response {
     updatedAt: now,
   };
   core.state.refunds.set(refund.refundReference, refund);
+  recordCreated(core, 'refund', refund.refundReference);
   core.schedule(now + core.options.settleAfterMs, 'refund.settle', refund.refundReference);
   const flat = core.state.faults.variant === 'flat';
   return json({
@@ -81,7 +83,8 @@ export function initializeRefund(ctx: RequestContext): Response {
  * @throws 404 `not_found`.
  */
 export function retrieveRefund(ctx: RequestContext): Response {
-  const refund = ctx.core.state.refunds.get(param(ctx, 'refund_reference'));
+  const reference = param(ctx, 'refund_reference');
+  const refund = shown(ctx.core, 'refund', reference, ctx.core.state.refunds.get(reference));
   if (refund === undefined) throw notFound('Refund not found');
   const view = refundView(refund, true);
   if (ctx.core.state.faults.variant === 'flat') {
@@ -98,8 +101,8 @@ export function retrieveRefund(ctx: RequestContext): Response {
  * @throws 404 `not_found` when the payment does not exist.
  */
 export function listPaymentRefunds(ctx: RequestContext): Response {
-  const payment = findPayment(ctx.core, param(ctx, 'payment_reference'));
-  const refunds = newestFirst(ctx.core.state.refunds.values()).filter(
+  const payment = findShownPayment(ctx.core, param(ctx, 'payment_reference'));
+  const refunds = newestFirst(shownRefunds(ctx.core)).filter(
     (r) => r.paymentReference === payment.reference,
   );
   return json({ status: 'success', data: refunds.map((r) => refundView(r, false)) });
@@ -109,7 +112,7 @@ export function listPaymentRefunds(ctx: RequestContext): Response {
 export function listRefunds(ctx: RequestContext): Response {
   const query = readQuery(ctx, ListRefundsQuerySchema);
   const page = listPage(
-    ctx.core.state.refunds.values(),
+    shownRefunds(ctx.core),
     query,
     (r) =>
       (query.status === undefined || r.status === query.status) &&
@@ -124,7 +127,7 @@ export function listRefunds(ctx: RequestContext): Response {
 /** `GET /refunds/count-by-status`: `{ status, data: { processing, success, failed } }`; flat: the counts alone. */
 export function countRefundsByStatus(ctx: RequestContext): Response {
   const counts = { processing: 0, success: 0, failed: 0 };
-  for (const refund of ctx.core.state.refunds.values()) counts[refund.status] += 1;
+  for (const refund of shownRefunds(ctx.core)) counts[refund.status] += 1;
   if (ctx.core.state.faults.variant === 'flat') return json(counts);
   return json({ status: 'success', data: counts });
 }
@@ -139,6 +142,7 @@ export function settleRefund(core: SandboxCore, reference: string, at: number): 
   if (refund === undefined || refund.status !== 'processing') return;
   const payment = core.state.payments.get(refund.paymentReference);
   const failed = refund.accountNumber === FAILING_REFUND_ACCOUNT;
+  beforeChange(core, 'refund', refund.refundReference, refund);
   refund.status = failed ? 'failed' : 'success';
   refund.updatedAt = at;
   if (failed) creditBalance(core, refund.amountMinor);
@@ -164,6 +168,11 @@ export function settleRefund(core: SandboxCore, reference: string, at: number): 
       refund_status: refund.status,
     },
   });
+}
+
+/** The refunds as reads see them (record-faults.ts). */
+function shownRefunds(core: SandboxCore): RefundRecord[] {
+  return shownAll(core, 'refund', core.state.refunds.values(), (r) => r.refundReference);
 }
 
 /** Minor units of a payment's refunds that are processing or successful. */

@@ -2,6 +2,7 @@
 import type { SandboxCore } from './core.ts';
 import type { RequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
+import type { RequestFaultView, RequestLogEntry } from './state.ts';
 
 /** How many entries the log keeps; older ones are dropped first. */
 export const REQUEST_LOG_LIMIT = 500;
@@ -43,15 +44,18 @@ export interface LoggedRequest {
   /** Sandbox time of arrival, epoch ms. */
   receivedAt: number;
   status: number | null;
+  /** How a timing fault rule acted on it, if one did. */
+  fault?: RequestFaultView | undefined;
 }
 
 /**
  * Appends one entry to the log, dropping the oldest past {@link REQUEST_LOG_LIMIT}.
  *
  * @param core - the sandbox.
- * @param logged - the request, its body bytes, id, arrival time and answered status.
+ * @param logged - the request, its body bytes, id, arrival time, answered status and fault.
+ * @returns the entry, which a deferred commit completes later.
  */
-export function logRequest(core: SandboxCore, logged: LoggedRequest): void {
+export function logRequest(core: SandboxCore, logged: LoggedRequest): RequestLogEntry {
   const headers: Record<string, string> = {};
   logged.request.headers.forEach((value, name) => {
     headers[name] = REDACTED_HEADERS.has(name) ? REDACTED : value;
@@ -63,7 +67,7 @@ export function logRequest(core: SandboxCore, logged: LoggedRequest): void {
     { stream: true },
   );
   const log = core.state.requests;
-  log.push({
+  const entry: RequestLogEntry = {
     method: logged.request.method,
     path: logged.url.pathname,
     query: logged.url.search.replace(/^\?/, ''),
@@ -72,8 +76,11 @@ export function logRequest(core: SandboxCore, logged: LoggedRequest): void {
     request_id: logged.requestId,
     received_at: iso(logged.receivedAt),
     status: logged.status,
-  });
+    ...(logged.fault === undefined ? {} : { fault: logged.fault }),
+  };
+  log.push(entry);
   if (log.length > REQUEST_LOG_LIMIT) log.splice(0, log.length - REQUEST_LOG_LIMIT);
+  return entry;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   webhooksControl,
 } from './controls.ts';
 import { createDebit, debitStatus, disburse } from './debits.ts';
+import { addFaultRuleControl, listFaultRulesControl } from './fault-rules.ts';
 import {
   cancelMandate,
   createMandate,
@@ -29,6 +30,7 @@ import {
 } from './refunds.ts';
 import { requestsControl } from './request-log.ts';
 import { type Handler, type Route, route } from './router.ts';
+import { getRetriesControl, idleControl, setRetriesControl } from './timing-controls.ts';
 import { initializeTransfer, listDisbursements, verifyTransfer } from './transfers.ts';
 import {
   createVirtualAccount,
@@ -90,8 +92,13 @@ export const ROUTES: Route[] = [
   route('POST', '/__sandbox/clock/advance', 'control', advanceClockControl),
   route('POST', '/__sandbox/virtual-accounts/:account_reference/credit', 'control', creditControl),
   route('POST', '/__sandbox/faults', 'control', faultsControl),
+  route('POST', '/__sandbox/faults/rules', 'control', addFaultRuleControl),
+  route('GET', '/__sandbox/faults/rules', 'control', listFaultRulesControl),
   route('POST', '/__sandbox/reset', 'control', resetControl),
   route('GET', '/__sandbox/state', 'control', stateControl),
   route('GET', '/__sandbox/webhooks', 'control', webhooksControl),
+  route('POST', '/__sandbox/webhooks/retries', 'control', setRetriesControl),
+  route('GET', '/__sandbox/webhooks/retries', 'control', getRetriesControl),
+  route('GET', '/__sandbox/idle', 'control', idleControl),
   route('GET', '/__sandbox/requests', 'control', requestsControl),
 ];

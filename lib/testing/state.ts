@@ -3,6 +3,8 @@
 import type { PaymentMethod, PaymentStatus } from '../schemas/payments.ts';
 import type { RefundStatus } from '../schemas/refunds.ts';
 import type { TransferStatus } from '../schemas/transfers.ts';
+import type { FaultRule } from './fault-rules.ts';
+import type { AttachedFaults } from './record-faults.ts';
 
 /** Free-form metadata, returned unchanged. */
 export type Metadata = Record<string, unknown>;
@@ -181,9 +183,29 @@ export interface WebhookRecord {
   event_type: string;
   url: string | null;
   body: WebhookEnvelope;
+  /** `pending` also while a retry is scheduled; `failed` once the schedule is spent. */
   delivery: WebhookDelivery;
+  /** Delivery attempts made so far. */
+  attempts: number;
+  /** When the next retry is due (real time, ISO 8601), while one is scheduled. */
+  next_attempt_at?: string;
+  /** Status of the last attempt, when it got an answer. */
   response_status?: number;
+  /** Error of the last attempt, when it got none. */
   error?: string;
+}
+
+/** How a timing fault rule acted on a logged request (request-faults.ts). */
+export interface RequestFaultView {
+  /** The rule's id. */
+  rule: string;
+  fault: string;
+  /**
+   * For `error_then_commit` and `drop_then_commit`: the status the deferred processing
+   * ended with (null until it ran) and when it ran (sandbox time, ISO 8601).
+   */
+  commit_status?: number | null;
+  committed_at?: string | null;
 }
 
 /** One request that reached an API endpoint, as served by `GET /__sandbox/requests`. */
@@ -201,8 +223,10 @@ export interface RequestLogEntry {
   request_id: string;
   /** Sandbox time of arrival, ISO 8601. */
   received_at: string;
-  /** The status answered; `null` when fault injection dropped the connection after processing. */
+  /** The status answered; `null` when fault injection dropped the connection. */
   status: number | null;
+  /** Present when a timing fault rule acted on the request. */
+  fault?: RequestFaultView;
 }
 
 /** Everything `POST /__sandbox/reset` empties. */
@@ -226,7 +250,27 @@ export interface SandboxState {
   /** The request log, oldest first, at most 500 entries (request-log.ts). */
   requests: RequestLogEntry[];
   faults: FaultConfig;
+  /** Timing fault rules, in the order added (fault-rules.ts). */
+  faultRules: FaultRule[];
+  /** Record faults attached and not yet used up, by record key (record-faults.ts). */
+  recordFaults: Map<string, AttachedFaults>;
+  /** Records `visible_after` hides from reads, by record key: how many windows are open. */
+  hidden: Map<string, number>;
+  /** What reads show of a record whose webhook went early, by record key. */
+  staleViews: Map<string, object>;
+  /** Real ms before each retry of a failed webhook delivery (webhooks.ts). */
+  webhookRetryDelaysMs: number[];
 }
+
+/**
+ * Real milliseconds before each retry of a webhook its receiver did not take (2xx), after
+ * each failed attempt: 1 s, 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, so 8 attempts in all
+ * over about 1 h 43 min, a provider's schedule compressed so a test or a restarted
+ * gateway sees it.
+ */
+export const DEFAULT_WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [
+  1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000,
+];
 
 /** No faults, enveloped responses. */
 export function noFaults(): FaultConfig {
@@ -255,5 +299,10 @@ export function createState(openingBalanceMinor: number): SandboxState {
     webhooks: [],
     requests: [],
     faults: noFaults(),
+    faultRules: [],
+    recordFaults: new Map(),
+    hidden: new Map(),
+    staleViews: new Map(),
+    webhookRetryDelaysMs: [...DEFAULT_WEBHOOK_RETRY_DELAYS_MS],
   };
 }

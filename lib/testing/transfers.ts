@@ -10,6 +10,7 @@ import type { SandboxCore } from './core.ts';
 import { transferFeeMinor } from './fees.ts';
 import { duplicateReference, notFound } from './http-error.ts';
 import { listPage, pageFields, sameEmail } from './lists.ts';
+import { beforeChange, recordCreated, shown, shownAll } from './record-faults.ts';
 import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { Metadata, TransferRecord } from './state.ts';
@@ -84,6 +85,7 @@ export function createTransfer(core: SandboxCore, input: NewTransfer): TransferR
     completedAt: null,
   };
   core.state.transfers.set(transfer.reference, transfer);
+  recordCreated(core, 'transfer', transfer.reference);
   core.schedule(now + core.options.settleAfterMs, 'transfer.settle', transfer.reference);
   return transfer;
 }
@@ -120,7 +122,8 @@ export function initializeTransfer(ctx: RequestContext): Response {
  * @throws 404 `not_found`.
  */
 export function verifyTransfer(ctx: RequestContext): Response {
-  const transfer = ctx.core.state.transfers.get(param(ctx, 'reference'));
+  const reference = param(ctx, 'reference');
+  const transfer = shown(ctx.core, 'transfer', reference, ctx.core.state.transfers.get(reference));
   if (transfer === undefined) throw notFound('Transfer not found');
   if (ctx.core.state.faults.variant === 'flat') {
     return json({
@@ -141,7 +144,7 @@ export function verifyTransfer(ctx: RequestContext): Response {
 export function listDisbursements(ctx: RequestContext): Response {
   const query = readQuery(ctx, ListDisbursementsQuerySchema);
   const page = listPage(
-    ctx.core.state.transfers.values(),
+    shownAll(ctx.core, 'transfer', ctx.core.state.transfers.values(), (t) => t.reference),
     query,
     (t) =>
       (query.status === undefined || t.status === query.status) &&
@@ -189,6 +192,7 @@ function finish(
   at: number,
   message: string,
 ): void {
+  beforeChange(core, 'transfer', transfer.reference, transfer);
   transfer.status = status;
   transfer.updatedAt = at;
   if (status !== 'reversed') transfer.completedAt = at;

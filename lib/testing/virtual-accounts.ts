@@ -12,6 +12,7 @@ import type { SandboxCore } from './core.ts';
 import { virtualAccountNumber } from './hash.ts';
 import { duplicateReference, notFound } from './http-error.ts';
 import { listPage, newestFirst, pageFields, sameEmail } from './lists.ts';
+import { recordCreated, shown, shownAll } from './record-faults.ts';
 import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { VirtualAccountRecord, VirtualAccountTransactionRecord } from './state.ts';
@@ -51,6 +52,7 @@ export function createVirtualAccount(ctx: RequestContext): Response {
   };
   core.state.accountNumbers.add(account.accountNumber);
   core.state.virtualAccounts.set(account.accountReference, account);
+  recordCreated(core, 'virtual_account', account.accountReference);
   return json({
     status: 'success',
     account_number: account.accountNumber,
@@ -70,7 +72,10 @@ export function createVirtualAccount(ctx: RequestContext): Response {
  * @throws 404 `not_found`.
  */
 export function retrieveVirtualAccount(ctx: RequestContext): Response {
-  const account = findVirtualAccount(ctx.core, param(ctx, 'account_reference'));
+  const reference = param(ctx, 'account_reference');
+  const stored = ctx.core.state.virtualAccounts.get(reference);
+  const account = shown(ctx.core, 'virtual_account', reference, stored);
+  if (account === undefined) throw notFound('Virtual account not found');
   return json({ status: 'success', data: virtualAccountView(account) });
 }
 
@@ -82,9 +87,9 @@ export function retrieveVirtualAccount(ctx: RequestContext): Response {
  */
 export function virtualAccountByEmail(ctx: RequestContext): Response {
   const body = readJsonBody(ctx, VirtualAccountByEmailRequestSchema);
-  const account = newestFirst(ctx.core.state.virtualAccounts.values()).find((a) =>
-    sameEmail(a.customerEmail, body.email),
-  );
+  const accounts = ctx.core.state.virtualAccounts.values();
+  const shownAccounts = shownAll(ctx.core, 'virtual_account', accounts, (a) => a.accountReference);
+  const account = newestFirst(shownAccounts).find((a) => sameEmail(a.customerEmail, body.email));
   if (account === undefined) throw notFound('No virtual account for this email');
   return json({ status: 'success', data: virtualAccountView(account) });
 }

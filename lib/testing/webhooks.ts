@@ -1,4 +1,5 @@
-// Webhooks (spec: Events): the envelope, signed like requests, POSTed once, logged.
+// Webhooks (spec: Events): the envelope, signed like requests, POSTed, logged; core.ts retries
+// a failed delivery on the schedule of `POST /__sandbox/webhooks/retries`.
 import { signRequest } from '../signing.ts';
 import type { ResolvedSandboxOptions } from './options.ts';
 import type { WebhookRecord } from './state.ts';
@@ -42,14 +43,17 @@ export function webhookRecord(event: WebhookEvent, url: string | undefined): Web
       data: event.data,
     },
     delivery: url === undefined ? 'no_target' : 'pending',
+    attempts: 0,
   };
 }
 
 /**
- * POSTs one webhook with the request-signing headers (X-Key-Id, X-Timestamp in real
- * unix seconds, X-Signature over the exact body) and records the outcome on the
- * record: `delivered` on a 2xx, `failed` otherwise (3xx included, redirects are not
- * followed) or on a network error or timeout. Never throws; no retries.
+ * Makes one delivery attempt: POSTs the webhook with the request-signing headers
+ * (X-Key-Id, X-Timestamp in real unix seconds, X-Signature over the exact body), counts
+ * the attempt and records its outcome on the record: `delivered` on a 2xx, `failed`
+ * otherwise (3xx included, redirects are not followed) or on a network error or timeout,
+ * with the last attempt's `response_status` or `error`. Never throws; the caller decides
+ * on a retry.
  *
  * @param options - key id, secret, real clock and fetch.
  * @param record - a `pending` record with a url.
@@ -59,6 +63,8 @@ export async function deliverWebhook(
   record: WebhookRecord,
 ): Promise<void> {
   if (record.url === null) return;
+  record.attempts += 1;
+  delete record.next_attempt_at;
   try {
     const body = JSON.stringify(record.body);
     const signature = await signRequest({
@@ -75,10 +81,12 @@ export async function deliverWebhook(
       signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
     });
     record.response_status = response.status;
+    delete record.error;
     record.delivery = response.status >= 200 && response.status < 300 ? 'delivered' : 'failed';
     await response.body?.cancel();
   } catch (error) {
     record.delivery = 'failed';
+    delete record.response_status;
     record.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   }
 }

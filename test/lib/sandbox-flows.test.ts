@@ -380,6 +380,8 @@ describe('sandbox webhooks', () => {
       webhookUrl: 'https://hooks.test/x',
       fetch: async () => new Response('no', { status: 500 }),
     });
+    // Without retries the first failure is final (retries: test/lib/sandbox/timing-faults.test.ts).
+    await failing.control('/webhooks/retries', { delays_ms: [] });
     for (const t of [s, failing]) {
       await t.call('POST', '/virtual-accounts', {
         account_reference: 'va1',

@@ -4,6 +4,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { verifyRequestSignature } from '../../../lib/signing.ts';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS } from '../../../lib/testing/state.ts';
 import { findChoice, openCheckout, submit } from '../../support/checkout-form.ts';
 import { creationRequests, listRequest } from '../../support/endpoints.ts';
 import {
@@ -24,6 +25,16 @@ import { startWebhookReceiver, webhookWith } from '../../support/webhook-receive
 const defaultHooks = useWebhookReceiver();
 const paymentHooks = useWebhookReceiver();
 const api = useSandboxClient(() => ({ webhookUrl: defaultHooks.url }));
+
+/** Runs `body` with webhook retries off, then restores the default schedule. */
+async function withoutRetries(body: () => Promise<void>): Promise<void> {
+  expect((await api.control('webhooks/retries', { delays_ms: [] })).status).toBe(200);
+  try {
+    await body();
+  } finally {
+    await api.control('webhooks/retries', { delays_ms: DEFAULT_WEBHOOK_RETRY_DELAYS_MS });
+  }
+}
 
 const { send, create: initialize } = creationRequests(api, '/payments/initialize', paymentBody);
 
@@ -815,17 +826,21 @@ describe('sandbox payments', () => {
       const closed = await startWebhookReceiver();
       const url = closed.url;
       await closed.close();
-      const { reference } = (await initialize({ webhook_url: url })).body;
-      await api.complete(reference, 'success');
-      await api.tick();
-      const record = (await api.webhooks()).find(webhookWith('reference', reference));
-      expect(record?.delivery).toBe('failed');
-      expect(typeof record?.error).toBe('string');
-      expect(record?.response_status).toBeUndefined();
+      // Without retries the first failure is final (retries: test/lib/sandbox/timing-faults.test.ts).
+      await withoutRetries(async () => {
+        const { reference } = (await initialize({ webhook_url: url })).body;
+        await api.complete(reference, 'success');
+        await api.tick();
+        const record = (await api.webhooks()).find(webhookWith('reference', reference));
+        expect(record?.delivery).toBe('failed');
+        expect(typeof record?.error).toBe('string');
+        expect(record?.response_status).toBeUndefined();
+      });
     });
 
     it('should record a delivery answered with a redirect as failed', async () => {
       paymentHooks.respondWith = 302;
+      await api.control('webhooks/retries', { delays_ms: [] });
       try {
         const { reference } = (await initialize({ webhook_url: paymentHooks.url })).body;
         await api.complete(reference, 'success');
@@ -835,6 +850,7 @@ describe('sandbox payments', () => {
         expect(record).toMatchObject({ delivery: 'failed', response_status: 302 });
       } finally {
         paymentHooks.respondWith = 200;
+        await api.control('webhooks/retries', { delays_ms: DEFAULT_WEBHOOK_RETRY_DELAYS_MS });
       }
     });
 

@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS } from '../../../lib/testing/state.ts';
 import { creationRequests, listRequest } from '../../support/endpoints.ts';
 import {
   expectError,
@@ -457,6 +458,8 @@ describe('sandbox transfers', () => {
     it('should record a delivery the receiver answered with 500 as failed', async () => {
       const reference = uniqueRef('tr');
       hooks.respondWith = 500;
+      // Without retries the first failure is final (retries: test/lib/sandbox/timing-faults.test.ts).
+      await api.control('webhooks/retries', { delays_ms: [] });
       try {
         await initialize({ reference, webhook_url: hooks.url });
         await api.settle();
@@ -466,6 +469,7 @@ describe('sandbox transfers', () => {
         expect(record).toMatchObject({ delivery: 'failed', response_status: 500 });
       } finally {
         hooks.respondWith = 200;
+        await api.control('webhooks/retries', { delays_ms: DEFAULT_WEBHOOK_RETRY_DELAYS_MS });
       }
     });
   });
