@@ -2,7 +2,18 @@
 // are ISO 8601 UTC strings.
 
 /** A webhook event's confirmation against the payment service. */
-export type EventStatus = 'received' | 'confirmed' | 'unconfirmed';
+export type EventStatus = 'received' | 'awaiting_confirmation' | 'confirmed' | 'unconfirmed';
+
+/** Where a money event's checks against the payment service stand. */
+export interface Confirmation {
+  /** The last check's finding in words (`status processing`, `record not found`, ...). */
+  reason: string | null;
+  /** Checks made so far. */
+  checks: number;
+  checked_at: string | null;
+  /** When the next check is due; `null` unless awaiting confirmation. */
+  next_check_at: string | null;
+}
 
 /** A delivery's state: sent and acknowledged, waiting for an attempt, or given up on. */
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -59,6 +70,8 @@ export interface ForcedReplay {
 export interface EventDetail extends EventSummary {
   body: unknown;
   raw_body: string;
+  /** `null` when the event was never checked (not a money event, or confirmation is off). */
+  confirmation: Confirmation | null;
   forced_replay: ForcedReplay | null;
   deliveries: Array<Delivery & { attempt_log: Attempt[] }>;
 }

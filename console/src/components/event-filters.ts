@@ -78,6 +78,7 @@ export function EventFilters({ filters, knownTypes }: EventFiltersProps) {
       <select id="filter-status" value=${values.status} onChange=${set('status')}>
         <option value="">any</option>
         <option value="received">received (not checked)</option>
+        <option value="awaiting_confirmation">awaiting confirmation</option>
         <option value="confirmed">confirmed</option>
         <option value="unconfirmed">unconfirmed</option>
       </select>

@@ -2,31 +2,58 @@ import type { AdminApi } from '../api.ts';
 import { formatTime, prettyJson } from '../format.ts';
 import { useInterval, useLoad } from '../hooks.ts';
 import { html } from '../html.ts';
-import type { EventDetail, EventStatus, Subscription } from '../types.ts';
+import type { Confirmation, EventDetail, EventStatus, Subscription } from '../types.ts';
 import { DeliveryPanel } from './delivery-panel.ts';
 import { ErrorNotice } from './error-notice.ts';
 import { ReplayForm } from './replay-form.ts';
 import { StatusBadge } from './status-badge.ts';
 
-/** How often the event is reloaded while a delivery is pending, in milliseconds. */
+/** How often the event is reloaded while a delivery is pending or a check awaited, in milliseconds. */
 const PENDING_REFRESH_MS = 2000;
 
 /** What each confirmation status means, in the page's words. */
 const CONFIRMATION: Record<EventStatus, string> = {
   confirmed: 'The payment service confirmed the record this event names.',
+  awaiting_confirmation:
+    'The payment service cannot confirm this event yet: it is held, undelivered, and checked again on a schedule; it is delivered the moment it is confirmed.',
   unconfirmed:
-    'The payment service contradicted this event: it was stored but not delivered, and is replayed only when forced.',
+    'The payment service contradicted this event, or never confirmed it: it was stored but not delivered, and is replayed only when forced.',
   received: 'Not checked against the payment service (not a money event, or confirmation is off).',
 };
 
+/** Why an event has no delivery, by status, when it is held back. */
+const HELD: Partial<Record<EventStatus, string>> = {
+  awaiting_confirmation: 'the event is held until the payment service confirms it',
+  unconfirmed: 'no enabled subscription matched, or the event was held back as unconfirmed',
+};
+
+/** The checks of a money event: the last finding, how many, and when the next one is due. */
+function ConfirmationFacts({ confirmation }: { confirmation: Confirmation }) {
+  const next = confirmation.next_check_at;
+  return html`<dt>Reason</dt><dd>${confirmation.reason ?? '—'}</dd>
+    <dt>Checks</dt>
+    <dd>
+      ${confirmation.checks}${
+        confirmation.checked_at !== null &&
+        html`, last at <time datetime=${confirmation.checked_at}>${formatTime(confirmation.checked_at)}</time>`
+      }
+    </dd>
+    <dt>Next check</dt>
+    <dd>${next === null ? 'none' : html`<time datetime=${next}>${formatTime(next)}</time>`}</dd>`;
+}
+
 /**
- * One event: what it is and its confirmation, each delivery with its attempts (reloaded
- * every 2 s while one is pending), the replay form and the exact body received.
+ * One event: what it is and its confirmation (the reason, the checks made and the next
+ * one while it awaits confirmation), each delivery with its attempts (reloaded every 2 s
+ * while one is pending or the event awaits confirmation), the replay form and the exact
+ * body received.
  */
 export function EventPage({ api, id }: { api: AdminApi; id: string }) {
   const event = useLoad(() => api.getEvent(id), [id]);
   const subscriptions = useLoad(() => api.listSubscriptions(), []);
-  const pending = event.data?.deliveries.some((d) => d.status === 'pending') ?? false;
+  const pending =
+    event.data?.status === 'awaiting_confirmation' ||
+    (event.data?.deliveries.some((d) => d.status === 'pending') ?? false);
   useInterval(event.reload, pending ? PENDING_REFRESH_MS : null);
   const data = event.data;
   return html`<p class="crumbs"><a href="#/events">← Events</a></p>
@@ -57,6 +84,7 @@ function EventBody({ api, event, subscriptions, reload }: EventBodyProps) {
       <dt>Received</dt><dd><time datetime=${event.received_at}>${formatTime(event.received_at)}</time></dd>
       <dt>Confirmation</dt>
       <dd><${StatusBadge} status=${event.status} /> ${CONFIRMATION[event.status]}</dd>
+      ${event.confirmation !== null && html`<${ConfirmationFacts} confirmation=${event.confirmation} />`}
       ${
         forced !== null &&
         html`<dt>Forced replay</dt>
@@ -66,7 +94,7 @@ function EventBody({ api, event, subscriptions, reload }: EventBodyProps) {
     <h2>Deliveries</h2>
     ${
       event.deliveries.length === 0
-        ? html`<p class="empty">No delivery: no enabled subscription matched${event.status === 'unconfirmed' ? ', or the event was held back as unconfirmed' : ''}.</p>`
+        ? html`<p class="empty">No delivery: ${HELD[event.status] ?? 'no enabled subscription matched'}.</p>`
         : event.deliveries.map(
             (delivery) => html`<${DeliveryPanel}
             key=${delivery.id}

@@ -14,9 +14,10 @@ interface ReplayFormProps {
 }
 
 /**
- * Replays an event to every matching enabled subscription or to one. An unconfirmed event
- * (the payment service contradicted it) is replayed only once the operator ticks the
- * force box: the request then carries `force: true` and the operator's name.
+ * Replays an event to every matching enabled subscription or to one. An event the payment
+ * service has not confirmed (unconfirmed, or still awaiting confirmation) is replayed only
+ * once the operator ticks the force box: the request then carries `force: true` and the
+ * operator's name.
  */
 export function ReplayForm({ api, event, subscriptions, onReplayed }: ReplayFormProps) {
   const [target, setTarget] = useState('');
@@ -25,7 +26,7 @@ export function ReplayForm({ api, event, subscriptions, onReplayed }: ReplayForm
   const [outcome, setOutcome] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const unconfirmed = event.status === 'unconfirmed';
+  const unconfirmed = event.status === 'unconfirmed' || event.status === 'awaiting_confirmation';
   const submit = async (e: Event) => {
     e.preventDefault();
     const body: ReplayRequest = {};
@@ -66,7 +67,7 @@ export function ReplayForm({ api, event, subscriptions, onReplayed }: ReplayForm
       unconfirmed &&
       html`<div class="notice warning">
       <p>
-        The payment service did not confirm this event. Delivering it may make a subscriber
+        The payment service has not confirmed this event. Delivering it may make a subscriber
         ship goods or credit money that never arrived.
       </p>
       <label class="check">
