@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../../lib/signing.ts';
 import { transferBody } from '../../support/payloads.ts';
 import { type Json, type SandboxClient, startSandboxClient } from '../../support/sandbox-client.ts';
+import { startWebhookReceiver } from '../../support/webhook-receiver.ts';
 
 const INIT = 'POST /disbursements/initialize';
 /** Long enough that the calls made inside the window land in it on a slow machine. */
@@ -118,6 +119,41 @@ describe('timing faults over HTTP', () => {
     expect((await initialize(body, crypto.randomUUID())).body.code).toBe('duplicate_reference');
     await idle();
     expect((await verify(reference)).status).toBe(200);
+  });
+
+  it('should settle a final_after transfer on its own timer, not the sandbox clock', async () => {
+    const body = transferBody();
+    const reference = String(body.reference);
+    await rule({ fault: 'final_after', reference, after_ms: WINDOW_MS });
+    await initialize(body, crypto.randomUUID());
+    await api.advance(60);
+    await api.tick();
+    expect((await verify(reference)).body.data.transfer_status).toBe('processing');
+    await idle();
+    expect((await verify(reference)).body.data.transfer_status).toBe('success');
+  });
+
+  it('should deliver a webhook_early event while verify still shows the previous state', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const body = transferBody({
+        destination_bank_account: '0000000000',
+        webhook_url: receiver.url,
+      });
+      const reference = String(body.reference);
+      await rule({ fault: 'webhook_early', reference, after_ms: WINDOW_MS });
+      await initialize(body, crypto.randomUUID());
+      await api.advance(6);
+      const hook = await receiver.waitFor((h) => h.body?.data?.reference === reference, {
+        tick: () => api.tick(),
+      });
+      expect(hook.body.event_type).toBe('disbursement_failed');
+      expect((await verify(reference)).body.data.transfer_status).toBe('processing');
+      await idle();
+      expect((await verify(reference)).body.data.transfer_status).toBe('failed');
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('should list the rules with how many times each fired', async () => {
