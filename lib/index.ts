@@ -25,10 +25,8 @@ export {
   type Confirmation,
   type ConfirmationOutcome,
   confirmWebhookEvent,
-  MONEY_EVENTS,
-  type MoneyEventRule,
-  type RecordSearch,
 } from './confirm.ts';
+export { MONEY_EVENTS, type MoneyEventRule, type RecordSearch } from './confirm-rules.ts';
 // The endpoint table (spec: Endpoints)
 export {
   type Effect,

@@ -5,7 +5,7 @@
  * with its reason; inbound transfers found past the first page of 100.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { INBOUND_TRANSFER_WINDOW_MS } from '../../lib/confirm.ts';
+import { INBOUND_TRANSFER_WINDOW_MS } from '../../lib/confirm-rules.ts';
 import {
   AbortError,
   type ConfirmableEvent,
