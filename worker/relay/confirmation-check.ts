@@ -99,9 +99,9 @@ export async function enqueueCheck(
   delaySeconds: number,
 ): Promise<void> {
   try {
-    await queue.send({ kind: 'confirm', ...message } satisfies ConfirmationMessage, {
-      delaySeconds,
-    });
+    // One message, sent as a batch of one so its delay travels on the message itself.
+    const body: ConfirmationMessage = { kind: 'confirm', ...message };
+    await queue.sendBatch([{ body, delaySeconds }]);
   } catch (error) {
     logEvent('error', 'confirmation_enqueue_failed', {
       event_id: message.eventId,
