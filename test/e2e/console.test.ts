@@ -272,9 +272,9 @@ describe('operator console', () => {
     }
   });
 
-  it('should replay an unconfirmed event only once forced, and show who forced it', async () => {
+  it('should show an event awaiting confirmation with its reason and next check, and replay it only once forced', async () => {
     // A charge_success for a payment the sandbox never saw: the gateway's confirmation
-    // finds no record, so the event is stored as unconfirmed and not delivered.
+    // finds no record yet, so the event is held awaiting confirmation and not delivered.
     const body = JSON.stringify({
       event_type: 'charge_success',
       event_id: `evt_console_${Date.now()}`,
@@ -293,11 +293,15 @@ describe('operator console', () => {
     const eventId = (JSON.parse(body) as { event_id: string }).event_id;
 
     await goTo('Events');
-    await page.getByLabel('Status', { exact: true }).selectOption('unconfirmed');
+    await page.getByLabel('Status', { exact: true }).selectOption('awaiting_confirmation');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByRole('link', { name: eventId }).click();
-    await page.getByText('The payment service contradicted this event').waitFor();
-    await page.getByText('No delivery').waitFor();
+    await page.getByText('The payment service cannot confirm this event yet').waitFor();
+    await page.getByText('record not found', { exact: true }).waitFor();
+    const facts = page.locator('dl.facts');
+    await facts.getByText('Next check', { exact: true }).waitFor();
+    expect(await facts.locator('dt:text-is("Next check") + dd time').count()).toBe(1);
+    await page.getByText('No delivery: the event is held').waitFor();
     const replay = page.getByRole('button', { name: 'Replay', exact: true });
     expect(await replay.isDisabled()).toBe(true);
     await page.getByLabel('Replay anyway (force)').check();
@@ -308,7 +312,7 @@ describe('operator console', () => {
     await page.getByText(/^Replay queued: 2 deliveries\.$/).waitFor();
     await page.getByText(/^by console test from /).waitFor();
     await deliveryTo(flakyUrl).getByText('delivered', { exact: true }).waitFor();
-    await screenshot('event-unconfirmed');
+    await screenshot('event-awaiting-confirmation');
   });
 
   it('should list a failed delivery and deliver it with Retry once its subscription is fixed', async () => {
