@@ -2,9 +2,14 @@
 import type { ResolvedSandboxOptions } from './options.ts';
 import { takeFinalAfter } from './record-faults.ts';
 import { settleDue } from './settlement.ts';
-import { createState, type JobKind, type SandboxState, type WebhookRecord } from './state.ts';
+import { createState, type JobKind, type SandboxState } from './state.ts';
 import { createTimers, type Timers } from './timers.ts';
-import { deliverWebhook, type WebhookEvent, webhookRecord } from './webhooks.ts';
+import {
+  deliverWebhook,
+  type WebhookEvent,
+  type WebhookRecord,
+  webhookRecord,
+} from './webhooks.ts';
 
 /** What every handler and settlement step works with. */
 export interface SandboxCore {

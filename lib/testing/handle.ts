@@ -15,12 +15,11 @@ import {
   routeKey,
   runHandler,
 } from './request-faults.ts';
-import { isLoggedPath, logRequest } from './request-log.ts';
+import { isLoggedPath, logRequest, type RequestFaultView } from './request-log.ts';
 import { errorResponse } from './respond.ts';
 import { matchRoute, type Route } from './router.ts';
 import { ROUTES } from './routes.ts';
 import { settleDue } from './settlement.ts';
-import type { RequestFaultView } from './state.ts';
 
 /**
  * Rejection of `Sandbox.fetch` when fault injection drops the connection, like a reset

@@ -4,7 +4,7 @@ import { ConnectionDroppedError, handleRequest } from './handle.ts';
 import { resolveOptions, type SandboxOptions } from './options.ts';
 import { settleDue } from './settlement.ts';
 
-export type { RequestLogEntry } from './state.ts';
+export type { RequestLogEntry } from './request-log.ts';
 export type { SandboxOptions };
 export { ConnectionDroppedError };
 

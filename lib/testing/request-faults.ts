@@ -6,10 +6,10 @@ import type { SandboxCore } from './core.ts';
 import type { FaultRule } from './fault-rules.ts';
 import { SandboxHttpError } from './http-error.ts';
 import type { RequestContext } from './request.ts';
+import type { RequestLogEntry } from './request-log.ts';
 import { errorResponse, iso } from './respond.ts';
 import type { Route } from './router.ts';
 import { settleDue } from './settlement.ts';
-import type { RequestLogEntry } from './state.ts';
 
 /** `METHOD /path/:param` of a route, as rules and docs/endpoints.md name it. */
 export function routeKey(route: Route): string {

@@ -2,7 +2,6 @@
 import type { SandboxCore } from './core.ts';
 import type { RequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
-import type { RequestFaultView, RequestLogEntry } from './state.ts';
 
 /** How many entries the log keeps; older ones are dropped first. */
 export const REQUEST_LOG_LIMIT = 500;
@@ -23,6 +22,40 @@ export const REDACTED_HEADERS: ReadonlySet<string> = new Set([
 
 /** What a redacted header value reads as. */
 export const REDACTED = '<redacted>';
+
+/** How a timing fault rule acted on a logged request (request-faults.ts). */
+export interface RequestFaultView {
+  /** The rule's id. */
+  rule: string;
+  fault: string;
+  /**
+   * For `error_then_commit` and `drop_then_commit`: the status the deferred processing
+   * ended with (null until it ran) and when it ran (sandbox time, ISO 8601).
+   */
+  commit_status?: number | null;
+  committed_at?: string | null;
+}
+
+/** One request that reached an API endpoint, as served by `GET /__sandbox/requests`. */
+export interface RequestLogEntry {
+  method: string;
+  /** The URL path as received (still percent-encoded). */
+  path: string;
+  /** The query string as received, without its `?` (`''` when there is none). */
+  query: string;
+  /** Header names lowercased; credentials (`authorization`, `proxy-authorization`, `cookie`) read `<redacted>`. */
+  headers: Record<string, string>;
+  /** The first 2 KiB of the body as UTF-8 text. */
+  body: string;
+  /** The request id the sandbox answered with (the incoming `X-Request-Id` or a generated one). */
+  request_id: string;
+  /** Sandbox time of arrival, ISO 8601. */
+  received_at: string;
+  /** The status answered; `null` when fault injection dropped the connection. */
+  status: number | null;
+  /** Present when a timing fault rule acted on the request. */
+  fault?: RequestFaultView;
+}
 
 /**
  * Whether requests to `pathname` are logged: everything outside the test controls

@@ -5,6 +5,8 @@ import type { RefundStatus } from '../schemas/refunds.ts';
 import type { TransferStatus } from '../schemas/transfers.ts';
 import type { FaultRule } from './fault-rules.ts';
 import type { AttachedFaults } from './record-faults.ts';
+import type { RequestLogEntry } from './request-log.ts';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, type WebhookRecord } from './webhooks.ts';
 
 /** Free-form metadata, returned unchanged. */
 export type Metadata = Record<string, unknown>;
@@ -163,72 +165,6 @@ export interface Job {
   key: string;
 }
 
-/** Delivery state of a logged webhook. */
-export type WebhookDelivery = 'pending' | 'delivered' | 'failed' | 'no_target';
-
-/** The spec's webhook envelope (spec: Events). */
-export interface WebhookEnvelope {
-  event_type: string;
-  status: string;
-  message: string;
-  event_id: string;
-  /** ISO 8601, sandbox time of the event. */
-  timestamp: string;
-  data: Record<string, unknown>;
-}
-
-/** One webhook in the log served at `GET /__sandbox/webhooks`. */
-export interface WebhookRecord {
-  event_id: string;
-  event_type: string;
-  url: string | null;
-  body: WebhookEnvelope;
-  /** `pending` also while a retry is scheduled; `failed` once the schedule is spent. */
-  delivery: WebhookDelivery;
-  /** Delivery attempts made so far. */
-  attempts: number;
-  /** When the next retry is due (real time, ISO 8601), while one is scheduled. */
-  next_attempt_at?: string;
-  /** Status of the last attempt, when it got an answer. */
-  response_status?: number;
-  /** Error of the last attempt, when it got none. */
-  error?: string;
-}
-
-/** How a timing fault rule acted on a logged request (request-faults.ts). */
-export interface RequestFaultView {
-  /** The rule's id. */
-  rule: string;
-  fault: string;
-  /**
-   * For `error_then_commit` and `drop_then_commit`: the status the deferred processing
-   * ended with (null until it ran) and when it ran (sandbox time, ISO 8601).
-   */
-  commit_status?: number | null;
-  committed_at?: string | null;
-}
-
-/** One request that reached an API endpoint, as served by `GET /__sandbox/requests`. */
-export interface RequestLogEntry {
-  method: string;
-  /** The URL path as received (still percent-encoded). */
-  path: string;
-  /** The query string as received, without its `?` (`''` when there is none). */
-  query: string;
-  /** Header names lowercased; credentials (`authorization`, `proxy-authorization`, `cookie`) read `<redacted>`. */
-  headers: Record<string, string>;
-  /** The first 2 KiB of the body as UTF-8 text. */
-  body: string;
-  /** The request id the sandbox answered with (the incoming `X-Request-Id` or a generated one). */
-  request_id: string;
-  /** Sandbox time of arrival, ISO 8601. */
-  received_at: string;
-  /** The status answered; `null` when fault injection dropped the connection. */
-  status: number | null;
-  /** Present when a timing fault rule acted on the request. */
-  fault?: RequestFaultView;
-}
-
 /** Everything `POST /__sandbox/reset` empties. */
 export interface SandboxState {
   balanceMinor: number;
@@ -261,16 +197,6 @@ export interface SandboxState {
   /** Real ms before each retry of a failed webhook delivery (webhooks.ts). */
   webhookRetryDelaysMs: number[];
 }
-
-/**
- * Real milliseconds before each retry of a webhook its receiver did not take (2xx), after
- * each failed attempt: 1 s, 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, so 8 attempts in all
- * over about 1 h 43 min, a provider's schedule compressed so a test or a restarted
- * gateway sees it.
- */
-export const DEFAULT_WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [
-  1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000,
-];
 
 /** No faults, enveloped responses. */
 export function noFaults(): FaultConfig {

@@ -2,10 +2,51 @@
 // a failed delivery on the schedule of `POST /__sandbox/webhooks/retries`.
 import { signRequest } from '../signing.ts';
 import type { ResolvedSandboxOptions } from './options.ts';
-import type { WebhookRecord } from './state.ts';
 
 /** Milliseconds a webhook receiver has to answer before the delivery counts as failed. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/**
+ * Real milliseconds before each retry of a webhook its receiver did not take (2xx), after
+ * each failed attempt: 1 s, 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, so 8 attempts in all
+ * over about 1 h 43 min, a provider's schedule compressed so a test or a restarted
+ * gateway sees it.
+ */
+export const DEFAULT_WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [
+  1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000,
+];
+
+/** Delivery state of a logged webhook. */
+export type WebhookDelivery = 'pending' | 'delivered' | 'failed' | 'no_target';
+
+/** The spec's webhook envelope (spec: Events). */
+export interface WebhookEnvelope {
+  event_type: string;
+  status: string;
+  message: string;
+  event_id: string;
+  /** ISO 8601, sandbox time of the event. */
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** One webhook in the log served at `GET /__sandbox/webhooks`. */
+export interface WebhookRecord {
+  event_id: string;
+  event_type: string;
+  url: string | null;
+  body: WebhookEnvelope;
+  /** `pending` also while a retry is scheduled; `failed` once the schedule is spent. */
+  delivery: WebhookDelivery;
+  /** Delivery attempts made so far. */
+  attempts: number;
+  /** When the next retry is due (real time, ISO 8601), while one is scheduled. */
+  next_attempt_at?: string;
+  /** Status of the last attempt, when it got an answer. */
+  response_status?: number;
+  /** Error of the last attempt, when it got none. */
+  error?: string;
+}
 
 /** An event to emit: the envelope's fields besides event_id, and an explicit target. */
 export interface WebhookEvent {

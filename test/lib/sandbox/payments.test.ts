@@ -4,7 +4,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { verifyRequestSignature } from '../../../lib/signing.ts';
-import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS } from '../../../lib/testing/state.ts';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS } from '../../../lib/testing/webhooks.ts';
 import { findChoice, openCheckout, submit } from '../../support/checkout-form.ts';
 import { creationRequests, listRequest } from '../../support/endpoints.ts';
 import {

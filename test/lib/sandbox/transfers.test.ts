@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS } from '../../../lib/testing/state.ts';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS } from '../../../lib/testing/webhooks.ts';
 import { creationRequests, listRequest } from '../../support/endpoints.ts';
 import {
   expectError,

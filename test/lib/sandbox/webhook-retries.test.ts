@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS } from '../../../lib/testing/state.ts';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS } from '../../../lib/testing/webhooks.ts';
 import { transferBody, uniqueRef } from '../../support/payloads.ts';
 import { type Json, startSandboxClient } from '../../support/sandbox-client.ts';
 import { type InProcess, inProcess } from './timing-helpers.ts';
