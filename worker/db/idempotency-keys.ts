@@ -190,8 +190,10 @@ export async function releaseIdempotencyKey(
 }
 
 /**
- * Ends a held lock now (outcome unknown): the claim becomes stale at once, so the next
- * request with the key goes through verify-before-resend.
+ * Ends a held lock now, storing nothing: the claim becomes stale at once, so the next
+ * request with the key goes through verify-before-resend (after a lookup that sent nothing,
+ * or on a keyed route that moves no money; a money POST's ambiguous answer takes
+ * {@link settleIdempotencyLock} instead).
  *
  * @param now - epoch ms written as the new `locked_until`.
  * @returns `false` when the lock was lost.
