@@ -92,7 +92,7 @@ export function deferCommit(
     settleDue(core);
     let status: number;
     try {
-      status = (await runHandler(core, route, { ...ctx, core })).status;
+      status = (await runHandler(core, route, ctx)).status;
     } catch (error) {
       status = errorResponse(error, ctx.requestId).status;
     }
