@@ -55,8 +55,8 @@ const WEBHOOK_RETRIES_MS = [1000, 2000, 3000, 5000, 8000, 13000, 20000];
 /** Past the sweeper's 10 minutes of grace and the relay's 5-minute second retry. */
 const CRON_STEP_MS = 20 * 60 * 1000;
 const CRON = '*/15 * * * *';
-/** Short settings so a claim orphaned by the kill is recovered within seconds. */
-const GATEWAY_VARS = ['UPSTREAM_TIMEOUT_MS:2000', 'IDEMPOTENCY_LOCK_TIMEOUT_SEC:3'];
+/** Short settings so a claim orphaned by the kill is recovered within seconds (lock 9 s). */
+const GATEWAY_VARS = ['UPSTREAM_TIMEOUT_MS:2000', 'IDEMPOTENCY_LOCK_TIMEOUT_SEC:9'];
 
 const run = Date.now().toString(36);
 const state = mkdtempSync(join(tmpdir(), 'edgepay-crash-'));
