@@ -31,7 +31,7 @@ export interface MoneyEventRule {
     data: Fields,
     options: RequestOptions | undefined,
   ) => Promise<RecordSearch>;
-  /** The record states (`status`, normalized) that agree with the event. */
+  /** The record states (`status`, normalized) that agree with the event, the one the event names first. */
   readonly statuses: readonly string[];
   /** Every final state of the record's kind: one of these that does not agree contradicts the event. */
   readonly final: readonly string[];
@@ -148,13 +148,20 @@ const DEBIT_FINAL = ['success', 'failed', 'failure'];
  * its checkout lives, so only `success`, `failed`, `reversed` and `expired` are final.
  */
 export const MONEY_EVENTS: Readonly<Record<string, MoneyEventRule>> = {
+  // A reversal follows a success, so a record found reversed (a check that came late: a
+  // held-up webhook, a re-check after an outage) still proves the success happened.
   charge_success: byReference(
     PAYMENTS_VERIFY,
     'reference',
-    ['success'],
+    ['success', 'reversed'],
     ['success', 'failed', 'reversed', 'expired'],
   ),
-  disbursement_success: byReference(TRANSFERS_VERIFY, 'reference', ['success'], TRANSFER_FINAL),
+  disbursement_success: byReference(
+    TRANSFERS_VERIFY,
+    'reference',
+    ['success', 'reversed'],
+    TRANSFER_FINAL,
+  ),
   disbursement_failed: byReference(TRANSFERS_VERIFY, 'reference', ['failed'], TRANSFER_FINAL),
   disbursement_expired: byReference(TRANSFERS_VERIFY, 'reference', ['expired'], TRANSFER_FINAL),
   disbursement_reversed: byReference(TRANSFERS_VERIFY, 'reference', ['reversed'], TRANSFER_FINAL),

@@ -99,7 +99,7 @@ export async function confirmWebhookEvent(
   if (rule.final.includes(status)) {
     return {
       outcome: 'contradicted',
-      reason: `status ${status}, expected ${rule.statuses.join(' or ')}`,
+      reason: `status ${status}, expected ${rule.statuses[0]}`,
     };
   }
   return { outcome: 'not_yet', reason: `status ${status}` };

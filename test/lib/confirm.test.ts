@@ -87,6 +87,18 @@ describe('confirmWebhookEvent', () => {
       expect(confirmation.outcome === 'confirmed' && confirmation.record.reference).toBe(reference);
     });
 
+    it('should confirm a disbursement_success checked after its transfer was reversed', async () => {
+      const reference = await transfer('0000000002');
+      // Settled (success) at 5 s, reversed 5 s later: the check comes after both.
+      now += 20_000;
+      await control('clock/advance', { seconds: 0 });
+      const event = { event_type: 'disbursement_success', data: { reference, amount: 150 } };
+      expect(await confirmWebhookEvent(client, event)).toMatchObject({
+        outcome: 'confirmed',
+        reason: 'status reversed',
+      });
+    });
+
     it('should answer unchecked for an event that moves no money', async () => {
       const event = { event_type: 'mandate_activated', data: { mandate_reference: 'm' } };
       expect(await confirmWebhookEvent(client, event)).toEqual({
