@@ -71,6 +71,18 @@ export async function startGateway(options: GatewayOptions): Promise<GatewayProc
     }),
     { cwd: ROOT, env: QUIET_ENV, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  // Its own process group outlives the test runner unless killed: never leave it behind.
+  const orphanGuard = () => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  };
+  process.once('exit', orphanGuard);
+  child.once('exit', () => process.off('exit', orphanGuard));
   let output = '';
   const onData = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-MAX_OUTPUT_CHARS);
