@@ -125,7 +125,8 @@ async function subscribeReceiver(vars: NodeJS.Dict<string>): Promise<Subscriptio
 
 /** The banner's line about the cron triggers `npm start` runs itself. */
 function cronLine(cron: LocalCron): string {
-  if (cron.running.length === 0) return 'none runs locally (see the errors above)';
+  if (cron.running.length === 0)
+    return 'none runs locally (none in wrangler.toml, or see the errors above)';
   const when =
     cronIntervalMs === undefined ? 'on its schedule (UTC)' : `every ${cronIntervalMs} ms (test)`;
   return `${cron.running.join(', ')} runs locally ${when}: idempotency purge, relay sweeper`;
@@ -151,6 +152,8 @@ edgepay is running (sandbox money only)
 
 async function main(): Promise<void> {
   const vars = loadDevVars();
+  // Read before anything starts, so an unreadable wrangler.toml leaves nothing running.
+  const crons = readCrons(join(root, 'wrangler.toml'));
   applyLocalMigrations(persistTo);
   console.log('start: D1 migrations applied (local)');
   const sandbox = await startSandboxServer({
@@ -205,7 +208,7 @@ async function main(): Promise<void> {
   // local development"): without this the local relay would never heal a lost delivery.
   cron = startLocalCron({
     gatewayUrl,
-    crons: readCrons(join(root, 'wrangler.toml')),
+    crons,
     intervalMs: cronIntervalMs,
     log: (line) => console.log(`start: ${line}`),
     error: (line) => console.error(`start: ${line}`),
