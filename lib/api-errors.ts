@@ -11,9 +11,9 @@ export interface APIErrorContext extends ErrorContext {
 }
 
 /**
- * The service answered with an error status. Subclasses exist per status and
- * for the spec's four known 409s; `status`, `code`, `issues`, `headers`, `requestId` and
- * `rawBody` come from the response.
+ * The service answered with an error status. Subclasses exist per status, for the spec's
+ * four known 409s and for a taken reference; `status`, `code`, `issues`, `headers`,
+ * `requestId` and `rawBody` come from the response.
  */
 export class APIError extends PaymentsError {
   override name = 'APIError';
@@ -77,15 +77,25 @@ export class ActivationNotInitiatedError extends ConflictError {
 export class InsufficientFundsError extends ConflictError {
   override name = 'InsufficientFundsError';
 }
-/** 409 "Refund already exists" (spec: Errors). */
-export class DuplicateRefundError extends ConflictError {
+/**
+ * 409: a creation was refused because its merchant reference is already taken (code
+ * `duplicate_reference`; the spec gives this refusal no message of its own). The record
+ * may be this request's own: after an ambiguous failure the SDK looks it up instead of
+ * throwing this.
+ */
+export class DuplicateReferenceError extends ConflictError {
+  override name = 'DuplicateReferenceError';
+}
+/** 409 "Refund already exists" (spec: Errors): the `refund_reference` is taken. */
+export class DuplicateRefundError extends DuplicateReferenceError {
   override name = 'DuplicateRefundError';
 }
 
 type APIErrorClass = new (message: string, context: APIErrorContext) => APIError;
 
-// The spec gives these 409s a message but no code: match the message, or our code.
-const KNOWN_CONFLICTS: { message: string; code: string; type: APIErrorClass }[] = [
+// The spec gives these 409s a message but no code: match the message, or our code (a
+// taken reference has no message in the spec: the code only).
+const KNOWN_CONFLICTS: { message?: string; code: string; type: APIErrorClass }[] = [
   {
     message: 'mandate is not active or authorized',
     code: 'mandate_not_active',
@@ -98,6 +108,7 @@ const KNOWN_CONFLICTS: { message: string; code: string; type: APIErrorClass }[] 
   },
   { message: 'insufficient funds', code: 'insufficient_funds', type: InsufficientFundsError },
   { message: 'refund already exists', code: 'refund_already_exists', type: DuplicateRefundError },
+  { code: 'duplicate_reference', type: DuplicateReferenceError },
 ];
 
 const BY_STATUS: Record<number, APIErrorClass> = {

@@ -1,5 +1,6 @@
 import type { Endpoint } from './endpoints.ts';
 import { ClientCore, type EndpointInput, type RequestOptions } from './internal/core.ts';
+import { requireSecret } from './internal/secret.ts';
 import {
   type Logger,
   type RequestEvent,
@@ -24,7 +25,10 @@ export const ENVIRONMENTS = { sandbox: 'http://127.0.0.1:8788' } as const;
 export interface PaymentsClientOptions {
   /** Merchant key identifier, sent as `X-Key-Id` (direct mode). */
   keyId?: string;
-  /** API secret; signs every attempt and never leaves the process (direct mode). */
+  /**
+   * API secret; signs every attempt and never leaves the process (direct mode). Required
+   * with `keyId`: missing (`undefined`, `null`) or empty is a `TypeError`.
+   */
   secret?: string;
   /** Gateway mode: the caller token of an edgepay gateway; nothing is signed here. */
   bearerToken?: string;
@@ -36,8 +40,20 @@ export interface PaymentsClientOptions {
   timeoutMs?: number;
   /** Retries after the first attempt (connection errors, timeouts, 408, 429, 5xx). @default 2 */
   maxRetries?: number;
-  /** Budget of one call in milliseconds, all attempts and waits included. @default none */
+  /** Budget of one call in milliseconds, all attempts, waits and lookups included. @default none */
   deadlineMs?: number;
+  /**
+   * Direct mode, money requests with a merchant reference (payments, transfers, refunds,
+   * debits): after an ambiguous failure (timeout, connection error, 5xx) the reference is
+   * looked up, with backoff, for this many milliseconds from the failure before the
+   * request may be sent again; it is resent only when its record is still absent at the
+   * end, and a resend refused because the reference exists is looked up again. A
+   * provider can commit seconds after its load balancer answered 5xx or a short client
+   * timeout fired. Needs `maxRetries` >= 1; `deadlineMs` cuts it short (no resend then).
+   * Through the gateway, its idempotency key and its own settle window do this instead.
+   * @default the larger of 5000 and the attempt's timeout (`timeoutMs`)
+   */
+  settleMs?: number;
   /** `fetch` implementation. @default globalThis.fetch */
   fetch?: typeof fetch;
   /** SubtleCrypto implementation for signing. @default globalThis.crypto.subtle */
@@ -58,7 +74,8 @@ export interface PaymentsClientOptions {
  * The client of the payments API, with one resource per spec section.
  * Works unchanged on Node >= 22, Deno, Bun, Cloudflare Workers and browsers.
  *
- * @throws {TypeError} on missing credentials or base address, or without a global `fetch`.
+ * @throws {TypeError} on missing credentials (a `keyId` without a non-empty `secret`
+ *   names `secret`) or base address, or without a global `fetch`.
  *
  * @example
  * ```ts
@@ -130,8 +147,13 @@ function resolveSettings(options: PaymentsClientOptions) {
   let credentials: ConstructorParameters<typeof Transport>[0]['credentials'];
   if (options.bearerToken !== undefined) {
     credentials = { kind: 'bearer', token: options.bearerToken };
-  } else if (options.keyId !== undefined && options.secret !== undefined) {
-    credentials = { kind: 'signature', keyId: options.keyId, secret: options.secret };
+  } else if (options.keyId !== undefined) {
+    // Fails closed, like verification: an unset variable must not sign with an empty key.
+    credentials = {
+      kind: 'signature',
+      keyId: options.keyId,
+      secret: requireSecret(options.secret),
+    };
   } else {
     throw new TypeError('PaymentsClient needs keyId and secret (direct) or bearerToken (gateway)');
   }
@@ -146,6 +168,7 @@ function resolveSettings(options: PaymentsClientOptions) {
     timeoutMs: options.timeoutMs ?? 60_000,
     maxRetries: options.maxRetries ?? 2,
     deadlineMs: options.deadlineMs,
+    settleMs: options.settleMs,
     onRequest: options.onRequest,
     onResponse: options.onResponse,
     logger: options.logger,

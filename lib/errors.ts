@@ -47,9 +47,9 @@ export class PaymentsError extends Error {
    * @param context - the HTTP exchange and the `cause`.
    */
   constructor(message: string, context: ErrorContext = {}) {
-    const { cause, ...exchange } = context;
-    super(message, cause === undefined ? undefined : { cause });
-    Object.assign(this, exchange);
+    // Error takes `cause` from the context (only when it has one); the exchange is copied on.
+    super(message, context);
+    Object.assign(this, context);
   }
 }
 
@@ -69,7 +69,7 @@ export type SignatureFailureReason =
 export class SignatureVerificationError extends PaymentsError {
   override name = 'SignatureVerificationError';
   /** Stable machine-readable reason. */
-  readonly reason: SignatureFailureReason;
+  declare readonly reason: SignatureFailureReason;
 
   /**
    * @param message - human readable, never containing the secret.
@@ -100,6 +100,30 @@ export class TimeoutError extends PaymentsError {
   constructor(message: string, timeoutMs: number, context: ErrorContext = {}) {
     super(message, context);
     this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * A money request may or may not have been carried out, and the SDK could not tell: it
+ * was resent after an ambiguous failure, the service refused the resend because its
+ * merchant reference exists, and the record could still not be read through the settle
+ * window (`settleMs`). The reference is taken: look it up later (e.g.
+ * `transfers.verify(reference)`) before doing anything else, and never send the same
+ * money again under a new reference until it has been. `cause` is the refusal.
+ */
+export class OutcomeUnknownError extends PaymentsError {
+  override name = 'OutcomeUnknownError';
+  /** The merchant reference whose outcome is unknown. */
+  readonly reference: string;
+
+  /**
+   * @param message - names the method, URL and reference.
+   * @param reference - the merchant reference of the request.
+   * @param context - the HTTP exchange; `cause` is the duplicate-reference refusal.
+   */
+  constructor(message: string, reference: string, context: ErrorContext = {}) {
+    super(message, context);
+    this.reference = reference;
   }
 }
 

@@ -8,6 +8,7 @@ export {
   BadRequestError,
   ConflictError,
   createAPIError,
+  DuplicateReferenceError,
   DuplicateRefundError,
   InsufficientFundsError,
   InternalServerError,
@@ -45,6 +46,7 @@ export {
   ConnectionError,
   type ErrorContext,
   type Issue,
+  OutcomeUnknownError,
   PaymentsError,
   RequestValidationError,
   ResponseValidationError,
@@ -143,5 +145,6 @@ export {
   type KnownWebhookEvent,
   type ParseWebhookOptions,
   parseWebhookEvent,
+  parseWebhookEventUnverified,
   type WebhookEvent,
 } from './webhooks.ts';

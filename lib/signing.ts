@@ -1,5 +1,6 @@
 import { SignatureVerificationError } from './errors.ts';
 import { bytesToHex, hexToBytes } from './internal/hex.ts';
+import { requireSecret } from './internal/secret.ts';
 
 /** Header carrying the merchant key identifier (spec: Authentication). */
 export const KEY_ID_HEADER = 'X-Key-Id';
@@ -27,7 +28,7 @@ export type RawBody = string | Uint8Array;
 export interface SignRequestOptions {
   /** The merchant key identifier, sent as `X-Key-Id`. */
   keyId: string;
-  /** The API secret; HMAC key, never sent. */
+  /** The API secret; HMAC key, never sent. Required: missing or empty is a `TypeError`. */
   secret: string;
   /** The exact bytes that will be sent; `''` (the default) for a request without a body. */
   body?: RawBody;
@@ -44,7 +45,10 @@ export interface SignRequestOptions {
 
 /** Options of {@link verifyRequestSignature}. */
 export interface VerifyRequestSignatureOptions {
-  /** The API secret the signature must have been made with. */
+  /**
+   * The API secret the signature must have been made with. Required: missing (`undefined`,
+   * `null`) or empty is a `TypeError`, never a pass.
+   */
   secret: string;
   /** The exact bytes received; `''` for a request without a body. */
   body: RawBody;
@@ -70,7 +74,8 @@ const keyCache = new WeakMap<SubtleCrypto, Map<string, Promise<CryptoKey>>>();
  *
  * @param options - key id, secret, exact body, and optional timestamp (seconds), clock and SubtleCrypto.
  * @returns the `X-Key-Id`, `X-Timestamp` (unix seconds) and `X-Signature` headers.
- * @throws {TypeError} when no SubtleCrypto is available (pass `subtle`).
+ * @throws {TypeError} naming `secret` when it is missing or empty; when no SubtleCrypto
+ *   is available (pass `subtle`).
  *
  * @example
  * ```ts
@@ -80,9 +85,10 @@ const keyCache = new WeakMap<SubtleCrypto, Map<string, Promise<CryptoKey>>>();
  * ```
  */
 export async function signRequest(options: SignRequestOptions): Promise<SignatureHeaders> {
+  const secret = requireSecret(options.secret);
   const subtle = resolveSubtle(options.subtle);
   const timestamp = String(options.timestamp ?? unixSeconds(options.now ?? Date.now));
-  const key = await importHmacKey(subtle, options.secret);
+  const key = await importHmacKey(subtle, secret);
   const mac = await subtle.sign('HMAC', key, signedPayload(timestamp, options.body ?? ''));
   return {
     [KEY_ID_HEADER]: options.keyId,
@@ -102,12 +108,15 @@ export async function signRequest(options: SignRequestOptions): Promise<Signatur
  *
  * @param options - secret, exact body, received headers, tolerance (seconds), clock, SubtleCrypto.
  * @returns nothing when the signature is valid.
+ * @throws {TypeError} naming `secret` when it is missing or empty (fails closed: a lost
+ *   secret never lets a request through unchecked); when no SubtleCrypto is available.
  * @throws {SignatureVerificationError} with `reason` `missing_header`, `malformed_timestamp`,
  *   `timestamp_out_of_tolerance`, `malformed_signature` or `signature_mismatch`.
  */
 export async function verifyRequestSignature(
   options: VerifyRequestSignatureOptions,
 ): Promise<void> {
+  const secret = requireSecret(options.secret);
   const subtle = resolveSubtle(options.subtle);
   const timestamp = readHeader(options.headers, TIMESTAMP_HEADER);
   const signature = readHeader(options.headers, SIGNATURE_HEADER);
@@ -131,14 +140,14 @@ export async function verifyRequestSignature(
       'timestamp_out_of_tolerance',
     );
   }
-  const mac = hexToBytes(signature);
-  if (mac === undefined || mac.length !== 32) {
+  if (!/^[0-9a-f]{64}$/i.test(signature)) {
     throw new SignatureVerificationError(
       `${SIGNATURE_HEADER} must be 64 hex characters`,
       'malformed_signature',
     );
   }
-  const key = await importHmacKey(subtle, options.secret);
+  const key = await importHmacKey(subtle, secret);
+  const mac = hexToBytes(signature);
   const valid = await subtle.verify('HMAC', key, mac, signedPayload(timestamp, options.body));
   if (!valid) {
     throw new SignatureVerificationError(
@@ -155,11 +164,8 @@ export async function verifyRequestSignature(
  * package entry point.
  */
 function importHmacKey(subtle: SubtleCrypto, secret: string): Promise<CryptoKey> {
-  let keys = keyCache.get(subtle);
-  if (keys === undefined) {
-    keys = new Map();
-    keyCache.set(subtle, keys);
-  }
+  const keys = keyCache.get(subtle) ?? new Map<string, Promise<CryptoKey>>();
+  keyCache.set(subtle, keys);
   let key = keys.get(secret);
   if (key === undefined) {
     if (keys.size >= MAX_CACHED_KEYS) keys.clear();

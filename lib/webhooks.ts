@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { ResponseValidationError, SignatureVerificationError } from './errors.ts';
 import { parseOrThrow } from './internal/issues.ts';
+import { requireSecret } from './internal/secret.ts';
 import type { Optional } from './schemas/common.ts';
 import { DEFAULT_TOLERANCE_SEC, type RawBody, verifyRequestSignature } from './signing.ts';
 
@@ -117,8 +118,12 @@ export type WebhookEvent = (KnownWebhookEvent & { known: true }) | GenericWebhoo
 
 /** Options of {@link parseWebhookEvent}. */
 export interface ParseWebhookOptions {
-  /** The API secret; when given, the signature headers are verified first. */
-  secret?: string;
+  /**
+   * The API secret the webhook was signed with. Required: a missing (`undefined`, `null`)
+   * or empty secret is a `TypeError`, never an event accepted unchecked. To parse without
+   * verifying (tests), call {@link parseWebhookEventUnverified}.
+   */
+  secret: string;
   /** Accepted clock skew of `X-Timestamp`, in seconds, past and future. @default 300 */
   toleranceSec?: number;
   /** Clock in milliseconds since the epoch. @default Date.now */
@@ -130,18 +135,22 @@ export interface ParseWebhookOptions {
 const decoder = new TextDecoder();
 
 /**
- * Verifies and parses a webhook (spec: Events). With `secret`, the `X-Timestamp` /
- * `X-Signature` headers are checked over the exact raw body in constant time, within
- * `toleranceSec` (300 s) of now, past or future. Pass the body exactly as received
- * (`await request.text()` or its bytes), never parsed-and-restringified JSON.
+ * Verifies and parses a webhook (spec: Events). The `X-Timestamp` / `X-Signature`
+ * headers are checked over the exact raw body in constant time, within `toleranceSec`
+ * (300 s) of now, past or future, before anything is parsed. Pass the body exactly as
+ * received (`await request.text()` or its bytes), never parsed-and-restringified JSON.
+ * It fails closed: without a secret nothing is parsed.
  *
  * @param rawBody - the request body as received: text or bytes.
  * @param headers - the request headers (`Headers` or a plain record).
+ * @param options - `secret` (required), `toleranceSec` (seconds), clock, SubtleCrypto.
  * @returns the event, typed by `event_type`; `known` is false for types the spec does not name.
- * @throws {SignatureVerificationError} when a secret is given and the signature is missing,
- *   stale or wrong (its message hints at a re-serialized body when that is the likely cause).
+ * @throws {TypeError} naming `secret` when it is missing (`undefined`, `null`, not a
+ *   string) or empty, e.g. an unset environment variable; when `rawBody` is a parsed
+ *   object instead of text or bytes.
+ * @throws {SignatureVerificationError} when the signature is missing, stale or wrong (its
+ *   message hints at a re-serialized body when that is the likely cause).
  * @throws {ResponseValidationError} when the body is not the spec's webhook envelope.
- * @throws {TypeError} when `rawBody` is a parsed object instead of text or bytes.
  *
  * @example
  * ```ts
@@ -152,18 +161,44 @@ const decoder = new TextDecoder();
 export async function parseWebhookEvent(
   rawBody: RawBody,
   headers: Headers | Record<string, string | undefined>,
-  options: ParseWebhookOptions = {},
+  options: ParseWebhookOptions,
 ): Promise<WebhookEvent> {
-  if (typeof rawBody !== 'string' && !(rawBody instanceof Uint8Array)) {
-    throw new TypeError(
-      'parseWebhookEvent needs the raw body as received (request.text() or its bytes), not parsed JSON: ' +
-        'the signature covers the exact bytes',
-    );
-  }
-  const text = typeof rawBody === 'string' ? rawBody : decoder.decode(rawBody);
-  if (options.secret !== undefined) {
-    await verifyWebhookSignature(rawBody, text, headers, options.secret, options);
-  }
+  // `options?.`: a JavaScript caller may pass no options at all; that too fails closed.
+  const secret = requireSecret(options?.secret);
+  const text = rawBodyText(rawBody);
+  await verifyWebhookSignature(rawBody, text, headers, secret, options);
+  return parseEvent(text);
+}
+
+/**
+ * Parses a webhook body WITHOUT checking its signature (spec: Events): for tests and
+ * fixtures, or a body whose origin was proved by other means. Never use it on a request
+ * from the network: anyone can send one; {@link parseWebhookEvent} verifies first.
+ *
+ * @param rawBody - the body: text or bytes.
+ * @returns the event, typed by `event_type`; `known` is false for types the spec does not name.
+ * @throws {ResponseValidationError} when the body is not the spec's webhook envelope.
+ * @throws {TypeError} when `rawBody` is a parsed object instead of text or bytes.
+ *
+ * @example
+ * ```ts
+ * const event = parseWebhookEventUnverified(JSON.stringify(fixture));
+ * ```
+ */
+export function parseWebhookEventUnverified(rawBody: RawBody): WebhookEvent {
+  return parseEvent(rawBodyText(rawBody));
+}
+
+function rawBodyText(rawBody: RawBody): string {
+  if (typeof rawBody === 'string') return rawBody;
+  if (rawBody instanceof Uint8Array) return decoder.decode(rawBody);
+  throw new TypeError(
+    'A webhook is parsed from the raw body as received (request.text() or its bytes), not parsed JSON: ' +
+      'the signature covers the exact bytes',
+  );
+}
+
+function parseEvent(text: string): WebhookEvent {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -16,6 +16,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Timeout of each attempt in milliseconds, body read included. @default the client's (60000) */
   timeoutMs?: number;
+  /**
+   * Budget of this call in milliseconds, all attempts, waits and lookups included.
+   * @default the client's `deadlineMs` (none)
+   */
+  deadlineMs?: number;
   /** Gateway mode: the `Idempotency-Key` to send. @default a new UUID per call, reused by its retries */
   idempotencyKey?: string;
   /** `X-Request-Id` sent with every attempt, e.g. to carry a caller's id through. @default a new id per call */
@@ -58,6 +63,7 @@ export class ClientCore {
       ...spec,
       signal: options?.signal,
       timeoutMs: options?.timeoutMs,
+      deadlineMs: options?.deadlineMs,
       idempotencyKey: options?.idempotencyKey,
       requestId: options?.requestId,
     });
@@ -66,9 +72,10 @@ export class ClientCore {
   /**
    * Calls one endpoint of the table and returns its normalized record: validates the body
    * (or the query) before anything is sent, fills the path parameters, retries as the
-   * endpoint's effect allows (reads always; a `money` POST with a lookup only after finding
-   * that its record does not exist yet; others never after an ambiguous failure), then
-   * shapes and validates the answer.
+   * endpoint's effect allows (reads always; a `money` POST with a lookup only after its
+   * record is still absent at the end of the settle window, a resend refused as a
+   * duplicate reference being looked up again; others never after an ambiguous failure),
+   * then shapes and validates the answer.
    *
    * @param endpoint - the table entry (lib/endpoints.ts).
    * @param input - `params`: path parameter values in order; `body`; `query` (strings).
@@ -78,7 +85,9 @@ export class ClientCore {
    * @throws {RequestValidationError} before sending; {@link ResponseValidationError};
    *   {@link PaymentsError} when the call was carried out, its answer was lost and the
    *   record found has another shape than the answer (a payment session's checkout
-   *   address cannot be recovered); the errors of the transport.
+   *   address cannot be recovered); {@link OutcomeUnknownError} when a resend was refused
+   *   because the reference exists and its record stayed unreadable; the errors of the
+   *   transport.
    */
   async request<Out>(
     endpoint: Endpoint<Out>,
@@ -106,9 +115,14 @@ export class ClientCore {
             : lookup && typeof reference === 'string'
               ? {
                   kind: 'verify',
-                  lookup: () =>
+                  reference,
+                  lookup: (deadlineMs) =>
                     findOrUndefined(() =>
-                      this.request(lookup.endpoint, { params: [reference] }, options),
+                      this.request(
+                        lookup.endpoint,
+                        { params: [reference] },
+                        withDeadline(options, deadlineMs),
+                      ),
                     ),
                 }
               : NEVER),
@@ -169,6 +183,20 @@ export async function findOrUndefined<T>(lookup: () => Promise<T>): Promise<T | 
     if (error instanceof NotFoundError) return undefined;
     throw error;
   }
+}
+
+/**
+ * The per-call options of a lookup made for a call: the same signal, timeout and request
+ * id, and what is left of the call's budget, so the lookup never outlives the call.
+ *
+ * @param options - the call's options.
+ * @param deadlineMs - milliseconds left of the call's budget; `undefined` without one.
+ */
+export function withDeadline(
+  options: RequestOptions | undefined,
+  deadlineMs: number | undefined,
+): RequestOptions | undefined {
+  return deadlineMs === undefined ? options : { ...options, deadlineMs };
 }
 
 /** The retry policy of reads. */

@@ -1,10 +1,16 @@
-import { createAPIError } from '../api-errors.ts';
-import { AbortError, ConnectionError, PaymentsError, TimeoutError } from '../errors.ts';
-import { signRequest } from '../signing.ts';
+import { DuplicateReferenceError } from '../api-errors.ts';
+import {
+  AbortError,
+  ConnectionError,
+  OutcomeUnknownError,
+  PaymentsError,
+  TimeoutError,
+} from '../errors.ts';
+import { sendAttempt } from './attempt.ts';
 import { delay } from './delay.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 import { backoffDelayMs, isRetryableStatus, retryAfterMs } from './retry-timing.ts';
-import { untilAborted } from './until-aborted.ts';
+import { lookUpUntilSettled, type RecordLookup, type SettleTiming } from './settle.ts';
 
 /** How the transport authenticates: HMAC signing with the secret, or a gateway bearer token. */
 export type Credentials =
@@ -51,6 +57,12 @@ export interface TransportSettings {
   maxRetries: number;
   /** Overall budget of one logical call in milliseconds, retries and waits included. */
   deadlineMs: number | undefined;
+  /**
+   * Direct mode: how long after an ambiguous failure of a money request its reference is
+   * looked up before a resend, in milliseconds. `undefined`: the larger of
+   * {@link DEFAULT_SETTLE_MS} and the attempt's timeout.
+   */
+  settleMs: number | undefined;
   onRequest: ((event: RequestEvent) => void) | undefined;
   onResponse: ((event: ResponseEvent) => void) | undefined;
   logger: Logger | undefined;
@@ -61,10 +73,20 @@ export type RetryPolicy =
   /** Reads: always safe to resend. */
   | { kind: 'safe' }
   /**
-   * Writes with a merchant reference: after an ambiguous failure, look the reference up
-   * first; a found record is the answer ("verify before resend").
+   * Writes that can be looked up: after an ambiguous failure, look first; a found record
+   * is the answer ("verify before resend").
    */
-  | { kind: 'verify'; lookup: () => Promise<unknown> }
+  | {
+      kind: 'verify';
+      lookup: RecordLookup;
+      /**
+       * The merchant reference of a money request. With it, in direct mode, the lookups
+       * go on through the settle window before a resend, and a resend refused because the
+       * reference exists is looked up again. Without it (a mandate's cancellation), one
+       * lookup, then the resend.
+       */
+      reference?: string | undefined;
+    }
   /** Writes with nothing to look up: resent only after 408 or 429 (not processed). */
   | { kind: 'never' };
 
@@ -80,6 +102,8 @@ export interface CallSpec {
   retry: RetryPolicy;
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;
+  /** Budget of this call in milliseconds, overriding the client's `deadlineMs`. */
+  deadlineMs?: number | undefined;
   /** Gateway mode: the `Idempotency-Key`, reused by every attempt of this call. */
   idempotencyKey?: string | undefined;
   /** The `X-Request-Id` of every attempt. @default a new id per call */
@@ -102,12 +126,17 @@ export interface CallResponse {
 /** The answer of a call: a successful response, or the record found by verify-before-resend. */
 export type CallResult = CallResponse | { kind: 'recovered'; value: unknown };
 
-const TIMED_OUT = Symbol('edgepay.timeout');
+/**
+ * The shortest settle window of a money request in direct mode, in milliseconds: a
+ * provider can commit seconds after a short client timeout fired.
+ */
+export const DEFAULT_SETTLE_MS = 5_000;
 
 /**
  * Sends calls with signing, timeouts, retries and verify-before-resend: before a POST
  * that may have landed (timeout, reset, 5xx) is sent again, its merchant reference is
- * looked up, so a request the service did process is never sent twice.
+ * looked up, in direct mode for a whole settle window, so a request the service did
+ * process, even late, is never sent twice.
  */
 export class Transport {
   readonly #settings: TransportSettings;
@@ -121,9 +150,17 @@ export class Transport {
   /**
    * Runs one logical call: each attempt signed afresh, retried on connection errors,
    * timeouts, 408, 429 and 5xx as `spec.retry` allows, with backoff or `Retry-After`.
+   * A `verify` policy looks the record up before any resend after an ambiguous failure:
+   * with a reference in direct mode through the settle window (`settleMs`, counted from
+   * the failure), resending only when the record is still absent at its end; a resend
+   * then refused because the reference exists is looked up again, never the answer.
    *
+   * @returns the response, or the record a lookup found (`recovered`).
    * @throws {APIError} for a final error status; {@link ConnectionError} or
-   *   {@link TimeoutError} when no answer arrived in the end; {@link AbortError}.
+   *   {@link TimeoutError} when no answer arrived in the end, or the call's deadline ended
+   *   inside the settle window; {@link OutcomeUnknownError} when a resend was refused
+   *   because the reference exists and the record stayed unreadable through the window;
+   *   {@link PaymentsError} when a lookup failed; {@link AbortError}.
    */
   async call(spec: CallSpec): Promise<CallResult> {
     const settings = this.#settings;
@@ -153,11 +190,56 @@ export class Transport {
       if (spec.method !== 'GET')
         headers['Idempotency-Key'] = spec.idempotencyKey ?? crypto.randomUUID();
     }
+    const budget = spec.deadlineMs ?? settings.deadlineMs;
+    const timing: SettleTiming = {
+      now: settings.now,
+      random: settings.random,
+      signal: spec.signal,
+      deadlineAt: budget === undefined ? Number.POSITIVE_INFINITY : started + budget,
+      aborted: () =>
+        new AbortError(`Request aborted: ${event.method} ${event.url}`, {
+          cause: spec.signal?.reason,
+        }),
+    };
+    const policy = spec.retry;
+    // Through the gateway, its idempotency key and its own settle window make the resend
+    // safe: one lookup, as before. In direct mode nothing else stands between a resend
+    // and a second payout.
+    const settleMs =
+      policy.kind !== 'verify' ||
+      policy.reference === undefined ||
+      settings.credentials.kind !== 'signature'
+        ? 0
+        : (settings.settleMs ?? Math.max(DEFAULT_SETTLE_MS, spec.timeoutMs ?? settings.timeoutMs));
+    // Set once an attempt may have been carried out: a resend refused because the
+    // reference exists then most likely met this call's own record, not another's.
+    let mayHaveLanded = false;
     for (;;) {
       event.attempt++;
-      const outcome = await this.#attempt(spec, { ...event }, headers, rawBody, started);
+      const outcome = await sendAttempt(
+        settings,
+        spec,
+        { ...event },
+        headers,
+        rawBody,
+        timing.deadlineAt,
+      );
       if (outcome instanceof PaymentsError === false) return outcome;
       const error = outcome;
+      if (policy.kind === 'verify' && mayHaveLanded && error instanceof DuplicateReferenceError) {
+        // Look again, never answer "duplicate": the record may not be readable yet.
+        const settled = await lookUpUntilSettled(policy.lookup, settleMs, timing).catch(
+          lookupFailed(error, event),
+        );
+        if (typeof settled === 'object') return { kind: 'recovered', value: settled.record };
+        throw new OutcomeUnknownError(
+          `${event.method} ${event.url}: the resend was refused because reference ` +
+            `${policy.reference} exists, but its record could not be read within ${settleMs} ms`,
+          policy.reference ?? '',
+          { method: event.method, url: event.url, requestId: event.requestId, cause: error },
+        );
+      }
+      if (error.status !== undefined && !isRetryableStatus(error.status)) throw error;
       const wait =
         retryAfterMs(error.headers, settings.now()) ??
         backoffDelayMs(event.attempt, { random: settings.random });
@@ -166,150 +248,36 @@ export class Transport {
       const retryable =
         event.attempt <= settings.maxRetries &&
         wait !== Number.POSITIVE_INFINITY &&
-        (spec.retry.kind !== 'never' || !ambiguous) &&
-        (settings.deadlineMs === undefined ||
-          settings.now() - started + wait < settings.deadlineMs);
+        (policy.kind !== 'never' || !ambiguous) &&
+        settings.now() + wait < timing.deadlineAt;
       if (!retryable) throw error;
-      await delay(
-        wait,
-        spec.signal,
-        () =>
-          new AbortError(`Request aborted: ${event.method} ${event.url}`, {
-            cause: spec.signal?.reason,
-          }),
-      );
-      if (spec.retry.kind === 'verify' && ambiguous) {
-        const found = await spec.retry.lookup().catch((cause: unknown) => {
-          throw new PaymentsError(
-            `${error.message}; looking the reference up before resending failed too`,
-            {
-              method: event.method,
-              url: event.url,
-              requestId: event.requestId,
-              cause,
-            },
-          );
-        });
-        if (found !== undefined) return { kind: 'recovered', value: found };
+      await delay(wait, spec.signal, timing.aborted);
+      if (policy.kind === 'verify' && ambiguous) {
+        mayHaveLanded = true;
+        // The window counts from the failure; its first lookup comes after the wait.
+        const settled = await lookUpUntilSettled(
+          policy.lookup,
+          Math.max(0, settleMs - wait),
+          timing,
+        ).catch(lookupFailed(error, event));
+        if (typeof settled === 'object') return { kind: 'recovered', value: settled.record };
+        // The budget ended before the window did: a resend could pay twice.
+        if (settled === 'unsettled') throw error;
       }
     }
   }
-
-  /** One attempt: a response, or the retryable failure (final failures throw). */
-  async #attempt(
-    spec: CallSpec,
-    event: RequestEvent,
-    baseHeaders: Record<string, string>,
-    rawBody: string | undefined,
-    started: number,
-  ): Promise<CallResponse | PaymentsError> {
-    const settings = this.#settings;
-    const { credentials } = settings;
-    const headers =
-      credentials.kind === 'signature' && spec.unsigned !== true
-        ? {
-            ...baseHeaders,
-            ...(await signRequest({
-              keyId: credentials.keyId,
-              secret: credentials.secret,
-              body: rawBody ?? '',
-              now: settings.now,
-              ...(settings.subtle === undefined ? {} : { subtle: settings.subtle }),
-            })),
-          }
-        : baseHeaders;
-    let timeoutMs = spec.timeoutMs ?? settings.timeoutMs;
-    if (settings.deadlineMs !== undefined) {
-      timeoutMs = Math.max(
-        0,
-        Math.min(timeoutMs, settings.deadlineMs - (settings.now() - started)),
-      );
-    }
-    settings.onRequest?.(event);
-    settings.logger?.debug('edgepay request', event);
-    const attemptStarted = settings.now();
-    const report = (status: number | undefined, error?: PaymentsError) => {
-      if (settings.onResponse === undefined && settings.logger === undefined) return;
-      const done: ResponseEvent = { ...event, status, elapsedMs: settings.now() - attemptStarted };
-      if (error !== undefined) done.error = error;
-      settings.onResponse?.(done);
-      settings.logger?.debug('edgepay response', done);
-    };
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
-    const onAbort = () => controller.abort(spec.signal?.reason);
-    spec.signal?.addEventListener('abort', onAbort, { once: true });
-    let response: Response | undefined;
-    let text: string;
-    try {
-      if (spec.signal?.aborted) throw spec.signal.reason;
-      const fetching = settings.fetch(event.url, {
-        method: spec.method,
-        headers,
-        ...(rawBody === undefined ? {} : { body: rawBody }),
-        signal: controller.signal,
-        // Never follow: a redirect would carry signed headers elsewhere. workerd has no 'error'.
-        redirect: 'manual',
-      });
-      // A response that arrives after the wait was given up is not read: free its connection.
-      fetching
-        .then((late) => (controller.signal.aborted ? late.body?.cancel() : undefined))
-        .catch(() => {});
-      // Race the fetch and the body read against the signal: not every fetch (or injected
-      // Response) honours it, and the timeout must hold from the request to the last byte.
-      response = await untilAborted(fetching, controller.signal);
-      text = await untilAborted(response.text(), controller.signal);
-    } catch (cause) {
-      // Free the connection of a body we will not read.
-      response?.body?.cancel().catch(() => {});
-      const where = `${event.method} ${event.url}`;
-      const context = { method: event.method, url: event.url, requestId: event.requestId, cause };
-      const error =
-        controller.signal.reason === TIMED_OUT
-          ? new TimeoutError(
-              `Request timed out after ${timeoutMs} ms: ${where}`,
-              timeoutMs,
-              context,
-            )
-          : spec.signal?.aborted
-            ? new AbortError(`Request aborted: ${where}`, { ...context, cause: spec.signal.reason })
-            : new ConnectionError(`Connection failed: ${where}`, context);
-      report(undefined, error);
-      if (error instanceof AbortError) throw error;
-      return error;
-    } finally {
-      clearTimeout(timer);
-      spec.signal?.removeEventListener('abort', onAbort);
-    }
-    report(response.status);
-    if (response.ok) {
-      return {
-        kind: 'response',
-        method: event.method,
-        url: event.url,
-        status: response.status,
-        headers: response.headers,
-        rawBody: text,
-        body: parseJson(text),
-        requestId: response.headers.get(REQUEST_ID_HEADER) ?? event.requestId,
-      };
-    }
-    const error = createAPIError({
-      ...event,
-      status: response.status,
-      headers: response.headers,
-      rawBody: text,
-    });
-    if (isRetryableStatus(response.status)) return error;
-    throw error;
-  }
 }
 
-function parseJson(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+/**
+ * Wraps a failed lookup: the call's own failure stays the message, the lookup's is the
+ * cause. An abort passes through as it is.
+ */
+function lookupFailed(error: PaymentsError, event: RequestEvent) {
+  return (cause: unknown): never => {
+    if (cause instanceof AbortError) throw cause;
+    throw new PaymentsError(
+      `${error.message}; looking the reference up before resending failed too`,
+      { method: event.method, url: event.url, requestId: event.requestId, cause },
+    );
+  };
 }

@@ -10,7 +10,7 @@ import {
   MANDATES_RETRIEVE,
   MANDATES_VALIDATE_ACTIVATION,
 } from '../endpoints.ts';
-import type { ClientCore, RequestOptions } from '../internal/core.ts';
+import { type ClientCore, type RequestOptions, withDeadline } from '../internal/core.ts';
 import { pollUntilFinal, type WaitOptions } from '../polling.ts';
 import type {
   ActivationChallenge,
@@ -128,8 +128,11 @@ export class DirectDebits {
   cancelMandate(mandateReference: string, options?: RequestOptions): Promise<MandateState> {
     return this.#core.request(MANDATES_CANCEL, { params: [mandateReference] }, options, {
       kind: 'verify',
-      lookup: async () => {
-        const mandate = await this.retrieveMandate(mandateReference, options);
+      lookup: async (deadlineMs) => {
+        const mandate = await this.retrieveMandate(
+          mandateReference,
+          withDeadline(options, deadlineMs),
+        );
         return mandate.status === 'cancelled'
           ? { mandate_reference: mandate.mandate_reference, status: mandate.status }
           : undefined;

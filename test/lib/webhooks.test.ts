@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseValidationError, SignatureVerificationError } from '../../lib/errors.ts';
 import { signRequest } from '../../lib/signing.ts';
-import { parseWebhookEvent } from '../../lib/webhooks.ts';
+import { parseWebhookEvent, parseWebhookEventUnverified } from '../../lib/webhooks.ts';
 
 const secret = 'sandbox-secret';
 const NOW = 1_767_225_600_000;
@@ -60,7 +60,7 @@ describe('parseWebhookEvent', () => {
 
   it('should pass unknown event types through as generic events', async () => {
     const body = envelope('refund_success', { refund_reference: 'rf-1' });
-    const event = await parseWebhookEvent(body, {}, {});
+    const event = await parseWebhookEvent(body, await signed(body), { secret, now });
     expect(event).toMatchObject({
       known: false,
       event_type: 'refund_success',
@@ -97,12 +97,12 @@ describe('parseWebhookEvent', () => {
 
   it('should refuse a parsed object with a TypeError that says what to pass', async () => {
     const parsed = JSON.parse(envelope('charge_success', {})) as unknown as string;
-    await expect(parseWebhookEvent(parsed, {}, {})).rejects.toThrow(/raw body as received/);
+    await expect(parseWebhookEvent(parsed, {}, { secret })).rejects.toThrow(/raw body as received/);
   });
 
   it('should reject a wrong envelope with every issue and the raw body', async () => {
     const body = JSON.stringify({ event_type: 'charge_success', data: { reference: 1 } });
-    const error = (await parseWebhookEvent(body, {}).catch(
+    const error = (await parseWebhookEvent(body, await signed(body), { secret, now }).catch(
       (e: unknown) => e,
     )) as ResponseValidationError;
     expect(error).toBeInstanceOf(ResponseValidationError);
@@ -113,6 +113,73 @@ describe('parseWebhookEvent', () => {
   });
 
   it('should reject a body that is not JSON', async () => {
-    await expect(parseWebhookEvent('not json', {})).rejects.toThrow(ResponseValidationError);
+    const body = 'not json';
+    await expect(parseWebhookEvent(body, await signed(body), { secret, now })).rejects.toThrow(
+      ResponseValidationError,
+    );
+  });
+
+  describe('without a secret (fails closed)', () => {
+    const body = envelope('charge_success', { reference: 'order-1', amount: 1, currency: 'NGN' });
+
+    it.each([
+      ['undefined', undefined],
+      ['null', null],
+      ['empty', ''],
+    ])(
+      'should throw a TypeError naming `secret` when it is %s, even for a signed event',
+      async (_, missing) => {
+        const error = await parseWebhookEvent(body, await signed(body), {
+          secret: missing as string,
+          now,
+        }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(TypeError);
+        expect((error as Error).message).toBe('`secret` is missing or empty');
+      },
+    );
+
+    it('should throw a TypeError naming `secret` when no options are given', async () => {
+      const untyped = parseWebhookEvent as (raw: string, headers: object) => Promise<unknown>;
+      await expect(untyped(body, await signed(body))).rejects.toThrow(
+        new TypeError('`secret` is missing or empty'),
+      );
+    });
+
+    it('should refuse an unsigned body as well: no secret is never "no check"', async () => {
+      await expect(
+        parseWebhookEvent(body, {}, { secret: undefined as unknown as string }),
+      ).rejects.toThrow(TypeError);
+    });
+  });
+});
+
+describe('parseWebhookEventUnverified', () => {
+  it('should parse an unsigned body without any secret', () => {
+    const body = envelope('charge_success', { reference: 'order-1', amount: 1, currency: 'NGN' });
+    const event = parseWebhookEventUnverified(body);
+    expect(event).toMatchObject({
+      known: true,
+      event_type: 'charge_success',
+      data: { reference: 'order-1', amount: 1, currency: 'NGN' },
+    });
+  });
+
+  it('should parse bytes and unknown types like parseWebhookEvent', () => {
+    const body = envelope('refund_success', { refund_reference: 'rf-1' });
+    expect(parseWebhookEventUnverified(new TextEncoder().encode(body))).toMatchObject({
+      known: false,
+      event_type: 'refund_success',
+    });
+  });
+
+  it('should still validate the envelope', () => {
+    const body = JSON.stringify({ event_type: 'charge_success', data: {} });
+    expect(() => parseWebhookEventUnverified(body)).toThrow(ResponseValidationError);
+    expect(() => parseWebhookEventUnverified('not json')).toThrow(ResponseValidationError);
+  });
+
+  it('should refuse a parsed object with a TypeError', () => {
+    const parsed = JSON.parse(envelope('charge_success', {})) as unknown as string;
+    expect(() => parseWebhookEventUnverified(parsed)).toThrow(/raw body as received/);
   });
 });

@@ -91,6 +91,16 @@ export function signingSuite(runtime: string): void {
         await signRequest({ keyId: 'k', secret: 'other', subtle: counting });
         expect(imports).toBe(2);
       });
+
+      it.each([
+        ['undefined', undefined],
+        ['null', null],
+        ['empty', ''],
+      ])('should refuse to sign with a secret that is %s', async (_, missing) => {
+        await expect(signRequest({ keyId: 'k', secret: missing as string })).rejects.toThrow(
+          new TypeError('`secret` is missing or empty'),
+        );
+      });
     });
 
     describe('verifyRequestSignature', () => {
@@ -213,6 +223,31 @@ export function signingSuite(runtime: string): void {
           );
           expect(error.reason).toBe('malformed_signature');
         }
+      });
+
+      it.each([
+        ['undefined', undefined],
+        ['null', null],
+        ['empty', ''],
+      ])(
+        'should fail closed with a TypeError naming `secret` when it is %s',
+        async (_, missing) => {
+          // Valid headers for the body: only the missing secret can stop it.
+          const error = await verifyRequestSignature({
+            secret: missing as string,
+            body,
+            headers,
+            now,
+          }).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(TypeError);
+          expect((error as Error).message).toBe('`secret` is missing or empty');
+        },
+      );
+
+      it('should fail closed on a missing secret before looking at the headers', async () => {
+        await expect(
+          verifyRequestSignature({ secret: undefined as unknown as string, body, headers: {} }),
+        ).rejects.toThrow(TypeError);
       });
 
       it('should verify what signRequest produced, for an empty body', async () => {
