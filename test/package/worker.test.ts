@@ -13,10 +13,12 @@ describe('package in a Worker bundle', () => {
     expect(bundle.code).not.toMatch(/from\s*"node:/);
   });
 
-  it('should bundle the whole client within 12 KB gzipped', () => {
+  // The client's budget (bench/bundle-size.ts, 12 KiB) plus what a consumer's Worker adds:
+  // wrangler's keep_names wrappers (about 1 KB) and the handler (bench/README.md).
+  it('should bundle the whole client within 13.5 KiB gzipped', () => {
     const bundle = bundleWorker(consumer, 'size-client.ts');
     expect(bundle.code).toContain('/payments/initialize');
-    expect(bundle.gzipped).toBeLessThanOrEqual(12 * 1024);
+    expect(bundle.gzipped).toBeLessThanOrEqual(13.5 * 1024);
   });
 
   it('should leave the client out of a Worker that only verifies signatures', () => {
