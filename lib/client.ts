@@ -1,12 +1,8 @@
 import type { Endpoint } from './endpoints.ts';
 import { ClientCore, type EndpointInput, type RequestOptions } from './internal/core.ts';
+import type { Logger, RequestEvent, ResponseEvent } from './internal/hooks.ts';
 import { requireSecret } from './internal/secret.ts';
-import {
-  type Logger,
-  type RequestEvent,
-  type ResponseEvent,
-  Transport,
-} from './internal/transport.ts';
+import { Transport } from './internal/transport.ts';
 import { Banks } from './resources/banks.ts';
 import { DirectDebits } from './resources/direct-debits.ts';
 import { Payments } from './resources/payments.ts';

@@ -55,8 +55,8 @@ export {
   TimeoutError,
 } from './errors.ts';
 export type { EndpointInput, ListParams, RequestOptions } from './internal/core.ts';
+export type { Logger, RequestEvent, ResponseEvent } from './internal/hooks.ts';
 export { lookupMismatches } from './internal/lookup.ts';
-export type { Logger, RequestEvent, ResponseEvent } from './internal/transport.ts';
 // Money (exact decimal <-> minor units)
 export { formatMinorUnits, parseMinorUnits, toMajorUnits, toMinorUnits } from './money.ts';
 // Lists and polling

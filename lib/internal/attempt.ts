@@ -3,14 +3,9 @@
 import { createAPIError } from '../api-errors.ts';
 import { AbortError, ConnectionError, type PaymentsError, TimeoutError } from '../errors.ts';
 import { signRequest } from '../signing.ts';
+import type { RequestEvent, ResponseEvent } from './hooks.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
-import type {
-  CallResponse,
-  CallSpec,
-  RequestEvent,
-  ResponseEvent,
-  TransportSettings,
-} from './transport.ts';
+import type { CallResponse, CallSpec, TransportSettings } from './transport.ts';
 import { untilAborted } from './until-aborted.ts';
 
 const TIMED_OUT = Symbol('edgepay.timeout');

@@ -8,6 +8,7 @@ import {
 } from '../errors.ts';
 import { sendAttempt } from './attempt.ts';
 import { delay } from './delay.ts';
+import type { Logger, RequestEvent, ResponseEvent } from './hooks.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 import { backoffDelayMs, isRetryableStatus, retryAfterMs } from './retry-timing.ts';
 import { lookUpUntilSettled, type RecordLookup, type SettleTiming } from './settle.ts';
@@ -16,33 +17,6 @@ import { lookUpUntilSettled, type RecordLookup, type SettleTiming } from './sett
 export type Credentials =
   | { kind: 'signature'; keyId: string; secret: string }
   | { kind: 'bearer'; token: string };
-
-/** What the `onRequest` hook receives before each attempt. */
-export interface RequestEvent {
-  method: string;
-  url: string;
-  /** 1 for the first attempt. */
-  attempt: number;
-  /** `X-Request-Id` sent with every attempt of the call. */
-  requestId: string;
-}
-
-/** What the `onResponse` hook receives after each attempt. */
-export interface ResponseEvent extends RequestEvent {
-  /** HTTP status, or `undefined` when no response arrived (see `error`). */
-  status: number | undefined;
-  /** Wall time of the attempt in milliseconds, body read included. */
-  elapsedMs: number;
-  error?: PaymentsError;
-}
-
-/**
- * A log sink. It receives the hook events (method, URL, attempt, status, elapsed ms,
- * request id) and never a header, a body, the secret, a signature or an account number.
- */
-export interface Logger {
-  debug(message: string, fields: RequestEvent | ResponseEvent): void;
-}
 
 /** Settings of a {@link Transport}, resolved by the client. */
 export interface TransportSettings {

@@ -1,0 +1,29 @@
+// What the client's hooks and logger receive: one event before and one after each attempt.
+import type { PaymentsError } from '../errors.ts';
+
+/** What the `onRequest` hook receives before each attempt. */
+export interface RequestEvent {
+  method: string;
+  url: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** `X-Request-Id` sent with every attempt of the call. */
+  requestId: string;
+}
+
+/** What the `onResponse` hook receives after each attempt. */
+export interface ResponseEvent extends RequestEvent {
+  /** HTTP status, or `undefined` when no response arrived (see `error`). */
+  status: number | undefined;
+  /** Wall time of the attempt in milliseconds, body read included. */
+  elapsedMs: number;
+  error?: PaymentsError;
+}
+
+/**
+ * A log sink. It receives the hook events (method, URL, attempt, status, elapsed ms,
+ * request id) and never a header, a body, the secret, a signature or an account number.
+ */
+export interface Logger {
+  debug(message: string, fields: RequestEvent | ResponseEvent): void;
+}
