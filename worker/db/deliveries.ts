@@ -119,20 +119,10 @@ export function fanOutDeliveriesStatement(
   db: D1Database,
   event: NewWebhookEvent,
 ): D1PreparedStatement {
-  return db
-    .prepare(
-      `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
-         last_status, created_at, updated_at)
-       SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
-       FROM subscriptions AS s
-       WHERE s.enabled = 1
-         AND (s.event_types IS NULL
-           OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
-         AND (SELECT e.received_at FROM webhook_events AS e WHERE e.event_id = ?1) = ?3
-       ON CONFLICT DO NOTHING
-       RETURNING id`,
-    )
-    .bind(event.eventId, event.eventType, event.receivedAt);
+  return fanOutStatement(
+    db,
+    '(SELECT e.received_at FROM webhook_events AS e WHERE e.event_id = ?1) = ?3',
+  ).bind(event.eventId, event.eventType, event.receivedAt);
 }
 
 /**
@@ -156,21 +146,31 @@ export function fanOutConfirmedDeliveriesStatement(
   checksBefore: number,
   now: number,
 ): D1PreparedStatement {
-  return db
-    .prepare(
-      `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
-         last_status, created_at, updated_at)
-       SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
-       FROM subscriptions AS s
-       WHERE s.enabled = 1
-         AND (s.event_types IS NULL
-           OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
-         AND EXISTS (SELECT 1 FROM webhook_events AS e WHERE e.event_id = ?1
-           AND e.status = 'awaiting_confirmation' AND e.confirmation_checks = ?4)
-       ON CONFLICT DO NOTHING
-       RETURNING id`,
-    )
-    .bind(event.eventId, event.eventType, now, checksBefore);
+  return fanOutStatement(
+    db,
+    `EXISTS (SELECT 1 FROM webhook_events AS e WHERE e.event_id = ?1
+       AND e.status = 'awaiting_confirmation' AND e.confirmation_checks = ?4)`,
+  ).bind(event.eventId, event.eventType, now, checksBefore);
+}
+
+/**
+ * The fan-out both statements above share: one `pending` delivery per enabled subscription
+ * whose `event_types` is NULL or contains the type (?2) for event ?1, created and due at ?3,
+ * written only while `guard` holds; `RETURNING id`.
+ */
+function fanOutStatement(db: D1Database, guard: string): D1PreparedStatement {
+  return db.prepare(
+    `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
+       last_status, created_at, updated_at)
+     SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
+     FROM subscriptions AS s
+     WHERE s.enabled = 1
+       AND (s.event_types IS NULL
+         OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
+       AND ${guard}
+     ON CONFLICT DO NOTHING
+     RETURNING id`,
+  );
 }
 
 /**
