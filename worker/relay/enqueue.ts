@@ -1,12 +1,49 @@
 /**
- * Sending deliveries to the `DELIVERIES` queue once their rows are written (at ingress, or
- * when a re-check confirms an event).
+ * Sending messages to the `DELIVERIES` queue in batches the Queues limit allows: the
+ * deliveries written at ingress, confirmed by a re-check, re-enqueued by the sweeper or
+ * retried and replayed by the admin, and the sweeper's confirmation checks.
  */
 import { logEvent } from '../http/log.ts';
 import type { DeliveryMessage } from './consumer.ts';
 
 /** Most messages per `sendBatch` call (the Queues limit). */
 const SEND_BATCH_MAX = 100;
+
+/**
+ * Sends one message per body, in `sendBatch` calls of at most 100, in order.
+ *
+ * @param queue - the producer (`DELIVERIES`).
+ * @param bodies - the message bodies; none: nothing is sent.
+ * @throws whatever the producer throws; the batches before the failing one are sent.
+ */
+export async function sendInBatches<Body>(
+  queue: Queue<Body>,
+  bodies: readonly Body[],
+): Promise<void> {
+  for (let start = 0; start < bodies.length; start += SEND_BATCH_MAX) {
+    const chunk = bodies.slice(start, start + SEND_BATCH_MAX);
+    await queue.sendBatch(chunk.map((body) => ({ body })));
+  }
+}
+
+/**
+ * Sends one `{ deliveryId }` message (ids only) per delivery to `DELIVERIES`, in
+ * batches of 100.
+ *
+ * @param queue - the `DELIVERIES` producer.
+ * @param deliveryIds - the deliveries to enqueue, already stored `pending`.
+ * @throws whatever the producer throws (the rows stay pending and due, so the sweeper
+ *   re-enqueues them).
+ */
+export async function enqueueDeliveryIds(
+  queue: Queue<DeliveryMessage>,
+  deliveryIds: readonly string[],
+): Promise<void> {
+  await sendInBatches(
+    queue,
+    deliveryIds.map((deliveryId) => ({ deliveryId })),
+  );
+}
 
 /**
  * Enqueues one `{ deliveryId }` message per delivery, after the D1 write. A failure is
@@ -23,12 +60,7 @@ export async function enqueueDeliveries(
   requestId: string,
 ): Promise<void> {
   try {
-    for (let start = 0; start < deliveryIds.length; start += SEND_BATCH_MAX) {
-      const chunk = deliveryIds.slice(start, start + SEND_BATCH_MAX);
-      await queue.sendBatch(
-        chunk.map((deliveryId) => ({ body: { deliveryId } satisfies DeliveryMessage })),
-      );
-    }
+    await enqueueDeliveryIds(queue, deliveryIds);
   } catch (error) {
     logEvent('error', 'delivery_enqueue_failed', {
       request_id: requestId,

@@ -10,7 +10,7 @@ import { claimOverdueChecks } from '../db/event-confirmation.ts';
 import { purgeWebhookEventsBefore } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import type { ConfirmationMessage } from './confirmation-check.ts';
-import type { DeliveryMessage } from './consumer.ts';
+import { enqueueDeliveryIds, sendInBatches } from './enqueue.ts';
 
 /**
  * How long past its due time a `pending` delivery may wait before the sweeper
@@ -22,9 +22,6 @@ export const SWEEP_GRACE_MS = 10 * 60 * 1000;
 
 /** Most deliveries re-enqueued per run (one claim statement); the next run continues. */
 const SWEEP_BATCH_SIZE = 500;
-
-/** Most messages per `sendBatch` call (the Queues limit). */
-export const SEND_BATCH_MAX = 100;
 
 /** Events deleted per purge statement, and the most statements per run. */
 const RETENTION_PURGE_BATCH_SIZE = 500;
@@ -71,19 +68,12 @@ export async function sweepRelay(
   retentionDays: number,
 ): Promise<SweepResult> {
   const ids = await claimOverdueDeliveries(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
-  for (let start = 0; start < ids.length; start += SEND_BATCH_MAX) {
-    const chunk = ids.slice(start, start + SEND_BATCH_MAX);
-    await (env.DELIVERIES as Queue<DeliveryMessage>).sendBatch(
-      chunk.map((deliveryId) => ({ body: { deliveryId } })),
-    );
-  }
+  await enqueueDeliveryIds(env.DELIVERIES, ids);
   const checks = await claimOverdueChecks(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
-  for (let start = 0; start < checks.length; start += SEND_BATCH_MAX) {
-    const chunk = checks.slice(start, start + SEND_BATCH_MAX);
-    await (env.DELIVERIES as Queue<ConfirmationMessage>).sendBatch(
-      chunk.map(({ eventId, checks: check }) => ({ body: { kind: 'confirm', eventId, check } })),
-    );
-  }
+  await sendInBatches<ConfirmationMessage>(
+    env.DELIVERIES,
+    checks.map(({ eventId, checks: check }) => ({ kind: 'confirm', eventId, check })),
+  );
   const cutoff = now - retentionDays * DAY_MS;
   let purged = 0;
   for (let batch = 0; batch < RETENTION_PURGE_MAX_BATCHES; batch++) {

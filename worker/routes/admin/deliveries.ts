@@ -1,7 +1,7 @@
 /**
  * The admin API's delivery routes (`/admin/deliveries`): the listing, counts by
- * delivery status, counts per hour, and retry of one delivery. Also the delivery view and
- * the enqueue shared with the event routes' replay. The admin guard has already checked
+ * delivery status, counts per hour, and retry of one delivery. Also the delivery view
+ * shared with the event routes. The admin guard has already checked
  * `ADMIN_TOKEN`.
  */
 import type { IRequest } from 'itty-router';
@@ -17,7 +17,7 @@ import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import type { DeliveryMessage } from '../../relay/consumer.ts';
+import { enqueueDeliveryIds } from '../../relay/enqueue.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
 import {
   CursorQuerySchema,
@@ -30,9 +30,6 @@ import {
 
 /** Path of the delivery collection; one delivery is `${path}/:id`. */
 export const ADMIN_DELIVERIES_PATH = '/admin/deliveries';
-
-/** Most messages per `sendBatch` call (the Queues limit). */
-const SEND_BATCH_MAX = 100;
 
 /** Deliveries per page of `GET /admin/deliveries` when `page_size` is absent. */
 const DEFAULT_DELIVERY_PAGE_SIZE = 50;
@@ -124,25 +121,6 @@ export function toDeliveryAttemptView(record: DeliveryAttemptRecord): DeliveryAt
     error: record.error,
     response_excerpt: record.responseExcerpt,
   };
-}
-
-/**
- * Sends one `{ deliveryId }` message per delivery to `DELIVERIES`, in chunks of 100.
- * A failure propagates (the caller answers 500); the rows are already pending and due,
- * so the sweeper re-enqueues them and the admin may simply retry.
- *
- * @param queue - the `DELIVERIES` producer.
- * @param deliveryIds - the deliveries to enqueue.
- * @throws whatever the producer throws.
- */
-export async function enqueueDeliveryIds(
-  queue: Queue<DeliveryMessage>,
-  deliveryIds: readonly string[],
-): Promise<void> {
-  for (let start = 0; start < deliveryIds.length; start += SEND_BATCH_MAX) {
-    const chunk = deliveryIds.slice(start, start + SEND_BATCH_MAX);
-    await queue.sendBatch(chunk.map((deliveryId) => ({ body: { deliveryId } })));
-  }
 }
 
 /**

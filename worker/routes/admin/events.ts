@@ -26,7 +26,8 @@ import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import { enqueueDeliveryIds, toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
+import { enqueueDeliveryIds } from '../../relay/enqueue.ts';
+import { toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
 import {
   CursorQuerySchema,
   encodeCursor,
