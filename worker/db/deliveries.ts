@@ -6,7 +6,10 @@
 import type { NewWebhookEvent } from './webhook-events.ts';
 
 /** Where a delivery stands: `pending` until a 2xx (`delivered`) or a 410 / dead letter (`failed`). */
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** Every {@link DeliveryStatus}, in the order a delivery reaches them. */
+export const DELIVERY_STATUSES = Object.freeze(['pending', 'delivered', 'failed'] as const);
 
 /** A stored delivery, as the domain sees it. */
 export interface DeliveryRecord {
@@ -67,13 +70,6 @@ interface DeliveryAttemptRow {
   error: string | null;
   response_excerpt: string | null;
 }
-
-/** Every {@link DeliveryStatus}, in the order a delivery reaches them. */
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = Object.freeze([
-  'pending',
-  'delivered',
-  'failed',
-]);
 
 const STATUSES: ReadonlySet<string> = new Set(DELIVERY_STATUSES);
 

@@ -12,7 +12,15 @@
  * delivered unless forced), `received` for every other event and when confirmation is off
  * (`CONFIRM_MONEY_EVENTS`). The column is plain text, so a new status needs no migration.
  */
-export type WebhookEventStatus = 'received' | 'awaiting_confirmation' | 'confirmed' | 'unconfirmed';
+export type WebhookEventStatus = (typeof WEBHOOK_EVENT_STATUSES)[number];
+
+/** Every {@link WebhookEventStatus}: the one list the type, the filters and the row check read. */
+export const WEBHOOK_EVENT_STATUSES = Object.freeze([
+  'received',
+  'awaiting_confirmation',
+  'confirmed',
+  'unconfirmed',
+] as const);
 
 /** Where the confirmation of a money event stands (migrations/0007). */
 export interface ConfirmationState {
@@ -83,14 +91,6 @@ interface WebhookEventRow {
   confirmation_checked_at?: number | null;
   next_check_at?: number | null;
 }
-
-/** Every {@link WebhookEventStatus}. */
-export const WEBHOOK_EVENT_STATUSES: readonly WebhookEventStatus[] = Object.freeze([
-  'received',
-  'awaiting_confirmation',
-  'confirmed',
-  'unconfirmed',
-]);
 
 const STATUSES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_STATUSES);
 

@@ -12,6 +12,7 @@ import {
   DELIVERY_STATUSES,
   type DeliveryAttemptRecord,
   type DeliveryRecord,
+  type DeliveryStatus,
 } from '../../db/deliveries.ts';
 import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
@@ -69,7 +70,7 @@ export interface DeliveryView {
   id: string;
   event_id: string;
   subscription_id: string;
-  status: string;
+  status: DeliveryStatus;
   /** Attempts recorded so far. */
   attempts: number;
   next_attempt_at: string | null;
