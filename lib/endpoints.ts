@@ -3,6 +3,7 @@
 // rules, its OpenAPI document and docs/endpoints.md are all read from this table, so a fact
 // about an endpoint is written once.
 import * as v from 'valibot';
+import { pickFields, RECOVERED_MESSAGE } from './internal/lookup.ts';
 import {
   type Bank,
   BankSchema,
@@ -80,8 +81,9 @@ export type Shape = (answer: unknown, sent: Record<string, unknown> | undefined)
 
 /**
  * Where the record a `money` POST creates can be found afterwards: the read endpoint and
- * the body field holding the merchant reference it is found by. Used to verify before
- * resending after an ambiguous failure, by the SDK and by the gateway alike.
+ * the body field holding the merchant reference it is found by, and whether the POST's
+ * answer can be had back from that record. Used to verify before resending after an
+ * ambiguous failure, by the SDK and by the gateway alike.
  */
 export interface Lookup {
   /** A `read` endpoint whose path has exactly one parameter, the reference. */
@@ -96,6 +98,18 @@ export interface Lookup {
    * agree), others as text ignoring case (`lookupMismatches` applies it).
    */
   readonly match: readonly string[];
+  /**
+   * The POST's own success body rebuilt from the normalized record found (the shape the
+   * payment service answers the POST with, e.g. `{ status, message, data }` for a
+   * transfer), or `null` when the answer holds something no read gives back (a payment
+   * session's single-use checkout address). The caller of a call whose answer was lost
+   * still expects that answer, not the read's. Required, so every lookup says whether its
+   * answer can be recovered: with `null`, a call whose answer was lost fails (the SDK's
+   * `PaymentsError`, the gateway's 409 `idempotency_answer_lost`) instead of
+   * answering with the record. The SDK returns the record itself (its normalized answer);
+   * the gateway answers with this body.
+   */
+  readonly recover: ((record: Readonly<Record<string, unknown>>) => unknown) | null;
 }
 
 /**
@@ -166,6 +180,8 @@ export const PAYMENTS_INITIALIZE: Endpoint<PaymentSession> = endpoint(
       endpoint: PAYMENTS_VERIFY,
       field: 'reference',
       match: ['amount', 'currency'],
+      // The session's checkout address is single-use and in no read.
+      recover: null,
     },
   },
 );
@@ -205,6 +221,21 @@ export const TRANSFERS_INITIALIZE: Endpoint<Transfer> = endpoint(
       endpoint: TRANSFERS_VERIFY,
       field: 'reference',
       match: ['amount', 'currency', 'destination_bank_code', 'destination_bank_account'],
+      recover: (record) => ({
+        status: 'success',
+        message: RECOVERED_MESSAGE,
+        data: pickFields(record, [
+          'reference',
+          'amount',
+          'currency',
+          'destination_bank_code',
+          'destination_bank_account',
+          'destination_bank_name',
+          'narration',
+          'status',
+          'created_at',
+        ]),
+      }),
     },
   },
 );
@@ -247,6 +278,11 @@ export const REFUNDS_INITIALIZE: Endpoint<Refund> = endpoint(
       endpoint: REFUNDS_RETRIEVE,
       field: 'refund_reference',
       match: ['payment_reference', 'amount', 'currency'],
+      recover: (record) => ({
+        status: 'success',
+        message: RECOVERED_MESSAGE,
+        ...pickFields(record, ['refund_reference', 'payment_reference']),
+      }),
     },
   },
 );
@@ -356,6 +392,17 @@ export const DEBITS_CREATE: Endpoint<Debit> = endpoint(
       endpoint: DEBITS_STATUS,
       field: 'payment_reference',
       match: ['mandate_reference', 'debit_amount'],
+      recover: (record) => ({
+        status: 'success',
+        message: RECOVERED_MESSAGE,
+        data: pickFields(record, [
+          'payment_reference',
+          'mandate_reference',
+          'debit_amount',
+          'narration',
+          'status',
+        ]),
+      }),
     },
   },
 );
@@ -395,6 +442,20 @@ export const VIRTUAL_ACCOUNTS_CREATE: Endpoint<VirtualAccount> = endpoint(
       endpoint: VIRTUAL_ACCOUNTS_RETRIEVE,
       field: 'account_reference',
       match: ['customer_email', 'currency_code'],
+      // The flat creation answer carries no message.
+      recover: (record) => ({
+        status: 'success',
+        ...pickFields(record, [
+          'account_number',
+          'bank_name',
+          'bank_code',
+          'account_reference',
+          'reservation_reference',
+          'account_status',
+          'customer_name',
+          'customer_email',
+        ]),
+      }),
     },
   },
 );

@@ -83,9 +83,9 @@ export class ClientCore {
    *   finds is then the answer.
    * @returns the record, or the record verify-before-resend found.
    * @throws {RequestValidationError} before sending; {@link ResponseValidationError};
-   *   {@link PaymentsError} when the call was carried out, its answer was lost and the
-   *   record found has another shape than the answer (a payment session's checkout
-   *   address cannot be recovered); {@link OutcomeUnknownError} when a resend was refused
+   *   {@link PaymentsError} when the call was carried out, its answer was lost and its
+   *   lookup cannot recover it (`recover: null`: a payment session's checkout address is
+   *   in no read); {@link OutcomeUnknownError} when a resend was refused
    *   because the reference exists and its record stayed unreadable; the errors of the
    *   transport.
    */
@@ -108,24 +108,7 @@ export class ClientCore {
         query: check(endpoint.query, input.query) as Record<string, string> | undefined,
         body,
         unsigned: endpoint.unsigned,
-        retry:
-          retry ??
-          (endpoint.effect === 'read'
-            ? SAFE
-            : lookup && typeof reference === 'string'
-              ? {
-                  kind: 'verify',
-                  reference,
-                  lookup: (deadlineMs) =>
-                    findOrUndefined(() =>
-                      this.request(
-                        lookup.endpoint,
-                        { params: [reference] },
-                        withDeadline(options, deadlineMs),
-                      ),
-                    ),
-                }
-              : NEVER),
+        retry: retry ?? this.#retryPolicy(endpoint, reference, options),
       },
       options,
     );
@@ -139,10 +122,37 @@ export class ClientCore {
         `${operation}: ${String(reference)} exists with another ${mismatched}; not resent`,
       );
     }
-    if (lookup?.endpoint.response === endpoint.response) return result.value as Out;
+    // The record is this call's normalized answer when its lookup can recover the answer.
+    if (lookup?.recover) return result.value as Out;
     throw new PaymentsError(
       `${operation} was carried out but its answer is lost: start over with a new reference`,
     );
+  }
+
+  /**
+   * How a call of `endpoint` may be retried after an ambiguous failure: reads always;
+   * a `money` POST whose lookup has the reference in the body by looking its record up
+   * first (verify before resend); anything else never.
+   *
+   * @param reference - the value of the lookup's body field, if any.
+   * @param options - the call's options, which its lookups share.
+   */
+  #retryPolicy(
+    endpoint: Endpoint,
+    reference: unknown,
+    options: RequestOptions | undefined,
+  ): RetryPolicy {
+    if (endpoint.effect === 'read') return SAFE;
+    const lookup = endpoint.lookup;
+    if (lookup === undefined || typeof reference !== 'string') return NEVER;
+    return {
+      kind: 'verify',
+      reference,
+      lookup: (deadlineMs) =>
+        findOrUndefined(() =>
+          this.request(lookup.endpoint, { params: [reference] }, withDeadline(options, deadlineMs)),
+        ),
+    };
   }
 
   /**

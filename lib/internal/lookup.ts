@@ -1,5 +1,6 @@
-// Verify before resend, the check that makes it safe: a record found by its reference is
-// this request's outcome only when it agrees with what the request asked for.
+// Verify before resend, the check that makes it safe (a record found by its reference is
+// this request's outcome only when it agrees with what the request asked for), and what an
+// answer rebuilt from that record is made of.
 import type { Lookup } from '../endpoints.ts';
 
 /**
@@ -30,4 +31,24 @@ export function lookupMismatches(
         Number(wanted) !== Number(actual)
       : String(wanted).toLowerCase() !== String(actual).toLowerCase();
   });
+}
+
+/** `message` of an answer rebuilt from a record: says where the answer came from. */
+export const RECOVERED_MESSAGE = 'Recovered from the existing record after an interrupted request';
+
+/**
+ * The listed fields a record has, in the listed order: the part of a creation answer a
+ * recovered answer carries, in the order the payment service writes them.
+ *
+ * @param record - the normalized record a lookup found.
+ * @param fields - the answer's field names, in the service's order.
+ * @returns a new object with the fields the record has (`undefined` ones left out).
+ */
+export function pickFields(
+  record: Readonly<Record<string, unknown>>,
+  fields: readonly string[],
+): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) if (record[field] !== undefined) picked[field] = record[field];
+  return picked;
 }

@@ -6,7 +6,6 @@ import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { upstreamClient } from '../../upstream/sdk.ts';
 import type { ProxyExchange } from '../pipeline.ts';
-import { recoveredAnswer } from '../recovered-answer.ts';
 import { holdForSettleWindow, inFlight, keepStale, storeAnswer } from './idempotency-claim.ts';
 
 /** Set to `true` on an answer built from the upstream record after a stale claim (verify before resend). */
@@ -100,8 +99,9 @@ export function recoveredFromRecord(
         'differ from this request; nothing was sent. Use a new reference and a new key',
     );
   }
-  const answer = recoveredAnswer(route.name, found.record);
-  if (answer === undefined) {
+  // The endpoint table says whether (and how) the POST's own answer comes back from the record.
+  const recover = found.lookup.recover;
+  if (recover === null) {
     return new HttpError(
       409,
       'idempotency_answer_lost',
@@ -113,6 +113,7 @@ export function recoveredFromRecord(
     'content-type': 'application/json',
     [IDEMPOTENT_RECOVERED_HEADER.toLowerCase()]: 'true',
   };
+  const answer = recover(found.record as Readonly<Record<string, unknown>>);
   return { status: 200, headers, body: new TextEncoder().encode(JSON.stringify(answer)) };
 }
 
