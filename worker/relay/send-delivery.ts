@@ -1,8 +1,9 @@
 /**
  * One HTTP attempt of a delivery: POST with a timeout, redirects not followed (a 3xx is
  * a failure), and what the attempt record keeps: status, latency, error and the first
- * 2 KB of the response body.
+ * 2 KB of the response body. The send step of a delivery attempt, between prepare and settle.
  */
+import type { ReadyDelivery } from './prepare-delivery.ts';
 
 /** Timeout of one delivery attempt, in milliseconds (headers and excerpt read). */
 const DELIVERY_TIMEOUT_MS = 15_000;
@@ -11,7 +12,7 @@ const DELIVERY_TIMEOUT_MS = 15_000;
 const RESPONSE_EXCERPT_BYTES = 2048;
 
 /** What one attempt got. */
-interface SendResult {
+export interface SendResult {
   /** When the request started, epoch milliseconds. */
   readonly startedAt: number;
   /** The HTTP status; `null` when no response came (network error, timeout). */
@@ -32,6 +33,38 @@ interface SendOptions {
   readonly timeoutMs?: number;
   /** The fetch the request goes through. @default globalThis.fetch */
   readonly fetch?: typeof fetch;
+}
+
+/** A request sent (or tried), ready to be settled. */
+export interface SentDelivery {
+  readonly kind: 'sent';
+  readonly eventId: string;
+  readonly subscriptionId: string;
+  /** What the attempt got. */
+  readonly sendResult: SendResult;
+  /** When the attempt ended, epoch milliseconds: the base of the retry delay. */
+  readonly settledAt: number;
+}
+
+/**
+ * Sends a prepared delivery; never throws (see {@link sendDelivery}).
+ *
+ * @param ready - the signed request from the prepare step.
+ * @param send - the fetch the request goes through.
+ * @returns what the attempt got and when it ended.
+ */
+export async function sendPreparedDelivery(
+  ready: ReadyDelivery,
+  send: typeof fetch,
+): Promise<SentDelivery> {
+  const sendResult = await sendDelivery(ready.url, ready.headers, ready.body, { fetch: send });
+  return {
+    kind: 'sent',
+    eventId: ready.eventId,
+    subscriptionId: ready.subscriptionId,
+    sendResult,
+    settledAt: Date.now(),
+  };
 }
 
 /**

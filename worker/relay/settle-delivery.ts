@@ -1,0 +1,127 @@
+/**
+ * The last step of a delivery attempt: record what happened in D1, log it, and ack the
+ * message or retry it on the schedule. The outcomes per answer are listed in
+ * docs/gateway.md, "Webhook relay".
+ */
+import { parseRetryAfter } from '../../lib/shared.ts';
+import {
+  type AttemptOutcome,
+  markDeliveryFailed,
+  recordDeliveryAttempt,
+} from '../db/deliveries.ts';
+import { updateSubscription } from '../db/subscriptions.ts';
+import { logEvent } from '../http/log.ts';
+import type { RefusedDelivery, SkippedDelivery } from './prepare-delivery.ts';
+import { retryDelay } from './retry-schedule.ts';
+import type { SentDelivery } from './send-delivery.ts';
+
+/** What a delivery attempt came to, before it is recorded. */
+export type DeliveryAttemptResult = SkippedDelivery | RefusedDelivery | SentDelivery;
+
+/**
+ * Records a delivery attempt's result, logs it, and acks or retries its message:
+ * - skipped: the delivery is marked `failed` when asked, then the message acked;
+ * - refused: an attempt without a status is recorded; a refusal fails the delivery for
+ *   good (an admin retry revives it once fixed), a failed DNS lookup leaves it pending and
+ *   retries the message on the schedule, like a network error would;
+ * - sent: a 2xx delivers, a 410 fails the delivery and disables its subscription (the
+ *   subscriber asks to stop; an admin re-enables it), anything else retries on the
+ *   schedule, honouring `Retry-After`.
+ *
+ * @param message - the DELIVERIES message (its `attempts` picks the retry delay).
+ * @param env - bindings (`DB`).
+ * @param deliveryId - the delivery the message names.
+ * @param result - what the prepare and send steps came to.
+ * @throws whatever D1 throws (the caller retries the message).
+ */
+export async function settleDelivery(
+  message: Message<unknown>,
+  env: Env,
+  deliveryId: string,
+  result: DeliveryAttemptResult,
+): Promise<void> {
+  if (result.kind === 'skipped') {
+    if (result.markFailed) await markDeliveryFailed(env.DB, deliveryId, Date.now());
+    logEvent('info', 'delivery_skipped', { delivery_id: deliveryId, reason: result.reason });
+    message.ack();
+    return;
+  }
+  const delaySeconds =
+    result.kind === 'refused'
+      ? await settleRefused(message, env, deliveryId, result)
+      : await settleSent(message, env, deliveryId, result);
+  if (delaySeconds === undefined) message.ack();
+  else message.retry({ delaySeconds });
+}
+
+/** Records and logs an attempt that sent no request; returns the retry delay, if any. */
+async function settleRefused(
+  message: Message<unknown>,
+  env: Env,
+  deliveryId: string,
+  { startedAt, error, retry }: RefusedDelivery,
+): Promise<number | undefined> {
+  const settledAt = Date.now();
+  const delaySeconds = retry ? retryDelay(message.attempts, undefined) : undefined;
+  await recordDeliveryAttempt(
+    env.DB,
+    deliveryId,
+    {
+      startedAt,
+      status: null,
+      latencyMs: settledAt - startedAt,
+      error,
+      responseExcerpt: null,
+      deliveryStatus: delaySeconds === undefined ? 'failed' : 'pending',
+      nextAttemptAt: delaySeconds === undefined ? null : settledAt + delaySeconds * 1000,
+    },
+    settledAt,
+  );
+  logEvent('warn', 'delivery_not_sent', {
+    delivery_id: deliveryId,
+    attempt: message.attempts,
+    error_message: error,
+    retry_in_sec: delaySeconds ?? null,
+  });
+  return delaySeconds;
+}
+
+/** Records and logs a sent attempt; returns the retry delay, if any. */
+async function settleSent(
+  message: Message<unknown>,
+  env: Env,
+  deliveryId: string,
+  { eventId, subscriptionId, sendResult: result, settledAt }: SentDelivery,
+): Promise<number | undefined> {
+  const { retryAfter, ...attempt } = result;
+  let outcome: AttemptOutcome;
+  let delaySeconds: number | undefined;
+  if (result.status !== null && result.status >= 200 && result.status < 300) {
+    outcome = { ...attempt, deliveryStatus: 'delivered', nextAttemptAt: null };
+  } else if (result.status === 410) {
+    outcome = { ...attempt, deliveryStatus: 'failed', nextAttemptAt: null };
+  } else {
+    delaySeconds = retryDelay(message.attempts, parseRetryAfter(retryAfter, settledAt));
+    outcome = {
+      ...attempt,
+      deliveryStatus: 'pending',
+      nextAttemptAt: settledAt + delaySeconds * 1000,
+    };
+  }
+  await recordDeliveryAttempt(env.DB, deliveryId, outcome, settledAt);
+  if (result.status === 410) {
+    // 410 Gone: the subscriber asks to stop; an admin re-enables it.
+    await updateSubscription(env.DB, subscriptionId, { enabled: false }, settledAt);
+  }
+  logEvent(delaySeconds === undefined ? 'info' : 'warn', 'delivery_attempted', {
+    delivery_id: deliveryId,
+    event_id: eventId,
+    subscription_id: subscriptionId,
+    attempt: message.attempts,
+    http_status: result.status,
+    latency_ms: result.latencyMs,
+    outcome: outcome.deliveryStatus,
+    retry_in_sec: delaySeconds ?? null,
+  });
+  return delaySeconds;
+}
