@@ -84,10 +84,41 @@ export type Shape = (answer: unknown, sent: Record<string, unknown> | undefined)
  * the body field holding the merchant reference it is found by, and whether the POST's
  * answer can be had back from that record. Used to verify before resending after an
  * ambiguous failure, by the SDK and by the gateway alike.
+ *
+ * @typeParam Out - the POST's record. A lookup that recovers answers must read that same
+ *   record (the compiler checks it), since the SDK returns what it finds as the POST's.
  */
-export interface Lookup {
-  /** A `read` endpoint whose path has exactly one parameter, the reference. */
-  readonly endpoint: Endpoint;
+export type Lookup<Out = unknown> = LookupBy &
+  (
+    | {
+        /** A `read` endpoint whose path has exactly one parameter, the reference. */
+        readonly endpoint: Endpoint<Out>;
+        /** Rebuilds the POST's answer from the record found (see {@link Recover}). */
+        readonly recover: Recover;
+      }
+    | {
+        /** A `read` endpoint whose path has exactly one parameter, the reference. */
+        readonly endpoint: Endpoint;
+        /** The POST's answer cannot be had back from any read (see {@link Recover}). */
+        readonly recover: null;
+      }
+  );
+
+/**
+ * The POST's own success body rebuilt from the normalized record a lookup found (the shape
+ * the payment service answers the POST with, e.g. `{ status, message, data }` for a
+ * transfer). The caller of a call whose answer was lost still expects that answer, not the
+ * read's. A lookup whose answer holds something no read gives back (a payment session's
+ * single-use checkout address) has `recover: null` instead, and a call whose answer was
+ * lost then fails (the SDK's `PaymentsError`, the gateway's 409 `idempotency_answer_lost`)
+ * instead of answering with the record. The field is required, so every lookup says
+ * which. The SDK returns the record itself (its normalized answer); the gateway answers
+ * with this body.
+ */
+type Recover = (record: Readonly<Record<string, unknown>>) => unknown;
+
+/** What every {@link Lookup} has: the reference's field and the fields that must agree. */
+interface LookupBy {
   /** The request body field carrying the reference, e.g. `reference`, `refund_reference`. */
   readonly field: string;
   /**
@@ -98,18 +129,6 @@ export interface Lookup {
    * agree), others as text ignoring case (`lookupMismatches` applies it).
    */
   readonly match: readonly string[];
-  /**
-   * The POST's own success body rebuilt from the normalized record found (the shape the
-   * payment service answers the POST with, e.g. `{ status, message, data }` for a
-   * transfer), or `null` when the answer holds something no read gives back (a payment
-   * session's single-use checkout address). The caller of a call whose answer was lost
-   * still expects that answer, not the read's. Required, so every lookup says whether its
-   * answer can be recovered: with `null`, a call whose answer was lost fails (the SDK's
-   * `PaymentsError`, the gateway's 409 `idempotency_answer_lost`) instead of
-   * answering with the record. The SDK returns the record itself (its normalized answer);
-   * the gateway answers with this body.
-   */
-  readonly recover: ((record: Readonly<Record<string, unknown>>) => unknown) | null;
 }
 
 /**
@@ -141,17 +160,19 @@ export interface Endpoint<Out = unknown> {
   /** Turns a record answer into the candidate record (see {@link Shape}). */
   readonly shape: Shape;
   /** How the record a `money` POST creates is found (verify before resend), if it can be. */
-  readonly lookup?: Lookup;
+  readonly lookup?: Lookup<Out>;
 }
 
-type EndpointOptions = Partial<Pick<Endpoint, 'body' | 'query' | 'shape' | 'unsigned' | 'lookup'>>;
+type EndpointOptions<Out> = Partial<
+  Pick<Endpoint<Out>, 'body' | 'query' | 'shape' | 'unsigned' | 'lookup'>
+>;
 
 function endpoint<Out>(
   method: HttpMethod,
   path: `/${string}`,
   effect: Effect,
   response: v.GenericSchema<unknown, Out>,
-  options?: EndpointOptions,
+  options?: EndpointOptions<Out>,
 ): Endpoint<Out> {
   return { method, path, effect, response, shape: recordOf, ...options };
 }

@@ -122,7 +122,8 @@ export class ClientCore {
         `${operation}: ${String(reference)} exists with another ${mismatched}; not resent`,
       );
     }
-    // The record is this call's normalized answer when its lookup can recover the answer.
+    // A lookup that recovers answers reads the POST's own record (its type says so): that
+    // record is this call's normalized answer.
     if (lookup?.recover) return result.value as Out;
     throw new PaymentsError(
       `${operation} was carried out but its answer is lost: start over with a new reference`,
