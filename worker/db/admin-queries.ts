@@ -1,15 +1,8 @@
 /**
- * D1 queries of the admin API's events and deliveries routes (`/admin/events`,
- * `/admin/deliveries`): the keyset-paginated event listing, replay's upsert of
- * deliveries, the reset of one delivery for a retry, and the counts by delivery status.
+ * D1 queries of the admin API's event listing (`GET /admin/events`): events newest first,
+ * keyset-paginated. The admin's delivery queries are in worker/db/admin-deliveries.ts.
  * Every time is epoch milliseconds; statements bind with `?N`.
  */
-import {
-  type DeliveryRecord,
-  type DeliveryStatus,
-  NEW_DELIVERY_ID,
-  toDeliveryRecord,
-} from './deliveries.ts';
 import { type KeysetCursor, keysetPage } from './keyset.ts';
 import type { WebhookEventStatus } from './webhook-events.ts';
 
@@ -89,86 +82,4 @@ export async function listWebhookEvents(db: D1Database, query: EventListQuery): 
     reference: row.reference,
   }));
   return { events, next: page.next };
-}
-
-/**
- * Replays an event: for every enabled subscription matching its type (or only
- * `subscriptionId`, whatever its filter), inserts a `pending` delivery due `now`, or,
- * where UNIQUE (event_id, subscription_id) already holds one, resets that row to
- * `pending` (attempts and their history are kept, so attempt numbers keep counting).
- *
- * @param db - the D1 binding.
- * @param event - the event's id and type.
- * @param subscriptionId - one subscription, or `null` for all that match.
- * @param now - epoch ms: the due time and update time.
- * @param before - statements run first in the same transaction (e.g. recording a forced
- *   replay on the event), so the record and the deliveries are written together or not at all.
- * @returns the ids of the deliveries now pending.
- */
-export async function replayDeliveries(
-  db: D1Database,
-  event: { readonly eventId: string; readonly eventType: string },
-  subscriptionId: string | null,
-  now: number,
-  before: readonly D1PreparedStatement[] = [],
-): Promise<string[]> {
-  const replay = db
-    .prepare(
-      `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
-         last_status, created_at, updated_at)
-       SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
-       FROM subscriptions AS s
-       WHERE s.enabled = 1
-         AND ((?4 IS NULL AND (s.event_types IS NULL
-               OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2)))
-           OR s.id = ?4)
-       ON CONFLICT (event_id, subscription_id) DO UPDATE
-         SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
-           updated_at = excluded.updated_at
-       RETURNING id`,
-    )
-    .bind(event.eventId, event.eventType, now, subscriptionId);
-  const results = await db.batch<{ id: string }>([...before, replay]);
-  return (results.at(-1)?.results ?? []).map((row) => row.id);
-}
-
-/**
- * Resets one delivery to `pending`, due `now`, whatever its status (an admin retry).
- *
- * @param db - the D1 binding.
- * @param id - the delivery id.
- * @param now - epoch ms: the due time and update time.
- * @returns the reset record, or `undefined` when there is no such delivery.
- */
-export async function resetDelivery(
-  db: D1Database,
-  id: string,
-  now: number,
-): Promise<DeliveryRecord | undefined> {
-  const row = await db
-    .prepare(
-      `UPDATE deliveries SET status = 'pending', next_attempt_at = ?2, updated_at = ?2
-       WHERE id = ?1 RETURNING *`,
-    )
-    .bind(id, now)
-    .first<Parameters<typeof toDeliveryRecord>[0]>();
-  return row === null ? undefined : toDeliveryRecord(row);
-}
-
-/**
- * How many deliveries are in each status; a status without any counts 0.
- *
- * @param db - the D1 binding.
- */
-export async function countDeliveriesByStatus(
-  db: D1Database,
-): Promise<Record<DeliveryStatus, number>> {
-  const { results } = await db
-    .prepare('SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status')
-    .all<{ status: string; n: number }>();
-  const counts: Record<DeliveryStatus, number> = { pending: 0, delivered: 0, failed: 0 };
-  for (const row of results) {
-    if (row.status in counts) counts[row.status as DeliveryStatus] = row.n;
-  }
-  return counts;
 }

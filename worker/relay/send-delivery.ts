@@ -12,7 +12,7 @@ const DELIVERY_TIMEOUT_MS = 15_000;
 const RESPONSE_EXCERPT_BYTES = 2048;
 
 /** What one attempt got. */
-export interface SendResult {
+interface SendResult {
   /** When the request started, epoch milliseconds. */
   readonly startedAt: number;
   /** The HTTP status; `null` when no response came (network error, timeout). */
@@ -76,7 +76,7 @@ export async function sendPreparedDelivery(
  * @param options - the timeout and the fetch to use.
  * @returns status, latency, error, excerpt and `Retry-After`.
  */
-export async function sendDelivery(
+async function sendDelivery(
   url: string,
   headers: Headers,
   body: string,

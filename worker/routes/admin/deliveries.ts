@@ -6,8 +6,12 @@
  */
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
-import { countDeliveriesByHour, listRecentDeliveries } from '../../db/admin-deliveries.ts';
-import { countDeliveriesByStatus, resetDelivery } from '../../db/admin-queries.ts';
+import {
+  countDeliveriesByHour,
+  countDeliveriesByStatus,
+  listRecentDeliveries,
+  resetDelivery,
+} from '../../db/admin-deliveries.ts';
 import {
   DELIVERY_STATUSES,
   type DeliveryAttemptRecord,

@@ -7,11 +7,8 @@ import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
 import { readJsonBody } from '../../../lib/shared.ts';
 import { settingsOf } from '../../config.ts';
-import {
-  listWebhookEvents,
-  replayDeliveries,
-  type WebhookEventSummary,
-} from '../../db/admin-queries.ts';
+import { replayDeliveries } from '../../db/admin-deliveries.ts';
+import { listWebhookEvents, type WebhookEventSummary } from '../../db/admin-queries.ts';
 import { listDeliveryAttempts, listEventDeliveries } from '../../db/deliveries.ts';
 import { findSubscription } from '../../db/subscriptions.ts';
 import {
