@@ -85,7 +85,9 @@ describe('wrangler.toml', () => {
   });
 });
 
-describe('npm run deploy:check', () => {
+// Each case runs wrangler's dry-run build in a child process: seconds on an idle machine,
+// longer on a loaded 2-core one, so the cases get more than vitest's default 5 s.
+describe('npm run deploy:check', { timeout: 120_000 }, () => {
   it('should pass on the committed configuration, printing the bundle size', () => {
     const { status, output } = deployCheck();
     expect(status, output).toBe(0);
