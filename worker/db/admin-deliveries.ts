@@ -3,7 +3,7 @@
  * `/admin/events`): deliveries newest first with their event's type, keyset-paginated;
  * deliveries counted per hour of creation and by status; the reset of one delivery for a
  * retry; and replay's upsert of an event's deliveries.
- * Every time is epoch milliseconds; statements bind with `?N`.
+ * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 import {
   DELIVERY_STATUSES,
@@ -48,7 +48,6 @@ type ListedRow = Parameters<typeof toDeliveryRecord>[0] & { event_type: string }
  * two page reads moves ahead of the cursor: the later pages miss it (none shows it
  * twice), a new first page has it.
  *
- * @param db - the D1 binding.
  * @param query - filters, cursor and page size.
  * @returns the page; `next` is set when at least one more row exists.
  * @throws {Error} when a row holds an unknown status; whatever D1 throws.
@@ -88,7 +87,6 @@ export type HourlyDeliveryCounts = { readonly hour: number } & Record<DeliverySt
  * the `hours` hours ending with the one holding `now`: one GROUP BY over the
  * (created_at, status) index, then the hours without deliveries filled with zeros.
  *
- * @param db - the D1 binding.
  * @param hours - how many hours, at least 1.
  * @param now - the current time, epoch ms; its hour is the last bucket.
  * @returns exactly `hours` buckets, oldest first, `hour` the bucket's start (epoch ms, a
@@ -130,7 +128,6 @@ export async function countDeliveriesByHour(
  * where UNIQUE (event_id, subscription_id) already holds one, resets that row to
  * `pending` (attempts and their history are kept, so attempt numbers keep counting).
  *
- * @param db - the D1 binding.
  * @param event - the event's id and type.
  * @param subscriptionId - one subscription, or `null` for all that match.
  * @param now - epoch ms: the due time and update time.
@@ -168,7 +165,6 @@ export async function replayDeliveries(
 /**
  * Resets one delivery to `pending`, due `now`, whatever its status (an admin retry).
  *
- * @param db - the D1 binding.
  * @param id - the delivery id.
  * @param now - epoch ms: the due time and update time.
  * @returns the reset record, or `undefined` when there is no such delivery.
@@ -190,8 +186,6 @@ export async function resetDelivery(
 
 /**
  * How many deliveries are in each status; a status without any counts 0.
- *
- * @param db - the D1 binding.
  */
 export async function countDeliveriesByStatus(
   db: D1Database,

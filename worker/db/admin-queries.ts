@@ -1,7 +1,7 @@
 /**
  * D1 queries of the admin API's event listing (`GET /admin/events`): events newest first,
  * keyset-paginated. The admin's delivery queries are in worker/db/admin-deliveries.ts.
- * Every time is epoch milliseconds; statements bind with `?N`.
+ * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 import { type KeysetCursor, keysetPage } from './keyset.ts';
 import type { WebhookEventStatus } from './webhook-events.ts';
@@ -51,7 +51,6 @@ interface SummaryRow {
  * on (received_at, event_id); each filter given is a plain comparison, so the index
  * starting with its column (migrations/0002, 0006) serves it.
  *
- * @param db - the D1 binding.
  * @param query - filters, cursor and page size.
  * @returns the page; `next` is set when at least one more row exists.
  * @throws whatever D1 throws.

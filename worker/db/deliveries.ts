@@ -1,7 +1,7 @@
 /**
  * D1 queries on `deliveries` and `delivery_attempts` (migrations/0004): the fan-out at
  * ingress, the consumer's reads and writes, the sweeper's claim. Every time is epoch
- * milliseconds; statements bind with `?N`.
+ * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 import type { NewWebhookEvent } from './webhook-events.ts';
 
@@ -108,7 +108,6 @@ export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
  * UNIQUE (event_id, subscription_id) settles two copies stored in the same millisecond.
  * Its `results` are the `{ id }` of the deliveries written.
  *
- * @param db - the D1 binding.
  * @param event - the event being stored (its id, type and receive time are used).
  */
 export function fanOutDeliveriesStatement(
@@ -131,7 +130,6 @@ export function fanOutDeliveriesStatement(
  * enabled subscription matching the type, created and due `now`. Its `results` are the
  * `{ id }` of the deliveries written.
  *
- * @param db - the D1 binding.
  * @param event - the event's id and type.
  * @param checksBefore - `confirmation_checks` as read before the lookup.
  * @param now - epoch ms: creation and due time.
@@ -172,7 +170,6 @@ function fanOutStatement(db: D1Database, guard: string): D1PreparedStatement {
 /**
  * Reads one delivery.
  *
- * @param db - the D1 binding.
  * @param id - the delivery id.
  * @returns the record, or `undefined` when there is none.
  */
@@ -190,7 +187,6 @@ export async function findDelivery(
 /**
  * Every delivery of an event, oldest first (ties by id).
  *
- * @param db - the D1 binding.
  * @param eventId - the provider's `event_id`.
  */
 export async function listEventDeliveries(
@@ -207,7 +203,6 @@ export async function listEventDeliveries(
 /**
  * Every attempt of a delivery, first attempt first.
  *
- * @param db - the D1 binding.
  * @param deliveryId - the delivery id.
  */
 export async function listDeliveryAttempts(
@@ -234,7 +229,6 @@ export async function listDeliveryAttempts(
  * transaction. A `delivered` delivery stays delivered (a redelivered message's late
  * failure must not undo a success).
  *
- * @param db - the D1 binding.
  * @param deliveryId - the delivery id.
  * @param outcome - what the attempt got and where the delivery goes next.
  * @param now - the record time, epoch milliseconds.
@@ -275,7 +269,6 @@ export async function recordDeliveryAttempt(
 /**
  * Marks a pending delivery `failed` (dead-lettered, or its subscription is gone).
  *
- * @param db - the D1 binding.
  * @param deliveryId - the delivery id.
  * @param now - the update time, epoch milliseconds.
  * @returns `true` when a pending delivery was marked, `false` when it was missing or settled.
@@ -302,7 +295,6 @@ export async function markDeliveryFailed(
  * re-enqueued at most once per grace period even if the queue is slow to run it (the
  * consumer resets it on its next attempt). Oldest due first.
  *
- * @param db - the D1 binding.
  * @param overdueBefore - due times at or before this are overdue, epoch ms.
  * @param now - the sweep time, epoch ms.
  * @param limit - the most rows claimed.

@@ -1,7 +1,7 @@
 /**
  * D1 queries of the deferred confirmation of money events (migrations/0007): the fenced
  * write of a re-check's outcome and the sweeper's claim of overdue checks. Every time is
- * epoch milliseconds; statements bind with `?N`.
+ * epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 import type { WebhookEventStatus } from './webhook-events.ts';
 
@@ -25,7 +25,6 @@ export interface CheckOutcome {
  * the count on, so the second writes nothing (`meta.changes` 0). Put the fan-out guarded on
  * the same condition before it in the batch (`fanOutConfirmedDeliveriesStatement`).
  *
- * @param db - the D1 binding.
  * @param eventId - the event checked.
  * @param checksBefore - `confirmation_checks` as read before the lookup.
  * @param outcome - status, reason, check time and next check time.
@@ -65,7 +64,6 @@ export interface ClaimedCheck {
  * event is claimed again only after another grace period, so a slow queue is not flooded
  * with copies (a copy is harmless anyway: the re-check is fenced by its check count).
  *
- * @param db - the D1 binding.
  * @param overdueBefore - due times at or before this are overdue, epoch ms.
  * @param now - the sweep time, epoch ms.
  * @param limit - the most events claimed.

@@ -2,7 +2,7 @@
  * D1 queries on `idempotency_keys` (migrations/0001): the atomic claim of a key, the
  * completion that stores the answer, lock release, expiry and settle window, and the
  * retention purge.
- * Every time is epoch milliseconds; statements bind with `?N`.
+ * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 
 /** `in_flight`: claimed, answer not stored yet; `completed`: answer stored. */
@@ -103,7 +103,6 @@ function toIdempotencyKeyRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
  * (conditional UPDATE on the old lock), inserts a new claim with
  * `INSERT ... ON CONFLICT DO NOTHING` on the (caller, key) primary key, and reads the row.
  *
- * @param db - the D1 binding.
  * @param claim - key, fingerprint and times (epoch ms).
  * @returns `claimed` or `taken_over` with the lock now held, else the existing record.
  */

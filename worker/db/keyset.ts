@@ -3,7 +3,7 @@
  * starting strictly after the last row of the one before, so rows arriving meanwhile
  * never shift a page the way an offset would. Only the filters given become conditions,
  * each a plain comparison, so SQLite can pick the index that starts with the filtered
- * column (`?1 IS NULL OR col = ?1` would hide every index behind the OR).
+ * column (`?1 IS NULL OR col = ?1` would hide every index behind the OR). `db` is the D1 binding.
  */
 
 /** Where a page starts: strictly after this (time, id), newest first. */
@@ -43,7 +43,6 @@ export interface KeysetPage<Row> {
  * Reads one page, newest first (ties by id, descending): one row more than the page is
  * asked for, to know whether a next page exists without counting.
  *
- * @param db - the D1 binding.
  * @param query - the select, the ordering keys, the filters, the cursor and the page size.
  * @param keyOf - the (time, id) of a row, from which the next cursor is made.
  * @returns the page; `next` is set when at least one more row exists.

@@ -1,7 +1,7 @@
 /**
  * D1 queries on `subscriptions` (migrations/0003): the relay's webhook subscriptions,
  * managed through the admin API (`/admin/subscriptions`). Every time is epoch
- * milliseconds; statements bind with `?N`.
+ * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 
 /** A stored subscription, as the domain sees it. */
@@ -66,7 +66,6 @@ export function toSubscriptionRecord(row: SubscriptionRow): SubscriptionRecord {
 /**
  * Stores a new subscription.
  *
- * @param db - the D1 binding.
  * @param record - the whole record (id, secret and times chosen by the caller).
  * @throws whatever D1 throws (a duplicate id included).
  */
@@ -98,7 +97,6 @@ export async function insertSubscription(
 /**
  * Reads one subscription.
  *
- * @param db - the D1 binding.
  * @param id - the subscription id.
  * @returns the record, or `undefined` when there is none.
  */
@@ -116,8 +114,6 @@ export async function findSubscription(
 /**
  * Every subscription, newest first (ties broken by id, descending). Subscriptions are
  * a handful per deployment, so the list is not paginated.
- *
- * @param db - the D1 binding.
  */
 export async function listSubscriptions(db: D1Database): Promise<SubscriptionRecord[]> {
   const { results } = await db
@@ -130,7 +126,6 @@ export async function listSubscriptions(db: D1Database): Promise<SubscriptionRec
  * Changes the given fields in one statement (so concurrent updates of different fields
  * never undo each other) and sets `updated_at`. Never touches the secrets.
  *
- * @param db - the D1 binding.
  * @param id - the subscription id.
  * @param changes - the fields to set; absent ones are kept.
  * @param now - the update time, epoch milliseconds.
@@ -166,7 +161,6 @@ export async function updateSubscription(
 /**
  * Deletes a subscription.
  *
- * @param db - the D1 binding.
  * @param id - the subscription id.
  * @returns `true` when a subscription was deleted, `false` when there was none.
  */
@@ -190,7 +184,6 @@ interface SecretRotation {
  * valid until `now + previousValidForMs`. A secret still in its grace period from an
  * earlier rotation is dropped (only one previous secret is kept).
  *
- * @param db - the D1 binding.
  * @param id - the subscription id.
  * @param rotation - the new secret, the time and the grace period.
  * @returns the updated record, or `undefined` when there is no such subscription.

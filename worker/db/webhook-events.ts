@@ -1,7 +1,7 @@
 /**
  * D1 queries on `webhook_events` (migrations/0002, 0005, 0006, 0007): the ingress's insert-once
  * of an event keyed by `event_id`, and the read of one event. Every time is epoch
- * milliseconds; statements bind with `?N`.
+ * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 
 /**
@@ -135,7 +135,6 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
  * The statement recording a forced replay on its event (the last one wins), for the same
  * `DB.batch()` as the replay's delivery rows.
  *
- * @param db - the D1 binding.
  * @param eventId - the event replayed.
  * @param forced - who, from where and when (epoch ms).
  */
@@ -158,7 +157,6 @@ export function recordForcedReplayStatement(
  * writes the event and its delivery rows in one transaction). Its `meta.changes` is 1
  * for a new event and 0 for a duplicate `event_id`.
  *
- * @param db - the D1 binding.
  * @param event - id, type, receive time (epoch ms), reference and exact body.
  * @param status - the status stored, decided at ingress by the confirmation of money
  *   events (worker/relay/confirm.ts). @default 'received'
@@ -197,7 +195,6 @@ export function insertWebhookEventStatement(
  * concurrent deliveries of one event store it once and exactly one of them sees `true`).
  * A duplicate leaves the first stored row untouched.
  *
- * @param db - the D1 binding.
  * @param event - id, type, receive time (epoch ms), reference and exact body.
  * @returns `true` when this call stored the event, `false` for a duplicate.
  * @throws whatever D1 throws; the caller must not acknowledge the event then.
@@ -216,7 +213,6 @@ export async function insertWebhookEvent(db: D1Database, event: NewWebhookEvent)
 /**
  * Reads one event.
  *
- * @param db - the D1 binding.
  * @param eventId - the provider's `event_id`.
  * @returns the record, or `undefined` when no such event is stored.
  */
@@ -235,7 +231,6 @@ export async function findWebhookEvent(
  * Deletes up to `limit` events received before `receivedBefore`, oldest first; their
  * deliveries and attempts go with them (ON DELETE CASCADE, migrations/0004).
  *
- * @param db - the D1 binding.
  * @param receivedBefore - epoch ms; events received strictly earlier are deleted.
  * @param limit - the most events deleted by this statement.
  * @returns how many events were deleted.
