@@ -63,8 +63,8 @@ export const EmailSchema: v.SchemaWithPipe<
 > = v.pipe(v.string(), v.maxLength(254), v.regex(v.EMAIL_REGEX, 'Expected an email address'));
 
 /**
- * A merchant reference: 1 to 100 printable ASCII characters without spaces. References
- * appear in paths (verify, retrieve), where they are percent-encoded.
+ * A merchant reference: 1 to 100 printable ASCII characters without spaces, never `.` or
+ * `..`. References appear in paths (verify, retrieve), where they are percent-encoded.
  */
 export const ReferenceSchema: v.SchemaWithPipe<
   readonly [v.StringSchema<undefined>, v.RegexAction<string, string>, v.CheckAction<string, string>]
@@ -98,7 +98,10 @@ export const DateTimeSchema: CheckedStringSchema = v.pipe(
   v.check((text) => parseInstant(text, 'start') !== undefined, 'Expected an ISO 8601 date-time'),
 );
 
-/** An absolute `http:` or `https:` URL (callback and webhook addresses). */
+/**
+ * An absolute `http:` or `https:` URL of at most 2048 characters (callback and webhook
+ * addresses).
+ */
 export const HttpUrlSchema: v.SchemaWithPipe<
   readonly [
     v.StringSchema<undefined>,
