@@ -71,7 +71,7 @@ export interface CallSpec {
   path: string;
   query?: Record<string, string | number | undefined> | undefined;
   body?: unknown;
-  /** Sent without signature headers (spec: GET /banks). */
+  /** Sent without signature headers (`banks.list`, the one `unsigned` row of docs/endpoints.md). */
   unsigned?: boolean | undefined;
   retry: RetryPolicy;
   signal?: AbortSignal | undefined;

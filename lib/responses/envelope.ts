@@ -32,7 +32,7 @@ export function recordOf(body: unknown): unknown {
 
 /**
  * The items of an answer that is a bare array or an object holding them in `data`
- * (spec: GET /banks, GET /refunds/transactions/{payment_reference}).
+ * (docs/endpoints.md, `banks.list` and `refunds.listForPayment`).
  */
 export function itemsOf(body: unknown): unknown {
   return Array.isArray(body) ? body : isObject(body) ? body.data : undefined;

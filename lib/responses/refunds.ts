@@ -54,7 +54,7 @@ type Count = v.SchemaWithPipe<
   readonly [v.NumberSchema<undefined>, v.IntegerAction<number, undefined>]
 >;
 
-/** Refund counts by state (spec: GET /refunds/count-by-status); other states are kept. */
+/** Refund counts by state (docs/endpoints.md, `refunds.countByStatus`); other states are kept. */
 export const RefundCountsSchema: v.LooseObjectSchema<
   {
     readonly processing: Count;

@@ -8,7 +8,7 @@ import {
 } from './common.ts';
 
 /**
- * Query of `GET /banks` (spec: Banks > GET /banks): `country_code`, an upper-case
+ * Query of `GET /banks` (docs/endpoints.md, `banks.list`): `country_code`, an upper-case
  * ISO 3166-1 alpha-2 code. @default 'NG'
  */
 export const ListBanksQuerySchema: v.ObjectSchema<
@@ -27,7 +27,7 @@ export type ListBanksQuery = v.InferInput<typeof ListBanksQuerySchema>;
 export type ListBanksParams = v.InferOutput<typeof ListBanksQuerySchema>;
 
 /**
- * Body of `POST /banks/resolve` (spec: Banks > POST /banks/resolve): `bank` is the bank
+ * Body of `POST /banks/resolve` (docs/endpoints.md, `banks.resolve`): `bank` is the bank
  * code, `account` the account number.
  */
 export const ResolveAccountRequestSchema: v.ObjectSchema<

@@ -26,7 +26,7 @@ export const MANDATE_STATUSES = ['pending', 'active', 'cancelled'] as const;
 export const DEBIT_STATUSES = ['processing', 'success', 'failed'] as const;
 
 /**
- * Body of `POST /direct-debits/mandates` (spec: Direct debit > POST /direct-debits/mandates).
+ * Body of `POST /direct-debits/mandates` (docs/endpoints.md, `directDebits.mandates.create`).
  * Dates are `YYYY-MM-DD`; end_date must be at least 30 days after start_date (checked
  * here). That start_date lies in the future depends on the service's clock, so the
  * service checks it. monthly_amount is in major units; monthly_debit_count 1..1000.
@@ -100,7 +100,7 @@ export type ValidateActivationRequest = v.InferInput<typeof ValidateActivationRe
 export type ValidateActivationParams = v.InferOutput<typeof ValidateActivationRequestSchema>;
 
 /**
- * Body of `POST /direct-debits/debit` (spec: Direct debit > POST /direct-debits/debit).
+ * Body of `POST /direct-debits/debit` (docs/endpoints.md, `directDebits.debit`).
  * debit_amount is in major units; payment_reference is unique per debit.
  */
 export const DebitRequestSchema: v.ObjectSchema<

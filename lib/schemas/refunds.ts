@@ -24,7 +24,7 @@ export const REFUND_STATUSES = ['processing', 'success', 'failed'] as const;
 export type RefundStatus = (typeof REFUND_STATUSES)[number];
 
 /**
- * Body of `POST /refunds/initialize` (spec: Refunds > POST /refunds/initialize).
+ * Body of `POST /refunds/initialize` (docs/endpoints.md, `refunds.initialize`).
  * `amount` is in major units; `bank_code` is required when `account_number` is given.
  */
 export const InitializeRefundRequestSchema: CheckedObjectSchema<{
@@ -58,7 +58,7 @@ export type InitializeRefundRequest = v.InferInput<typeof InitializeRefundReques
 export type InitializeRefundParams = v.InferOutput<typeof InitializeRefundRequestSchema>;
 
 /**
- * Query of `GET /merchants/refunds` (spec: Refunds > GET /merchants/refunds): optional
+ * Query of `GET /merchants/refunds` (docs/endpoints.md, `refunds.list`): optional
  * status, payment_reference, start_date and end_date (`YYYY-MM-DD`, whole days
  * inclusive), page (default 1), page_size (1..100, default 10).
  */

@@ -33,7 +33,7 @@ export const TRANSFER_STATUSES = [
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
 /**
- * Body of `POST /disbursements/initialize` (spec: Transfers > POST /disbursements/initialize).
+ * Body of `POST /disbursements/initialize` (docs/endpoints.md, `transfers.initialize`).
  * `amount` is in major units; `reference` must be unique across the merchant's transfers.
  */
 export const InitializeTransferRequestSchema: v.ObjectSchema<
@@ -71,7 +71,7 @@ export type InitializeTransferRequest = v.InferInput<typeof InitializeTransferRe
 export type InitializeTransferParams = v.InferOutput<typeof InitializeTransferRequestSchema>;
 
 /**
- * Query of `GET /merchants/disbursements` (spec: Transfers > GET /merchants/disbursements):
+ * Query of `GET /merchants/disbursements` (docs/endpoints.md, `transfers.list`):
  * optional status, customer_email (recipient), start_date and end_date (`YYYY-MM-DD`,
  * whole days inclusive, on the creation date), page (default 1), page_size (1..100, default 10).
  */

@@ -21,7 +21,7 @@ import {
 export const VIRTUAL_ACCOUNT_TRANSACTION_STATUSES = ['success', 'processing', 'failed'] as const;
 
 /**
- * Body of `POST /virtual-accounts` (spec: Virtual accounts > POST /virtual-accounts):
+ * Body of `POST /virtual-accounts` (docs/endpoints.md, `virtualAccounts.create`):
  * `bvn` is the 11-digit Bank Verification Number; account_reference is unique.
  */
 export const CreateVirtualAccountRequestSchema: v.ObjectSchema<

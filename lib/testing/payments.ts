@@ -177,7 +177,7 @@ export function expirePayment(core: SandboxCore, reference: string, at: number):
 }
 
 /**
- * The spec's Payment object (spec: Payments > GET /payments/verify): amounts in major
+ * The Payment object that `payments.verify` returns (docs/endpoints.md): amounts in major
  * units; `payment_method` is null until the customer pays.
  *
  * @param payment - the record.

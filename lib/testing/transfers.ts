@@ -234,7 +234,7 @@ export function queuedTransferView(
   };
 }
 
-/** The spec's Transfer object (spec: Transfers > GET /disbursements/verify), major units. */
+/** The Transfer object that `transfers.verify` returns (docs/endpoints.md), major units. */
 export function transferView(transfer: TransferRecord): Record<string, unknown> {
   return {
     reference: transfer.reference,
