@@ -236,7 +236,7 @@ export async function consumeConfirmationMessage(
  * The `X-Request-Id` of re-check `n` of an event: `recheck-<n>-<event id>` (so the
  * upstream's log tells which check asked), or a fresh UUID when that would be too long.
  */
-export function recheckRequestId(eventId: string, n: number): string {
+function recheckRequestId(eventId: string, n: number): string {
   const id = `recheck-${n}-${eventId}`;
   return id.length <= 128 ? id : crypto.randomUUID();
 }
