@@ -6,7 +6,8 @@
  */
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findDelivery, listDeliveryAttempts } from '../../worker/db/deliveries.ts';
+import { findDelivery } from '../../worker/db/deliveries.ts';
+import { listDeliveryAttempts } from '../../worker/db/delivery-attempts.ts';
 import { adminRequest, dataOf } from './admin-helpers.ts';
 import { disableTestSubscriptions, storeDelivery } from './delivery-helpers.ts';
 import { errorBody, fetchGateway, gatewayRequest, useCapturedLogs } from './helpers.ts';

@@ -6,11 +6,8 @@
  */
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  listDeliveryAttempts,
-  listEventDeliveries,
-  recordDeliveryAttempt,
-} from '../../worker/db/deliveries.ts';
+import { listEventDeliveries } from '../../worker/db/deliveries.ts';
+import { listDeliveryAttempts, recordDeliveryAttempt } from '../../worker/db/delivery-attempts.ts';
 import type { WebhookEventStatus } from '../../worker/db/webhook-events.ts';
 import { adminRequest, dataOf, type EventSummary } from './admin-helpers.ts';
 import {

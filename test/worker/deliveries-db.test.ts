@@ -1,15 +1,17 @@
-/** D1 queries on `deliveries` and `delivery_attempts` (worker/db/deliveries.ts), real D1. */
+/** D1 queries on `deliveries` and `delivery_attempts` (worker/db/deliveries.ts, worker/db/delivery-attempts.ts), real D1. */
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  type AttemptOutcome,
   fanOutDeliveriesStatement,
   findDelivery,
-  listDeliveryAttempts,
   markDeliveryFailed,
-  recordDeliveryAttempt,
   toDeliveryRecord,
 } from '../../worker/db/deliveries.ts';
+import {
+  type AttemptOutcome,
+  listDeliveryAttempts,
+  recordDeliveryAttempt,
+} from '../../worker/db/delivery-attempts.ts';
 import { insertWebhookEventStatement } from '../../worker/db/webhook-events.ts';
 import {
   createReceiverSubscription,

@@ -6,7 +6,8 @@
 import { env } from 'cloudflare:workers';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { findDelivery, listDeliveryAttempts } from '../../worker/db/deliveries.ts';
+import { findDelivery } from '../../worker/db/deliveries.ts';
+import { listDeliveryAttempts } from '../../worker/db/delivery-attempts.ts';
 import { updateSubscription } from '../../worker/db/subscriptions.ts';
 import { DELIVERIES_DEAD_LETTER_QUEUE, DELIVERIES_QUEUE } from '../../worker/relay/consumer.ts';
 import { generateSubscriptionSecret } from '../../worker/relay/subscription-secret.ts';

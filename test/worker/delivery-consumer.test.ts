@@ -5,7 +5,8 @@
  */
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findDelivery, listDeliveryAttempts } from '../../worker/db/deliveries.ts';
+import { findDelivery } from '../../worker/db/deliveries.ts';
+import { listDeliveryAttempts } from '../../worker/db/delivery-attempts.ts';
 import { findSubscription } from '../../worker/db/subscriptions.ts';
 import { DELIVERIES_QUEUE } from '../../worker/relay/consumer.ts';
 import { receivedUnder, runQueue, setReceiverStatus, storeDelivery } from './delivery-helpers.ts';

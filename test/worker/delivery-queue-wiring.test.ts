@@ -6,7 +6,8 @@
  */
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { listDeliveryAttempts, listEventDeliveries } from '../../worker/db/deliveries.ts';
+import { listEventDeliveries } from '../../worker/db/deliveries.ts';
+import { listDeliveryAttempts } from '../../worker/db/delivery-attempts.ts';
 import { createReceiverSubscription } from './delivery-helpers.ts';
 import { fetchGateway } from './helpers.ts';
 import { envelope, webhookRequest } from './webhook-helpers.ts';

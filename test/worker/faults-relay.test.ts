@@ -14,9 +14,9 @@ import { runScheduled } from '../../worker/cron.ts';
 import {
   type DeliveryRecord,
   findDelivery,
-  listDeliveryAttempts,
   listEventDeliveries,
 } from '../../worker/db/deliveries.ts';
+import { listDeliveryAttempts } from '../../worker/db/delivery-attempts.ts';
 import { DELIVERIES_DEAD_LETTER_QUEUE, DELIVERIES_QUEUE } from '../../worker/relay/consumer.ts';
 import { SWEEP_GRACE_MS } from '../../worker/relay/sweeper.ts';
 import {

@@ -8,7 +8,8 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { findDelivery, listDeliveryAttempts } from '../../worker/db/deliveries.ts';
+import { findDelivery } from '../../worker/db/deliveries.ts';
+import { listDeliveryAttempts } from '../../worker/db/delivery-attempts.ts';
 import { DELIVERIES_QUEUE, handleQueueBatch } from '../../worker/relay/consumer.ts';
 import { checkSubscriberHost } from '../../worker/relay/subscriber-dns.ts';
 import { disableTestSubscriptions, receivedUnder, storeDelivery } from './delivery-helpers.ts';

@@ -4,11 +4,8 @@
  * docs/gateway.md, "Webhook relay".
  */
 import { parseRetryAfter } from '../../lib/shared.ts';
-import {
-  type AttemptOutcome,
-  markDeliveryFailed,
-  recordDeliveryAttempt,
-} from '../db/deliveries.ts';
+import { markDeliveryFailed } from '../db/deliveries.ts';
+import { type AttemptOutcome, recordDeliveryAttempt } from '../db/delivery-attempts.ts';
 import { updateSubscription } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
 import type { RefusedDelivery, SkippedDelivery } from './prepare-delivery.ts';

@@ -14,10 +14,10 @@ import {
 } from '../../db/admin-deliveries.ts';
 import {
   DELIVERY_STATUSES,
-  type DeliveryAttemptRecord,
   type DeliveryRecord,
   type DeliveryStatus,
 } from '../../db/deliveries.ts';
+import type { DeliveryAttemptRecord } from '../../db/delivery-attempts.ts';
 import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';

@@ -9,7 +9,8 @@ import { readJsonBody } from '../../../lib/shared.ts';
 import { settingsOf } from '../../config.ts';
 import { replayDeliveries } from '../../db/admin-deliveries.ts';
 import { listWebhookEvents, type WebhookEventSummary } from '../../db/admin-queries.ts';
-import { listDeliveryAttempts, listEventDeliveries } from '../../db/deliveries.ts';
+import { listEventDeliveries } from '../../db/deliveries.ts';
+import { listDeliveryAttempts } from '../../db/delivery-attempts.ts';
 import { findSubscription } from '../../db/subscriptions.ts';
 import {
   type ForcedReplay,

@@ -1,0 +1,104 @@
+/**
+ * D1 queries on `delivery_attempts` (migrations/0004): the record of each attempt the
+ * consumer makes, written with the delivery's new state in one transaction, and read by the
+ * admin API. Every time is epoch milliseconds; statements bind with `?N`; `db` is always the
+ * D1 binding.
+ */
+import type { DeliveryStatus } from './deliveries.ts';
+
+/** One recorded attempt of a delivery. */
+export interface DeliveryAttemptRecord {
+  readonly deliveryId: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly startedAt: number;
+  /** The subscriber's HTTP status; `null` when no response came (network error, timeout). */
+  readonly status: number | null;
+  /** Milliseconds from the request to the end of the excerpt read. */
+  readonly latencyMs: number;
+  readonly error: string | null;
+  /** The first 2 KB of the response body, as text. */
+  readonly responseExcerpt: string | null;
+}
+
+/** What {@link recordDeliveryAttempt} writes: the attempt and the delivery's new state. */
+export interface AttemptOutcome extends Omit<DeliveryAttemptRecord, 'deliveryId' | 'attempt'> {
+  readonly deliveryStatus: DeliveryStatus;
+  readonly nextAttemptAt: number | null;
+}
+
+interface DeliveryAttemptRow {
+  delivery_id: string;
+  attempt: number;
+  started_at: number;
+  status: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
+/**
+ * Every attempt of a delivery, first attempt first.
+ *
+ * @param deliveryId - the delivery id.
+ */
+export async function listDeliveryAttempts(
+  db: D1Database,
+  deliveryId: string,
+): Promise<DeliveryAttemptRecord[]> {
+  const { results } = await db
+    .prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ?1 ORDER BY attempt')
+    .bind(deliveryId)
+    .all<DeliveryAttemptRow>();
+  return results.map((row) => ({
+    deliveryId: row.delivery_id,
+    attempt: row.attempt,
+    startedAt: row.started_at,
+    status: row.status,
+    latencyMs: row.latency_ms,
+    error: row.error,
+    responseExcerpt: row.response_excerpt,
+  }));
+}
+
+/**
+ * Records an attempt (numbered `attempts + 1`) and the delivery's new state in one
+ * transaction. A `delivered` delivery stays delivered (a redelivered message's late
+ * failure must not undo a success).
+ *
+ * @param deliveryId - the delivery id.
+ * @param outcome - what the attempt got and where the delivery goes next.
+ * @param now - the record time, epoch milliseconds.
+ */
+export async function recordDeliveryAttempt(
+  db: D1Database,
+  deliveryId: string,
+  outcome: AttemptOutcome,
+  now: number,
+): Promise<void> {
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, status, latency_ms,
+           error, response_excerpt)
+         SELECT id, attempts + 1, ?2, ?3, ?4, ?5, ?6 FROM deliveries WHERE id = ?1`,
+      )
+      .bind(
+        deliveryId,
+        outcome.startedAt,
+        outcome.status,
+        outcome.latencyMs,
+        outcome.error,
+        outcome.responseExcerpt,
+      ),
+    db
+      .prepare(
+        `UPDATE deliveries
+         SET attempts = attempts + 1, last_status = ?3, updated_at = ?5,
+           status = CASE WHEN status = 'delivered' THEN status ELSE ?2 END,
+           next_attempt_at = CASE WHEN status = 'delivered' THEN NULL ELSE ?4 END
+         WHERE id = ?1`,
+      )
+      .bind(deliveryId, outcome.deliveryStatus, outcome.status, outcome.nextAttemptAt, now),
+  ]);
+}
