@@ -192,6 +192,9 @@ describe('request faults', () => {
         answered = true;
         return res;
       });
+      // The POST is signed and sent concurrently with the checks below: let it reach the
+      // sandbox (its hold is a pending timer) before looking, or a fast verify can overtake it.
+      await heldBySandbox();
       // While it is held nothing is committed and no answer has come.
       expect((await verify(reference)).status).toBe(404);
       expect(answered).toBe(false);
@@ -206,6 +209,14 @@ describe('request faults', () => {
         }),
       ]);
     });
+
+    // Waits (at most 5 s, in 10 ms steps) until the sandbox holds a request on a timer.
+    async function heldBySandbox(): Promise<void> {
+      for (let step = 0; step < 500; step += 1) {
+        if ((await s.control('state')).body.counts.pending_timers > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
   });
 
   describe('rules and the existing controls', () => {
