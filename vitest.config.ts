@@ -13,6 +13,9 @@ export default defineConfig({
           include: [
             'test/lib/**/*.test.ts',
             'test/runtimes/**/*.test.ts',
+            // The CLI, and the scripts and documents the repository's tooling keeps in step.
+            'test/cli/**/*.test.ts',
+            'test/scripts/**/*.test.ts',
             // The operator console's client code, under Node with stubbed fetch.
             'test/console/**/*.test.ts',
           ],
@@ -56,10 +59,10 @@ export default defineConfig({
                 ADMIN_TOKEN: 'test-admin-token',
                 WEBHOOK_SECRET: 'sandbox-secret',
                 // Off for the ingress/fan-out tests, whose money events name no real upstream
-                // record; test/worker/confirmation.test.ts turns it on per request.
+                // record; test/worker/relay/confirmation.test.ts turns it on per request.
                 CONFIRM_MONEY_EVENTS: 'false',
                 TEST_MIGRATIONS: await readD1Migrations('migrations'),
-                // Cases per property of the fuzz tests (test/worker/fuzz-*.test.ts): the full
+                // Cases per property of the fuzz tests (the fuzz-*.test.ts files under test/worker): the full
                 // count in CI, a quick sample locally.
                 FUZZ_RUNS: process.env.FUZZ_RUNS ?? (process.env.CI ? '10000' : '200'),
               },

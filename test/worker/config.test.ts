@@ -19,7 +19,6 @@ import {
 import { runScheduled } from '../../worker/cron.ts';
 import { findDelivery } from '../../worker/db/deliveries.ts';
 import { DELIVERIES_QUEUE } from '../../worker/relay/consumer.ts';
-import { ADMIN_TOKEN, adminRequest } from './admin-helpers.ts';
 import {
   LOCAL_VARS,
   LONG_ADMIN_TOKEN,
@@ -27,7 +26,6 @@ import {
   PRODUCTION_VARS,
   settingsWith,
 } from './config-fixtures.ts';
-import { receivedUnder, runQueue, storeDelivery } from './delivery-helpers.ts';
 import {
   expectConfigurationError,
   fetchGateway,
@@ -35,7 +33,9 @@ import {
   gatewayRequest,
   useCapturedLogs,
 } from './helpers.ts';
-import { envelope, webhookRequest } from './webhook-helpers.ts';
+import { receivedUnder, runQueue, storeDelivery } from './relay/delivery-helpers.ts';
+import { ADMIN_TOKEN, adminRequest } from './routes/admin/admin-helpers.ts';
+import { envelope, webhookRequest } from './routes/webhook-helpers.ts';
 
 const logs = useCapturedLogs();
 

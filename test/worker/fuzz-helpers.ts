@@ -1,11 +1,12 @@
 /**
- * Helpers of the fuzz tests (test/worker/fuzz-*.test.ts): the case count from the
+ * Helpers of the fuzz tests (the fuzz-*.test.ts files under test/worker): the case count from the
  * `FUZZ_RUNS` binding, a tally of cases and statuses per property printed once per file,
  * the property every answer must keep (no 500, only documented 5xx, the error body shape,
  * no unexpected error logged), and the fast-check arbitraries the files share: hostile
  * strings, JSON documents, valid request bodies per proxied route and their mutations,
  * path segments and query strings.
  */
+
 import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import * as v from 'valibot';

@@ -12,8 +12,6 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { listEventDeliveries } from '../../worker/db/deliveries.ts';
 import { ROUTES } from '../../worker/routes/table.ts';
-import { ADMIN_TOKEN, adminRequest, createSubscription } from './admin-helpers.ts';
-import { createReceiverSubscription, receivedUnder, runQueue } from './delivery-helpers.ts';
 import {
   CALLER_TOKEN,
   fetchGateway,
@@ -21,7 +19,9 @@ import {
   postJson,
   useCapturedLogs,
 } from './helpers.ts';
-import { envelope, WEBHOOK_SECRET, webhookRequest } from './webhook-helpers.ts';
+import { createReceiverSubscription, receivedUnder, runQueue } from './relay/delivery-helpers.ts';
+import { ADMIN_TOKEN, adminRequest, createSubscription } from './routes/admin/admin-helpers.ts';
+import { envelope, WEBHOOK_SECRET, webhookRequest } from './routes/webhook-helpers.ts';
 
 const logs = useCapturedLogs();
 

@@ -7,9 +7,9 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { signRequest } from '../../lib/index.ts';
-import { ADMIN_TOKEN } from './admin-helpers.ts';
 import { type ErrorBody, fetchGateway, gatewayRequest, UUID, useCapturedLogs } from './helpers.ts';
-import { WEBHOOK_SECRET } from './webhook-helpers.ts';
+import { ADMIN_TOKEN } from './routes/admin/admin-helpers.ts';
+import { WEBHOOK_SECRET } from './routes/webhook-helpers.ts';
 
 useCapturedLogs();
 

@@ -1,0 +1,228 @@
+/**
+ * The D1 queries on `subscriptions` against the real D1 of miniflare (migrations applied
+ * by apply-migrations.ts). Each test uses its own ids, so files and tests running in
+ * parallel never see each other's rows.
+ */
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import {
+  deleteSubscription,
+  findSubscription,
+  insertSubscription,
+  listSubscriptions,
+  rotateSubscriptionSecret,
+  type SubscriptionRecord,
+  toSubscriptionRecord,
+  updateSubscription,
+} from '../../../worker/db/subscriptions.ts';
+
+const NOW = 1_900_000_000_000;
+const DAY_MS = 86_400_000;
+
+function newSubscription(overrides: Partial<SubscriptionRecord> = {}): SubscriptionRecord {
+  return {
+    id: `sub_db_${crypto.randomUUID()}`,
+    url: 'https://hooks.example.com/edgepay',
+    eventTypes: ['charge_success', 'refund_success'],
+    description: 'ledger',
+    enabled: true,
+    secret: 'whsec_current',
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    createdAt: NOW,
+    updatedAt: NOW,
+    ...overrides,
+  };
+}
+
+describe('subscriptions (D1)', () => {
+  describe('insertSubscription', () => {
+    it('should store every field and read it back unchanged', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      expect(await findSubscription(env.DB, record.id)).toEqual(record);
+    });
+
+    it('should store a NULL filter (every event type), no description and disabled', async () => {
+      const record = newSubscription({ eventTypes: null, description: null, enabled: false });
+      await insertSubscription(env.DB, record);
+      const row = await env.DB.prepare(
+        'SELECT event_types, enabled FROM subscriptions WHERE id = ?1',
+      )
+        .bind(record.id)
+        .first();
+      expect(row).toEqual({ event_types: null, enabled: 0 });
+      expect(await findSubscription(env.DB, record.id)).toEqual(record);
+    });
+
+    it('should refuse a second subscription with the same id', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      await expect(
+        insertSubscription(env.DB, { ...record, url: 'https://other.example' }),
+      ).rejects.toThrow(/UNIQUE|PRIMARY/i);
+      expect((await findSubscription(env.DB, record.id))?.url).toBe(record.url);
+    });
+  });
+
+  describe('findSubscription', () => {
+    it('should answer undefined for an unknown id', async () => {
+      expect(await findSubscription(env.DB, 'sub_missing')).toBeUndefined();
+    });
+  });
+
+  describe('listSubscriptions', () => {
+    it('should list newest first, ties broken by id descending', async () => {
+      const tag = crypto.randomUUID();
+      const older = newSubscription({ id: `sub_db_${tag}_a`, createdAt: NOW + 1 });
+      const newer = newSubscription({ id: `sub_db_${tag}_b`, createdAt: NOW + 3 });
+      const tieLow = newSubscription({ id: `sub_db_${tag}_c`, createdAt: NOW + 2 });
+      const tieHigh = newSubscription({ id: `sub_db_${tag}_d`, createdAt: NOW + 2 });
+      for (const record of [older, tieLow, newer, tieHigh])
+        await insertSubscription(env.DB, record);
+      const ids = (await listSubscriptions(env.DB))
+        .map((record) => record.id)
+        .filter((id) => id.includes(tag));
+      expect(ids).toEqual([newer.id, tieHigh.id, tieLow.id, older.id]);
+    });
+  });
+
+  describe('updateSubscription', () => {
+    it('should change only the given fields and set updated_at', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      const updated = await updateSubscription(env.DB, record.id, { enabled: false }, NOW + 5);
+      expect(updated).toEqual({ ...record, enabled: false, updatedAt: NOW + 5 });
+      expect(await findSubscription(env.DB, record.id)).toEqual(updated);
+    });
+
+    it('should set every field, NULL filter and description included', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      const changes = {
+        url: 'https://new.example.com/x',
+        eventTypes: null,
+        description: null,
+        enabled: false,
+      };
+      const updated = await updateSubscription(env.DB, record.id, changes, NOW + 7);
+      expect(updated).toEqual({ ...record, ...changes, updatedAt: NOW + 7 });
+    });
+
+    it('should never touch the secrets', async () => {
+      const record = newSubscription({
+        previousSecret: 'whsec_old',
+        previousSecretExpiresAt: NOW + DAY_MS,
+      });
+      await insertSubscription(env.DB, record);
+      const updated = await updateSubscription(
+        env.DB,
+        record.id,
+        { url: 'https://x.example/' },
+        NOW + 1,
+      );
+      expect(updated).toMatchObject({
+        secret: 'whsec_current',
+        previousSecret: 'whsec_old',
+        previousSecretExpiresAt: NOW + DAY_MS,
+      });
+    });
+
+    it('should answer undefined for an unknown id', async () => {
+      expect(
+        await updateSubscription(env.DB, 'sub_missing', { enabled: false }, NOW),
+      ).toBeUndefined();
+    });
+  });
+
+  describe('deleteSubscription', () => {
+    it('should delete and report it, then report nothing to delete', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      expect(await deleteSubscription(env.DB, record.id)).toBe(true);
+      expect(await findSubscription(env.DB, record.id)).toBeUndefined();
+      expect(await deleteSubscription(env.DB, record.id)).toBe(false);
+    });
+  });
+
+  describe('rotateSubscriptionSecret', () => {
+    it('should keep the replaced secret with its expiry', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      const rotation = { secret: 'whsec_next', now: NOW + 10, previousValidForMs: DAY_MS };
+      const rotated = await rotateSubscriptionSecret(env.DB, record.id, rotation);
+      expect(rotated).toEqual({
+        ...record,
+        secret: 'whsec_next',
+        previousSecret: 'whsec_current',
+        previousSecretExpiresAt: NOW + 10 + DAY_MS,
+        updatedAt: NOW + 10,
+      });
+      expect(await findSubscription(env.DB, record.id)).toEqual(rotated);
+    });
+
+    it('should keep only the latest replaced secret on a second rotation', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      await rotateSubscriptionSecret(env.DB, record.id, {
+        secret: 'whsec_2',
+        now: NOW,
+        previousValidForMs: DAY_MS,
+      });
+      const rotated = await rotateSubscriptionSecret(env.DB, record.id, {
+        secret: 'whsec_3',
+        now: NOW + 1,
+        previousValidForMs: DAY_MS,
+      });
+      expect(rotated).toMatchObject({
+        secret: 'whsec_3',
+        previousSecret: 'whsec_2',
+        previousSecretExpiresAt: NOW + 1 + DAY_MS,
+      });
+    });
+
+    it('should answer undefined for an unknown id', async () => {
+      const rotation = { secret: 'whsec_x', now: NOW, previousValidForMs: DAY_MS };
+      expect(await rotateSubscriptionSecret(env.DB, 'sub_missing', rotation)).toBeUndefined();
+    });
+  });
+
+  describe('toSubscriptionRecord', () => {
+    const row = {
+      id: 'sub_row',
+      url: 'https://hooks.example.com/',
+      event_types: '["charge_success"]',
+      description: null,
+      enabled: 1,
+      secret: 'whsec_a',
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      created_at: NOW,
+      updated_at: NOW,
+    };
+
+    it('should map a row', () => {
+      expect(toSubscriptionRecord(row)).toMatchObject({
+        eventTypes: ['charge_success'],
+        enabled: true,
+      });
+    });
+
+    it.each(['{"a":1}', '[1]', 'not json'])('should throw on event_types %j', (eventTypes) => {
+      expect(() => toSubscriptionRecord({ ...row, event_types: eventTypes })).toThrow();
+    });
+  });
+
+  describe('schema', () => {
+    it('should refuse a previous secret without its expiry', async () => {
+      await expect(
+        env.DB.prepare(
+          `INSERT INTO subscriptions (id, url, secret, previous_secret, created_at, updated_at)
+           VALUES (?1, 'https://x.example/', 'whsec_a', 'whsec_b', 1, 1)`,
+        )
+          .bind(`sub_db_${crypto.randomUUID()}`)
+          .run(),
+      ).rejects.toThrow(/CHECK/);
+    });
+  });
+});
