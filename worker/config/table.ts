@@ -1,0 +1,230 @@
+/**
+ * Every variable and secret the gateway reads, one row each, in the order problems are
+ * reported: how it is set, its default, how its text is read, where it goes in
+ * {@link Settings}, its line of docs/configuration.md (generated from this table by
+ * `npm run docs:configuration`) and its production rule. `wrangler.toml` sets the
+ * variables to the defaults given here, which a test checks.
+ */
+import * as v from 'valibot';
+import { type SettingsOf, setting } from './setting.ts';
+import {
+  absoluteUrl,
+  anyText,
+  cacheLifetime,
+  callers,
+  flag,
+  STANDARD_PORTS,
+  subscriberPorts,
+  token,
+  wholeNumber,
+} from './values.ts';
+
+/** `local` relaxes the production rules for `npm start` and tests; anything else is `production`. */
+export type GatewayMode = 'local' | 'production';
+
+const GATEWAY_MODES: readonly GatewayMode[] = ['local', 'production'];
+
+/** Requests per minute per caller when `RATE_LIMIT_PER_MINUTE` is unset. */
+export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
+
+/** The resolver asked when `SUBSCRIBER_DNS_RESOLVER` is unset. */
+export const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
+
+/** The shortest gateway or admin token accepted outside local mode, in characters. */
+export const MIN_TOKEN_LENGTH = 32;
+
+/** The largest request body a Worker may receive (Cloudflare's 100 MB limit), in bytes. */
+const MAX_REQUEST_BODY_BYTES = 100 * 1024 * 1024;
+
+const DEVELOPMENT_SWITCH = 'is a development switch, refused outside local mode';
+
+/** The settings table: one row per variable or secret the gateway reads. */
+export const SETTINGS = {
+  GATEWAY_MODE: setting({
+    kind: 'var',
+    unset: { default: 'production' },
+    value: v.pipe(v.string(), v.picklist(GATEWAY_MODES, 'expected local or production')),
+    field: 'mode',
+    doc: '`local` or `production`',
+  }),
+  UPSTREAM_BASE_URL: setting({
+    kind: 'var',
+    unset: { required: true },
+    value: absoluteUrl(['http:', 'https:'], 'an http(s) URL'),
+    field: 'upstream.baseUrl',
+    doc: 'absolute http(s) URL, no query, fragment or credentials; may carry a path prefix',
+    production: {
+      holds: (url) => url.startsWith('https:'),
+      problem: 'must be an https URL outside local mode',
+    },
+  }),
+  UPSTREAM_TIMEOUT_MS: setting({
+    kind: 'var',
+    unset: { default: '30000' },
+    value: wholeNumber(1, 600_000, 'milliseconds'),
+    field: 'upstream.timeoutMs',
+    doc: '1 to 600,000 milliseconds, body read included; past it the caller gets 504',
+  }),
+  UPSTREAM_KEY_ID: setting({
+    kind: 'secret',
+    unset: { required: true },
+    value: anyText,
+    field: 'upstream.keyId',
+    doc: 'the merchant key id requests are signed with',
+  }),
+  UPSTREAM_SECRET: setting({
+    kind: 'secret',
+    unset: { required: true },
+    value: anyText,
+    field: 'upstream.secret',
+    doc: 'the merchant secret requests are signed with',
+  }),
+  MAX_BODY_BYTES: setting({
+    kind: 'var',
+    unset: { default: '65536' },
+    value: wholeNumber(1, MAX_REQUEST_BODY_BYTES, 'bytes'),
+    field: 'maxBodyBytes',
+    doc: '1 to 104,857,600 bytes; larger bodies get 413',
+  }),
+  IDEMPOTENCY_RETENTION_SEC: setting({
+    kind: 'var',
+    unset: { default: '86400' },
+    value: wholeNumber(60, 31_536_000, 'seconds'),
+    field: 'idempotency.retentionSec',
+    doc: '60 to 31,536,000 seconds a completed idempotency key is kept',
+  }),
+  IDEMPOTENCY_LOCK_TIMEOUT_SEC: setting({
+    kind: 'var',
+    unset: { default: '60' },
+    value: wholeNumber(1, 86_400, 'seconds'),
+    field: 'idempotency.lockTimeoutSec',
+    doc: '1 to 86,400 seconds before an in-flight claim is presumed dead',
+  }),
+  BANKS_CACHE_TTL_SEC: setting({
+    kind: 'var',
+    unset: { default: '3600' },
+    value: cacheLifetime,
+    field: 'cacheTtlSec.banks',
+    doc: "bank list cache: 0 (off) to 31,536,000 seconds; 1 to 59 are raised to KV's minimum of 60",
+  }),
+  RESOLVE_CACHE_TTL_SEC: setting({
+    kind: 'var',
+    unset: { default: '300' },
+    value: cacheLifetime,
+    field: 'cacheTtlSec.resolve',
+    doc: 'account resolution cache: as `BANKS_CACHE_TTL_SEC`',
+  }),
+  RATE_LIMIT_PER_MINUTE: setting({
+    kind: 'var',
+    unset: { default: String(DEFAULT_RATE_LIMIT_PER_MINUTE) },
+    value: wholeNumber(0, 1_000_000, 'requests'),
+    field: 'rateLimitPerMinute',
+    doc: 'requests a minute per caller, 0 (off) to 1,000,000',
+    production: {
+      holds: (limit) => limit > 0,
+      problem: `must be at least 1 outside local mode (unset for ${DEFAULT_RATE_LIMIT_PER_MINUTE})`,
+    },
+  }),
+  GATEWAY_CALLERS: setting({
+    kind: 'secret',
+    unset: { required: true },
+    value: callers,
+    field: 'callers',
+    doc: 'JSON array of `{ "name", "token", "routes"? }`; names and tokens unique, tokens visible ASCII; `[]` lets nobody in',
+    production: {
+      holds: (list) => list.every((caller) => caller.token.length >= MIN_TOKEN_LENGTH),
+      problem: `every token must be at least ${MIN_TOKEN_LENGTH} characters outside local mode`,
+    },
+  }),
+  ADMIN_TOKEN: setting({
+    kind: 'secret',
+    unset: { off: 'admin API off' },
+    value: token,
+    field: 'adminToken',
+    doc: 'visible ASCII, different from every caller token',
+    production: {
+      holds: (admin) => admin === undefined || admin.length >= MIN_TOKEN_LENGTH,
+      problem: `must be at least ${MIN_TOKEN_LENGTH} characters outside local mode`,
+    },
+  }),
+  WEBHOOK_SECRET: setting({
+    kind: 'secret',
+    unset: { off: 'ingress answers 503' },
+    value: anyText,
+    field: 'webhooks.secret',
+    doc: 'the secret the provider signs webhooks with',
+    production: {
+      holds: (secret) => secret !== undefined,
+      problem: 'must be set outside local mode (the provider signs webhooks with it)',
+    },
+  }),
+  ALLOW_UNSIGNED_WEBHOOKS: setting({
+    kind: 'var',
+    unset: { default: 'false' },
+    value: flag,
+    field: 'webhooks.allowUnsigned',
+    doc: 'switch: accept unsigned webhooks while `WEBHOOK_SECRET` is unset',
+    production: { holds: (allowed) => !allowed, problem: DEVELOPMENT_SWITCH },
+  }),
+  CONFIRM_MONEY_EVENTS: setting({
+    kind: 'var',
+    unset: { default: 'true' },
+    value: flag,
+    field: 'confirmMoneyEvents',
+    doc: 'switch: confirm money webhooks upstream before fan-out',
+  }),
+  ALLOW_LOCAL_SUBSCRIBERS: setting({
+    kind: 'var',
+    unset: { default: 'false' },
+    value: flag,
+    field: 'subscribers.allowLocal',
+    doc: 'switch: loopback subscriber URLs (http or https, any port)',
+    production: { holds: (allowed) => !allowed, problem: DEVELOPMENT_SWITCH },
+  }),
+  SUBSCRIBER_PORTS: setting({
+    kind: 'var',
+    unset: { default: '' },
+    value: subscriberPorts,
+    field: 'subscribers.ports',
+    doc: `comma-separated ports (1 to 65535) subscriber URLs may use besides ${STANDARD_PORTS.join(' and ')}`,
+  }),
+  SUBSCRIBER_DNS_RESOLVER: setting({
+    kind: 'var',
+    unset: { default: DEFAULT_DNS_RESOLVER },
+    value: absoluteUrl(['https:'], 'an https URL'),
+    field: 'subscribers.dnsResolver',
+    doc: 'https URL of a DNS-over-HTTPS resolver (JSON API), asked before each delivery',
+  }),
+  RELAY_RETENTION_DAYS: setting({
+    kind: 'var',
+    unset: { default: '30' },
+    value: wholeNumber(1, 3650, 'days'),
+    field: 'relayRetentionDays',
+    doc: '1 to 3650 days before webhook events are purged',
+  }),
+};
+
+/** The name of a variable or secret the gateway reads. */
+export type SettingName = keyof typeof SETTINGS;
+
+/** Every variable and secret the gateway reads, in the order problems are reported. */
+export const SETTING_NAMES = Object.freeze(Object.keys(SETTINGS) as SettingName[]);
+
+/**
+ * The gateway's settings, as `settingsOf` reads them from `Env`: each row's value at its
+ * field (see {@link SETTINGS} for what each means and its unit), frozen.
+ */
+export type Settings = SettingsOf<typeof SETTINGS>;
+
+/** The settings of the subscriber URL rules and of the DNS check before each delivery. */
+export type SubscriberSettings = Settings['subscribers'];
+
+/**
+ * The subscriber settings with the strictest values, as the OpenAPI document describes
+ * the rules: no local subscribers, ports 443 and 80 only, the default resolver.
+ */
+export const DEFAULT_SUBSCRIBER_SETTINGS: SubscriberSettings = Object.freeze({
+  allowLocal: false,
+  ports: new Set(STANDARD_PORTS),
+  dnsResolver: DEFAULT_DNS_RESOLVER,
+});
