@@ -141,15 +141,16 @@ export function createRouter(): GatewayRouter {
 }
 
 /**
- * Route middleware refusing the request while the settings are invalid (503
+ * Route middleware reading the settings once and putting them on the request context,
+ * where every later step reads them; it refuses the request while they are invalid (503
  * `configuration_error` naming the variables). Mounted first on every route but the
  * health check's GET (which reports the problem itself), after the route is named, so
  * the access log says which route was refused.
  *
  * @throws {ConfigurationError} 503 when the settings are invalid.
  */
-function requireValidSettings(_request: IRequest, env: Env): undefined {
-  settingsOf(env);
+function requireValidSettings(request: IRequest, env: Env): undefined {
+  contextOf(request).settings = settingsOf(env);
   return undefined;
 }
 

@@ -1,6 +1,5 @@
 import type { IRequest } from 'itty-router';
-import { settingsOf } from '../config.ts';
-import { contextOf } from '../http/context.ts';
+import { contextOf, settingsIn } from '../http/context.ts';
 import { UnauthorizedError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { PROXY_ROUTES } from '../routes/table.ts';
@@ -11,27 +10,29 @@ import { type Caller, findCaller } from './callers.ts';
 /**
  * Route middleware requiring a caller token: `Authorization: Bearer <token>` checked
  * against `GATEWAY_CALLERS`; the caller's name goes on the request context (never the
- * token). The router mounts it on every route whose `auth` is `bearer`.
+ * token), with the caller's entry (its allow-list). The router mounts it on every route
+ * whose `auth` is `bearer`, after the step that loads the settings (`GATEWAY_CALLERS`).
  *
  * @param request - the incoming request.
- * @param env - the bindings: `GATEWAY_CALLERS`.
  * @returns nothing, so the router moves on to the handler.
  * @throws {UnauthorizedError} 401 `unauthorized` (with `WWW-Authenticate: Bearer`) when the
  *   header is missing, malformed or the token is unknown.
- * @throws {ConfigurationError} 503 when the settings are invalid.
+ * @throws {InternalError} 500 when mounted before the settings are loaded (a wiring bug).
  *
  * @example
  * ```ts
  * router.get('/payments/verify/:reference', requireCaller, handler);
  * ```
  */
-export function requireCaller(request: IRequest, env: Env): undefined {
+export function requireCaller(request: IRequest): undefined {
   const token = bearerToken(request.headers, 'token');
-  const { callers } = settingsOf(env);
+  const context = contextOf(request);
+  const { callers } = settingsIn(context);
   warnUnmatchedPatterns(callers);
   const caller = findCaller(callers, token);
   if (caller === undefined) throw new UnauthorizedError('Invalid bearer token');
-  contextOf(request).caller = caller.name;
+  context.caller = caller.name;
+  context.callerEntry = caller;
   return undefined;
 }
 
@@ -41,7 +42,7 @@ const warned = new WeakSet<readonly Caller[]>();
  * Logs, once per callers list, each allow-list pattern that matches no route (a typo:
  * `config_warning`, naming the caller and the pattern, never a token).
  *
- * @param callers - the configured callers (`settingsOf(env).callers`).
+ * @param callers - the configured callers (the settings' `callers`).
  */
 function warnUnmatchedPatterns(callers: readonly Caller[]): void {
   if (warned.has(callers)) return;

@@ -51,14 +51,3 @@ export function findCaller(callers: readonly Caller[], token: string): Caller | 
   }
   return found;
 }
-
-/**
- * The caller named `name` (names are unique, see {@link CallersSchema}).
- *
- * @param callers - the configured callers.
- * @param name - a caller name, as recorded on the request context.
- * @returns the caller, or `undefined`.
- */
-export function findCallerByName(callers: readonly Caller[], name: string): Caller | undefined {
-  return callers.find((caller) => caller.name === name);
-}

@@ -1,3 +1,4 @@
+import type { ValidBody } from '../proxy/pipeline.ts';
 import type { CachePolicy } from '../routes/table.ts';
 
 /** Country of `GET /banks` when the query names none (spec: Banks). */
@@ -29,18 +30,39 @@ function banksCacheKey(search: string): string | undefined {
  * as the SHA-256 of the three values, so the account number never appears in a key
  * (keys are listed in dashboards and tooling; the key is never logged either).
  *
+ * @param body - the validated body (the proxy's validation stage parsed it).
+ * @returns the key, or `undefined` (not cacheable) without a body, or when `bank`,
+ *   `account` or `currency` is not a string.
+ */
+async function resolveKeyOf(body: ValidBody | undefined): Promise<string | undefined> {
+  const { bank, account, currency } = body?.value ?? {};
+  if (typeof bank !== 'string' || typeof account !== 'string' || typeof currency !== 'string') {
+    return undefined;
+  }
+  // A separator that cannot occur in the values keeps ("1","23") apart from ("12","3").
+  const material = new TextEncoder().encode([bank, account, currency].join('\u0000'));
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', material));
+  const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `${RESOLVE_KEY_PREFIX}${hex}`;
+}
+
+/**
+ * The KV key a `POST /banks/resolve` body is cached under, from its bytes: for tools and
+ * tests finding where an answer went (the proxy keys the body its validation parsed).
+ *
  * @param body - the exact request body bytes.
  * @returns the key, or `undefined` (not cacheable) when the body is not a JSON object
  *   with string `bank`, `account` and `currency`.
  */
-export async function resolveCacheKey(body: Uint8Array | undefined): Promise<string | undefined> {
-  const fields = resolveFields(body);
-  if (fields === undefined) return undefined;
-  // A separator that cannot occur in the values keeps ("1","23") apart from ("12","3").
-  const material = new TextEncoder().encode(fields.join('\u0000'));
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', material));
-  const hex = Array.from(digest, (byte) => byte.toString(16).padStart(2, '0')).join('');
-  return `${RESOLVE_KEY_PREFIX}${hex}`;
+export function resolveCacheKey(body: Uint8Array | undefined): Promise<string | undefined> {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body));
+  } catch {
+    return Promise.resolve(undefined);
+  }
+  if (typeof value !== 'object' || value === null) return Promise.resolve(undefined);
+  return resolveKeyOf({ text: '', value: value as ValidBody['value'] });
 }
 
 /**
@@ -48,29 +70,13 @@ export async function resolveCacheKey(body: Uint8Array | undefined): Promise<str
  *
  * @param policy - `banks` or `resolve` (worker/routes/table.ts).
  * @param search - the query string as received.
- * @param body - the request body bytes.
+ * @param body - the validated request body.
  * @returns the key, or `undefined` when this request is not cacheable.
  */
 export function cacheKeyFor(
   policy: CachePolicy,
   search: string,
-  body: Uint8Array | undefined,
+  body: ValidBody | undefined,
 ): Promise<string | undefined> {
-  return policy === 'banks' ? Promise.resolve(banksCacheKey(search)) : resolveCacheKey(body);
-}
-
-function resolveFields(body: Uint8Array | undefined): [string, string, string] | undefined {
-  if (body === undefined) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body));
-  } catch {
-    return undefined;
-  }
-  if (typeof json !== 'object' || json === null) return undefined;
-  const { bank, account, currency } = json as Record<string, unknown>;
-  if (typeof bank !== 'string' || typeof account !== 'string' || typeof currency !== 'string') {
-    return undefined;
-  }
-  return [bank, account, currency];
+  return policy === 'banks' ? Promise.resolve(banksCacheKey(search)) : resolveKeyOf(body);
 }

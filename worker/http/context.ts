@@ -1,6 +1,8 @@
 import type { IRequest } from 'itty-router';
 import { resolveRequestId } from '../../lib/shared.ts';
-import type { ErrorCode } from './errors.ts';
+import type { Caller } from '../auth/callers.ts';
+import type { Settings } from '../config.ts';
+import { type ErrorCode, InternalError } from './errors.ts';
 
 /**
  * What the gateway knows about one request as it moves through the router stages;
@@ -13,6 +15,16 @@ export interface RequestContext {
   readonly startedAt: number;
   /** Name of the authenticated caller (from `GATEWAY_CALLERS`); never the token. */
   caller: string | undefined;
+  /**
+   * The authenticated caller's entry of `GATEWAY_CALLERS` (its allow-list), set with
+   * `caller` by the bearer authentication, so no later stage looks it up again.
+   */
+  callerEntry?: Caller;
+  /**
+   * The settings, read once by the router's settings step and read from here by every
+   * later step (absent before it, and on the health check, which reports them itself).
+   */
+  settings?: Settings;
   /** Name of the matched route (e.g. `payments.initialize`), when one matched. */
   routeName: string | undefined;
   /** Status the upstream answered with, when the request was forwarded. */
@@ -68,4 +80,17 @@ export function contextOf(request: IRequest): RequestContext {
 export function beginRequest(request: IRequest): undefined {
   contextOf(request);
   return undefined;
+}
+
+/**
+ * The settings the router loaded for this request (see {@link RequestContext.settings}).
+ *
+ * @param context - the request's context.
+ * @returns the settings.
+ * @throws {InternalError} 500 when a step runs before the router's settings step (a wiring bug).
+ */
+export function settingsIn(context: RequestContext): Settings {
+  if (context.settings === undefined)
+    throw new InternalError('settings read before they were loaded');
+  return context.settings;
 }

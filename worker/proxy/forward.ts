@@ -1,5 +1,5 @@
 import { REQUEST_ID_HEADER } from '../../lib/shared.ts';
-import { settingsOf } from '../config.ts';
+import { settingsIn } from '../http/context.ts';
 import { UpstreamUnreachableError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
@@ -26,8 +26,8 @@ export const FORWARDED_RESPONSE_HEADERS: readonly string[] = ['content-type', 'r
  * @throws {UpstreamTimeoutError} 504 / {UpstreamUnreachableError} 502 from `sendUpstream`.
  */
 export const forwardUpstream: ProxyTerminal = async (exchange) => {
-  const { env, context } = exchange;
-  const config = settingsOf(env).upstream;
+  const { context } = exchange;
+  const config = settingsIn(context).upstream;
   const request: UpstreamRequest = {
     method: exchange.route.method,
     url: joinUpstreamUrl(new URL(config.baseUrl), exchange.path, exchange.search),

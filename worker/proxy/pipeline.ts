@@ -16,6 +16,19 @@ export interface ProxyExchange {
   readonly search: string;
   /** The exact body bytes as received; `undefined` for GET and HEAD. */
   readonly body: Uint8Array | undefined;
+  /**
+   * The body as the validation stage accepted it, parsed once there and read by every
+   * later stage (as hono's `c.req.valid('json')`); absent before that stage, for GET and
+   * HEAD, and for an empty body on a body-less route.
+   */
+  content?: ValidBody | undefined;
+}
+
+/** A request body that passed validation: its UTF-8 text and the route schema's output. */
+export interface ValidBody {
+  readonly text: string;
+  /** The schema's output: always an object (a body must be a JSON object). */
+  readonly value: Readonly<Record<string, unknown>>;
 }
 
 /** Calls the rest of the pipeline. */

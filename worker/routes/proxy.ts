@@ -1,7 +1,6 @@
 import type { IRequest } from 'itty-router';
 import { readCapped } from '../../lib/shared.ts';
-import { settingsOf } from '../config.ts';
-import { contextOf } from '../http/context.ts';
+import { contextOf, settingsIn } from '../http/context.ts';
 import { HttpError } from '../http/errors.ts';
 import { forwardUpstream } from '../proxy/forward.ts';
 import { composeStages, type ProxyStage } from '../proxy/pipeline.ts';
@@ -60,7 +59,7 @@ export function proxyRoute(route: ProxyRoute): (request: IRequest, env: Env) => 
     const body =
       request.method === 'GET' || request.method === 'HEAD'
         ? undefined
-        : await readCapped(request, settingsOf(env).maxBodyBytes);
+        : await readCapped(request, settingsIn(context).maxBodyBytes);
     return run({ request, env, context, route, path, search: url.search, body });
   };
 }

@@ -1,5 +1,4 @@
-import { findCallerByName } from '../../auth/callers.ts';
-import { settingsOf } from '../../config.ts';
+import { settingsIn } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { enforceRateLimit } from '../../rate-limit/enforce.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
@@ -20,16 +19,14 @@ import type { ProxyStage } from '../pipeline.ts';
 export function accessStage(route: ProxyRoute): ProxyStage | undefined {
   return async (exchange, next) => {
     const { env, context } = exchange;
-    const settings = settingsOf(env);
-    const name = context.caller;
-    const caller = name === undefined ? undefined : findCallerByName(settings.callers, name);
+    const caller = context.callerEntry;
     if (
       caller === undefined ||
       (caller.routes !== undefined && !caller.routes.allows(route.name))
     ) {
       throw new HttpError(403, 'forbidden', `This caller may not use ${route.name}`);
     }
-    await enforceRateLimit(env, settings.rateLimitPerMinute, context);
+    await enforceRateLimit(env, settingsIn(context).rateLimitPerMinute, context);
     return next();
   };
 }

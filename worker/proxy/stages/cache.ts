@@ -1,6 +1,6 @@
 import { cacheKeyFor } from '../../cache/keys.ts';
 import { type CachedAnswer, readCached, writeCached } from '../../cache/store.ts';
-import { settingsOf } from '../../config.ts';
+import { settingsIn } from '../../http/context.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
@@ -24,9 +24,9 @@ export function cacheStage(route: ProxyRoute): ProxyStage | undefined {
   if (policy === undefined) return undefined;
   return async (exchange, next) => {
     const { env, context } = exchange;
-    const ttlSec = settingsOf(env).cacheTtlSec[policy];
+    const ttlSec = settingsIn(context).cacheTtlSec[policy];
     const key =
-      ttlSec === 0 ? undefined : await cacheKeyFor(policy, exchange.search, exchange.body);
+      ttlSec === 0 ? undefined : await cacheKeyFor(policy, exchange.search, exchange.content);
     if (key === undefined) return next();
     const cached = await readCached(env.CACHE, key, policy, context);
     if (cached !== undefined && cached !== 'error') {

@@ -1,7 +1,6 @@
 // What the idempotency stage does with a claim it holds: store the answer, release the
 // key, hand the lock back stale or locked for a settle window, and the answers it gives
 // (a replay byte for byte, 409 in flight with `Retry-After`).
-import { settingsOf } from '../../config.ts';
 import {
   completeIdempotencyKey,
   expireIdempotencyLock,
@@ -10,6 +9,7 @@ import {
   type StoredResponse,
   settleIdempotencyLock,
 } from '../../db/idempotency-keys.ts';
+import { settingsIn } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
@@ -67,7 +67,7 @@ export async function holdForSettleWindow(
   retryAfter: string | null,
 ): Promise<number> {
   const now = Date.now();
-  const windowMs = settleWindowMs(settingsOf(exchange.env), retryAfter, now);
+  const windowMs = settleWindowMs(settingsIn(exchange.context), retryAfter, now);
   await bestEffort(exchange, settleIdempotencyLock(exchange.env.DB, lock, now + windowMs));
   return windowMs;
 }

@@ -47,7 +47,7 @@ export type RecordLookup =
 export async function lookUpRecord(exchange: ProxyExchange): Promise<RecordLookup> {
   const { route, context } = exchange;
   const lookup = route.endpoint.lookup;
-  const found = lookup === undefined ? undefined : bodyObject(exchange.body)?.[lookup.field];
+  const found = lookup === undefined ? undefined : exchange.content?.value[lookup.field];
   if (lookup === undefined || typeof found !== 'string' || found === '') {
     return { kind: 'impossible' };
   }
@@ -84,7 +84,7 @@ export function recoveredFromRecord(
 ): StoredResponse | HttpError {
   const { route, context } = exchange;
   const field = found.lookup.field;
-  const mismatches = lookupMismatches(found.lookup, bodyObject(exchange.body) ?? {}, found.record);
+  const mismatches = lookupMismatches(found.lookup, exchange.content?.value ?? {}, found.record);
   logEvent(mismatches.length === 0 ? 'info' : 'warn', 'idempotency_recovered', {
     request_id: context.requestId,
     route: route.name,
@@ -136,18 +136,6 @@ export async function isDuplicateReference(response: Response): Promise<boolean>
     (typeof code === 'string' && DUPLICATE_CODES.has(code)) ||
     (typeof message === 'string' && DUPLICATE_MESSAGE.test(message.trim()))
   );
-}
-
-// The JSON body the proxy already validated, as an object (`undefined` without one).
-function bodyObject(body: Uint8Array | undefined): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(new TextDecoder().decode(body));
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -1,11 +1,10 @@
 import { bytesToHex } from '../../../lib/shared.ts';
-import { settingsOf } from '../../config.ts';
 import {
   claimIdempotencyKey,
   type IdempotencyKeyRecord,
   type IdempotencyLock,
 } from '../../db/idempotency-keys.ts';
-import type { RequestContext } from '../../http/context.ts';
+import { type RequestContext, settingsIn } from '../../http/context.ts';
 import { HttpError, InternalError, UpstreamTimeoutError } from '../../http/errors.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
@@ -68,7 +67,7 @@ export function idempotencyStage(route: ProxyRoute): ProxyStage | undefined {
       return next();
     }
     if (context.caller === undefined) throw new InternalError('idempotency without a caller');
-    const settings = settingsOf(env);
+    const settings = settingsIn(context);
     const lockMs = claimLockMs(settings);
     const retentionMs = settings.idempotency.retentionSec * 1000;
     const target = exchange.path + exchange.search;

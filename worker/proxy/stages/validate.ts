@@ -1,10 +1,10 @@
 import * as v from 'valibot';
 import { checkBodySize, parseJsonBody, requestIssues } from '../../../lib/shared.ts';
-import { settingsOf } from '../../config.ts';
 import { withHttpErrors } from '../../http/body.ts';
+import { settingsIn } from '../../http/context.ts';
 import { type ErrorIssue, HttpError } from '../../http/errors.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
-import type { ProxyExchange, ProxyStage } from '../pipeline.ts';
+import type { ProxyExchange, ProxyStage, ValidBody } from '../pipeline.ts';
 
 // A body-less route (initiate-activation, cancel) takes no body, or an empty object that
 // clients sending `{}` on every POST add: nothing the upstream does not expect leaves.
@@ -18,8 +18,8 @@ const NO_MEMBERS = v.custom<Record<string, never>>(
  * body reader (413 `payload_too_large`, 415 `unsupported_media_type`, 400
  * `validation_failed` listing every issue with its dot path, the same answers as the
  * webhook ingress, the admin API and the sandbox give), and the query string against
- * the route's query schema. It reads the exchange and never changes it: the bytes
- * signed and forwarded are the bytes received.
+ * the route's query schema. It puts the parsed body on the exchange (`content`) for the
+ * later stages and never changes the bytes: those signed and forwarded are those received.
  *
  * @param route - the route being proxied; its `body` and `query` schemas are used.
  * @returns the stage, or `undefined` for a GET route without a query schema.
@@ -36,7 +36,7 @@ export function validationStage(route: ProxyRoute): ProxyStage | undefined {
   if (!takesBody && route.query === undefined) return undefined;
   return async (exchange, next) => {
     if (route.query !== undefined) validateQuery(route.query, exchange.search);
-    if (takesBody) await withHttpErrors(() => validateBody(route, exchange));
+    if (takesBody) exchange.content = await withHttpErrors(() => validateBody(route, exchange));
     return next();
   };
 }
@@ -44,15 +44,23 @@ export function validationStage(route: ProxyRoute): ProxyStage | undefined {
 /**
  * The body checks of lib's JSON body reader, on the bytes the proxy already read.
  *
+ * @returns the body's text and the schema's output, or `undefined` for an empty body on
+ *   a body-less route.
  * @throws {BodyRejectedError} 413, 415 or 400.
  */
-function validateBody(route: ProxyRoute, exchange: ProxyExchange): void {
+function validateBody(route: ProxyRoute, exchange: ProxyExchange): ValidBody | undefined {
   const body = exchange.body ?? new Uint8Array();
   const headers = exchange.request.headers;
-  checkBodySize(headers, body.byteLength, settingsOf(exchange.env).maxBodyBytes);
+  checkBodySize(headers, body.byteLength, settingsIn(exchange.context).maxBodyBytes);
   // An empty body on a body-less route is what the SDK sends.
-  if (route.body === undefined && body.byteLength === 0) return;
-  parseJsonBody(body, headers.get('Content-Type'), route.body?.schema ?? NO_MEMBERS);
+  if (route.body === undefined && body.byteLength === 0) return undefined;
+  const { text, value } = parseJsonBody(
+    body,
+    headers.get('Content-Type'),
+    route.body?.schema ?? NO_MEMBERS,
+  );
+  // parseJsonBody refuses anything but a JSON object, and every body schema is an object's.
+  return { text, value: value as ValidBody['value'] };
 }
 
 /**
