@@ -5,68 +5,15 @@ import { settingsOf } from './config.ts';
 import { beginRequest, contextOf } from './http/context.ts';
 import { decodeParams } from './http/params.ts';
 import { finalizeResponse, renderError } from './http/respond.ts';
-import {
-  countDeliveries,
-  countDeliveriesHourly,
-  listDeliveries,
-  retryDelivery,
-} from './routes/admin/deliveries.ts';
-import { getEvent, listEvents, replayEvent } from './routes/admin/events.ts';
-import {
-  createSubscription,
-  deleteSubscription,
-  getSubscription,
-  listSubscriptions,
-  rotateSubscriptionSecret,
-  updateSubscription,
-} from './routes/admin/subscriptions.ts';
 import { methodNotAllowed, notFound } from './routes/fallback.ts';
-import { HEALTH_PATH, health } from './routes/health.ts';
-import { openapi } from './routes/openapi.ts';
+import { HEALTH_PATH } from './routes/health.ts';
 import { proxyRoute } from './routes/proxy.ts';
-import {
-  type GatewayAuth,
-  type GatewayRoute,
-  type OwnRouteName,
-  type ProxyRoute,
-  ROUTES,
-} from './routes/table.ts';
-import { ingestWebhook } from './routes/webhooks.ts';
+import { type GatewayAuth, ROUTES, type RouteHandler, type ServedRoute } from './routes/table.ts';
 
 /** The gateway's router: `fetch(request, env, ctx)` as a Worker handler expects. */
 type GatewayRouter = AutoRouterType<IRequest, [Env, ExecutionContext]>;
 
 const REGISTER = { GET: 'get', POST: 'post', PATCH: 'patch', DELETE: 'delete' } as const;
-
-/** An itty-router handler of a gateway route. */
-type RouteHandler = (
-  request: IRequest,
-  env: Env,
-  ctx: ExecutionContext,
-) => Response | Promise<Response>;
-
-/**
- * The handler of each of the gateway's own routes, by route name; the type demands exactly
- * one per name, so a route cannot be described without being served or the reverse.
- */
-const HANDLERS: Readonly<Record<OwnRouteName, RouteHandler>> = {
-  health,
-  openapi,
-  'webhooks.ingest': ingestWebhook,
-  'admin.subscriptions.create': createSubscription,
-  'admin.subscriptions.list': listSubscriptions,
-  'admin.subscriptions.get': getSubscription,
-  'admin.subscriptions.update': updateSubscription,
-  'admin.subscriptions.delete': deleteSubscription,
-  'admin.subscriptions.rotate_secret': rotateSubscriptionSecret,
-  'admin.events.list': listEvents,
-  'admin.events.get': getEvent,
-  'admin.events.replay': replayEvent,
-  'admin.deliveries.list': listDeliveries,
-  'admin.deliveries.counts': countDeliveries,
-  'admin.deliveries.hourly': countDeliveriesHourly,
-  'admin.deliveries.retry': retryDelivery,
-};
 
 /**
  * The middleware enforcing each kind of route authentication. The webhook ingress has
@@ -86,8 +33,8 @@ const AUTH: Readonly<Record<GatewayAuth, Middleware | undefined>> = {
  * Assembles the gateway on itty-router's AutoRouter: a `before` stage creating the
  * request context (request id, arrival time); every route of `ROUTES` registered with the
  * authentication it declares as route middleware (`router.get(path, requireCaller,
- * handler)`), then its handler (the gateway's own, or the proxy pipeline of its
- * endpoint); a 404/405 catch-all; the `catch` stage rendering error bodies; and the
+ * handler)`), then the handler of its row (the gateway's own, its query validated by the
+ * row's rule first, or the proxy pipeline of its endpoint); a 404/405 catch-all; the `catch` stage rendering error bodies; and the
  * `finally` stage stamping `X-Request-Id` and writing the access log. The upstream is
  * reached with the global `fetch`.
  *
@@ -172,8 +119,7 @@ function add(
   router[method](pattern, ...(handlers.filter((h) => h !== undefined) as RouteHandler[]));
 }
 
-function handlerOf(route: GatewayRoute): RouteHandler {
-  return route.endpoint === undefined
-    ? HANDLERS[route.name as OwnRouteName]
-    : proxyRoute(route as ProxyRoute);
+// A route's own handler, or the proxy pipeline of its endpoint.
+function handlerOf(route: ServedRoute): RouteHandler {
+  return route.endpoint === undefined ? route.handler : proxyRoute(route);
 }

@@ -3,7 +3,7 @@
 // nothing here lists an endpoint or a field by hand.
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { errorStatuses, type GatewayAuth, type GatewayRoute, ROUTES } from '../routes/table.ts';
+import type { GatewayAuth, GatewayRoute } from '../routes/table.ts';
 import { WEBHOOK_TOLERANCE_SEC } from '../routes/webhooks.ts';
 import {
   ERROR_RESPONSES,
@@ -18,6 +18,7 @@ import {
 } from './components.ts';
 import { componentName, openApiPath, routeParameters } from './parameters.ts';
 import { convertSchemas, SCHEMA_REF_PREFIX } from './schemas.ts';
+import { errorStatuses } from './statuses.ts';
 
 export { OPENAPI_PATH } from './components.ts';
 export { openApiPath } from './parameters.ts';
@@ -33,12 +34,12 @@ const OPENAPI_VERSION = '3.1.0';
  * success status and error responses (each with the gateway's error body, except a
  * route's `failureAnswer`, which has its own).
  *
- * @param routes - the routes to describe. @default ROUTES
+ * @param routes - the routes to describe (the route table's `ROUTES`).
  * @returns the OpenAPI 3.1 document as JSON-ready data.
  * @throws {Error} when a schema uses a valibot feature the converter cannot describe, or an
  *   error status has no response component.
  */
-export function buildOpenApiDocument(routes: readonly GatewayRoute[] = ROUTES): OpenApiObject {
+export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiObject {
   const components = new SchemaNames({
     ErrorBody: ErrorBodySchema,
     SuccessEnvelope: SuccessEnvelopeSchema,

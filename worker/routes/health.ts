@@ -1,11 +1,9 @@
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
-import { requestIssues } from '../../lib/shared.ts';
 import { requireAdmin } from '../auth/admin.ts';
 import { loadSettings } from '../config.ts';
 import { runDeepHealthChecks } from '../health/checks.ts';
 import { contextOf } from '../http/context.ts';
-import { HttpError } from '../http/errors.ts';
 import { jsonResponse } from '../http/respond.ts';
 
 /** Path of the health check; open (no bearer token) unless `?deep=1`. */
@@ -63,15 +61,26 @@ export const HealthResponseSchema = v.object({
  * requires the admin token (the admin API's own guard, throttle of failed sign-ins
  * included), then runs the deep check (worker/health/checks.ts).
  *
+ * The query (`deep`) is read before the handler runs and before the token: its values are
+ * public (the OpenAPI document lists them), so a 400 tells an anonymous client nothing
+ * the document does not.
+ *
  * @param request - the incoming request.
  * @param env - the Worker's bindings.
+ * @param query - the validated query.
  * @returns 503 `misconfigured` as above; 200 `{ status: 'ok' }`, or with `deep=1` 200 `{ status: 'ok', checks }` when
  *   every probe passed and 503 `{ status: 'degraded', checks }` otherwise.
- * @throws {HttpError} 400 `validation_failed` naming `deep` when it is not `0` or `1` or
- *   is given twice; 401 and 429 from {@link requireAdmin} with `deep=1`.
+ * @throws {HttpError} 401 and 429 from {@link requireAdmin} with `deep=1` (the row's query
+ *   reader has already answered 400 `validation_failed` naming `deep` when it is not `0`
+ *   or `1` or is given twice).
  */
-export async function health(request: IRequest, env: Env): Promise<Response> {
-  const deep = isDeep(request);
+export async function health(
+  request: IRequest,
+  env: Env,
+  _ctx: ExecutionContext,
+  query: v.InferOutput<typeof HealthQuerySchema>,
+): Promise<Response> {
+  const deep = query.deep === '1';
   const loaded = loadSettings(env);
   if (!loaded.ok) {
     const invalid = loaded.problems.map((problem) => problem.variable);
@@ -81,20 +90,4 @@ export async function health(request: IRequest, env: Env): Promise<Response> {
   await requireAdmin(request, env);
   const result = await runDeepHealthChecks(env, contextOf(request).requestId);
   return jsonResponse(result, { status: result.status === 'ok' ? 200 : 503 });
-}
-
-// The query is checked before the token: `deep`'s values are public (the OpenAPI
-// document lists them), so a 400 tells an anonymous client nothing the document does not.
-function isDeep(request: IRequest): boolean {
-  const values = new URL(request.url).searchParams.getAll('deep');
-  if (values.length > 1) {
-    throw invalid([{ path: 'deep', message: 'Expected a single value' }]);
-  }
-  const parsed = v.safeParse(HealthQuerySchema, values.length === 0 ? {} : { deep: values[0] });
-  if (!parsed.success) throw invalid(requestIssues(parsed.issues));
-  return parsed.output.deep === '1';
-}
-
-function invalid(issues: readonly { path: string; message: string }[]): HttpError {
-  return new HttpError(400, 'validation_failed', 'The query string is invalid', { issues });
 }

@@ -1,7 +1,10 @@
 // Every route the gateway answers, as data: its own (the health check, the OpenAPI
-// document, the webhook ingress, the admin API) and one proxied route per endpoint of the
-// SDK's endpoint table. worker/router.ts registers each with the authentication it
-// declares, and worker/openapi/document.ts describes each, so neither can drift.
+// document, the webhook ingress, the admin API), each with its handler, and one proxied
+// route per endpoint of the SDK's endpoint table, served by the proxy pipeline.
+// worker/router.ts registers each with the authentication it declares, and
+// worker/openapi/document.ts describes each, so neither can drift. Handlers import
+// nothing from here but types, so this file can import them.
+import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
 import {
   type EndpointName,
@@ -9,24 +12,40 @@ import {
   listEndpoints,
   type NamedEndpoint,
 } from '../../lib/index.ts';
-import {
-  BODY_ONLY_STATUSES,
-  ERROR_RESPONSES,
-  OPENAPI_PATH,
-  SuccessEnvelopeSchema,
-} from '../openapi/components.ts';
+import { type QueryRule, readQuery } from '../http/query.ts';
+import { OPENAPI_PATH, SuccessEnvelopeSchema } from '../openapi/components.ts';
 import { openApiPath } from '../openapi/parameters.ts';
 import { WebhookEnvelopeSchema } from '../relay/envelope.ts';
 import {
   ADMIN_DELIVERIES_PATH,
+  countDeliveries,
+  countDeliveriesHourly,
   DeliveryHourlyQuerySchema,
   DeliveryListQuerySchema,
+  listDeliveries,
+  retryDelivery,
 } from './admin/deliveries.ts';
-import { ADMIN_EVENTS_PATH, EventListQuerySchema, EventReplaySchema } from './admin/events.ts';
+import {
+  ADMIN_EVENTS_PATH,
+  EventListQuerySchema,
+  EventReplaySchema,
+  getEvent,
+  listEvents,
+  replayEvent,
+} from './admin/events.ts';
 import { NewSubscriptionSchema, SubscriptionChangesSchema } from './admin/subscription-input.ts';
-import { ADMIN_SUBSCRIPTIONS_PATH } from './admin/subscriptions.ts';
-import { HEALTH_PATH, HealthQuerySchema, HealthResponseSchema } from './health.ts';
-import { WEBHOOKS_PATH } from './webhooks.ts';
+import {
+  ADMIN_SUBSCRIPTIONS_PATH,
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  rotateSubscriptionSecret,
+  updateSubscription,
+} from './admin/subscriptions.ts';
+import { HEALTH_PATH, HealthQuerySchema, HealthResponseSchema, health } from './health.ts';
+import { openApiResponse } from './openapi.ts';
+import { ingestWebhook, WEBHOOKS_PATH } from './webhooks.ts';
 
 /** Methods the gateway's routes use. */
 type GatewayMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -103,14 +122,70 @@ export interface GatewayRoute<Name extends string = string> {
   readonly cache: CachePolicy | undefined;
 }
 
-/** A proxied route: a {@link GatewayRoute} with its endpoint. */
+/** A proxied route: a {@link GatewayRoute} with its endpoint (the proxy pipeline serves it). */
 export interface ProxyRoute extends GatewayRoute<EndpointName> {
   readonly endpoint: NamedEndpoint;
 }
 
+/** An itty-router handler of one of the gateway's own routes. */
+export type RouteHandler = (
+  request: IRequest,
+  env: Env,
+  ctx: ExecutionContext,
+) => Response | Promise<Response>;
+
+/**
+ * A handler of a route with a query schema: it is also given the query, validated by
+ * the route's rule before it runs.
+ */
+export type QueryHandler<Query> = (
+  request: IRequest,
+  env: Env,
+  ctx: ExecutionContext,
+  query: Query,
+) => Response | Promise<Response>;
+
+/**
+ * One of the gateway's own routes: a {@link GatewayRoute} with the handler serving it (the
+ * type requires one, so no route can be described without being served).
+ */
+export interface OwnRoute<Name extends string = string> extends GatewayRoute<Name> {
+  readonly endpoint: undefined;
+  readonly handler: RouteHandler;
+}
+
+/** A route and what serves it: its own handler, or the proxy pipeline of its endpoint. */
+export type ServedRoute = OwnRoute | ProxyRoute;
+
 type RouteOptions = Partial<
-  Pick<GatewayRoute, 'status' | 'body' | 'query' | 'response' | 'extraErrors' | 'failureAnswer'>
+  Pick<GatewayRoute, 'status' | 'body' | 'response' | 'extraErrors' | 'failureAnswer'>
 >;
+
+/** A handler with the query it reads: its schema and how strictly it is read. */
+interface Queried {
+  readonly query: v.GenericSchema;
+  readonly handler: RouteHandler;
+}
+
+/**
+ * The handler of a route reading a query string: the query is read by the gateway's one
+ * reader, with the route's strictness, before the handler runs (400 `validation_failed`).
+ *
+ * @param schema - the query schema (values as strings).
+ * @param rule - how strictly the route reads its query.
+ * @param handler - the handler, given the schema's output.
+ */
+function queried<const Schema extends v.GenericSchema>(
+  schema: Schema,
+  rule: QueryRule,
+  handler: QueryHandler<v.InferOutput<Schema>>,
+): Queried {
+  return {
+    query: schema,
+    handler: (request, env, ctx) =>
+      handler(request, env, ctx, readQuery(schema, new URL(request.url).search, rule)),
+  };
+}
 
 function route<const Name extends string>(
   method: GatewayMethod,
@@ -118,11 +193,15 @@ function route<const Name extends string>(
   name: Name,
   auth: GatewayAuth,
   summary: string,
+  serve: RouteHandler | Queried,
   options: RouteOptions = {},
-): GatewayRoute<Name> {
+): OwnRoute<Name> {
   const status = options.status ?? 200;
+  const { query, handler } =
+    typeof serve === 'function' ? { query: undefined, handler: serve } : serve;
   return Object.freeze({
     endpoint: undefined,
+    handler,
     idempotency: 'none',
     cache: undefined,
     name,
@@ -133,7 +212,7 @@ function route<const Name extends string>(
     summary,
     status,
     body: options.body,
-    query: options.query,
+    query,
     response: status === 204 ? undefined : (options.response ?? SuccessEnvelopeSchema),
     extraErrors: options.extraErrors ?? [],
     failureAnswer: options.failureAnswer,
@@ -141,7 +220,6 @@ function route<const Name extends string>(
 }
 
 const required = (schema: v.GenericSchema): GatewayBody => ({ schema, required: true });
-const PROXY_ERROR_STATUSES = ERROR_RESPONSES.map((response) => response.status);
 
 // The proxy keeps the bank list and account resolutions in KV: both change rarely and
 // are asked for often, and neither moves money.
@@ -190,7 +268,7 @@ const OpenApiDocumentSchema = v.looseObject({ openapi: v.string() });
 /**
  * The routes the gateway answers itself, in registration order (a literal segment before
  * a `:param` that would also match it): the health check, the OpenAPI document, the
- * webhook ingress and the admin API. Each has a handler in worker/router.ts by name.
+ * webhook ingress and the admin API, each with its handler.
  */
 export const OWN_ROUTES = Object.freeze([
   route(
@@ -199,8 +277,9 @@ export const OWN_ROUTES = Object.freeze([
     'health',
     'none-or-admin',
     'Liveness check, open; with ?deep=1 (admin token) a check of D1, KV, the queue and the upstream.',
+    // Only `deep` is read: a load balancer's cache-buster must not make a probe a 400.
+    queried(HealthQuerySchema, 'declared-once', health),
     {
-      query: HealthQuerySchema,
       response: HealthResponseSchema,
       failureAnswer: {
         status: 503,
@@ -211,15 +290,23 @@ export const OWN_ROUTES = Object.freeze([
       },
     },
   ),
-  route('GET', OPENAPI_PATH, 'openapi', 'bearer', 'This document.', {
-    response: OpenApiDocumentSchema,
-  }),
+  route(
+    'GET',
+    OPENAPI_PATH,
+    'openapi',
+    'bearer',
+    'This document.',
+    // Every route, this table's own included: read when asked, once the table exists.
+    () => openApiResponse(ROUTES),
+    { response: OpenApiDocumentSchema },
+  ),
   route(
     'POST',
     WEBHOOKS_PATH,
     'webhooks.ingest',
     'webhook-signature',
     'Webhook ingress: stores the event and fans it out to the matching subscriptions.',
+    ingestWebhook,
     { body: required(WebhookEnvelopeSchema), response: WebhookAckSchema, extraErrors: [503] },
   ),
   route(
@@ -228,6 +315,7 @@ export const OWN_ROUTES = Object.freeze([
     'admin.subscriptions.create',
     'admin',
     'Create a subscription; the answer holds its secret (shown only here and on rotation).',
+    createSubscription,
     { status: 201, body: required(NewSubscriptionSchema) },
   ),
   route(
@@ -236,35 +324,57 @@ export const OWN_ROUTES = Object.freeze([
     'admin.subscriptions.list',
     'admin',
     'Every subscription, newest first, without secrets.',
+    listSubscriptions,
   ),
-  route('GET', SUBSCRIPTION, 'admin.subscriptions.get', 'admin', 'One subscription.'),
+  route(
+    'GET',
+    SUBSCRIPTION,
+    'admin.subscriptions.get',
+    'admin',
+    'One subscription.',
+    getSubscription,
+  ),
   route(
     'PATCH',
     SUBSCRIPTION,
     'admin.subscriptions.update',
     'admin',
     'Change any of url, event_types, description, enabled.',
+    updateSubscription,
     { body: required(SubscriptionChangesSchema) },
   ),
-  route('DELETE', SUBSCRIPTION, 'admin.subscriptions.delete', 'admin', 'Delete a subscription.', {
-    status: 204,
-  }),
+  route(
+    'DELETE',
+    SUBSCRIPTION,
+    'admin.subscriptions.delete',
+    'admin',
+    'Delete a subscription.',
+    deleteSubscription,
+    { status: 204 },
+  ),
   route(
     'POST',
     `${SUBSCRIPTION}/rotate-secret`,
     'admin.subscriptions.rotate_secret',
     'admin',
     'A new secret, shown once; the previous one keeps signing for 24 h.',
+    rotateSubscriptionSecret,
   ),
-  route('GET', ADMIN_EVENTS_PATH, 'admin.events.list', 'admin', 'Events, newest first.', {
-    query: EventListQuerySchema,
-  }),
+  route(
+    'GET',
+    ADMIN_EVENTS_PATH,
+    'admin.events.list',
+    'admin',
+    'Events, newest first.',
+    queried(EventListQuerySchema, 'every-once', listEvents),
+  ),
   route(
     'GET',
     EVENT,
     'admin.events.get',
     'admin',
     'One event with its deliveries and their attempts.',
+    getEvent,
   ),
   route(
     'POST',
@@ -272,6 +382,7 @@ export const OWN_ROUTES = Object.freeze([
     'admin.events.replay',
     'admin',
     'Deliver the event again: to every matching enabled subscription, or to the one named.',
+    replayEvent,
     { status: 202, body: { schema: EventReplaySchema, required: false }, extraErrors: [409] },
   ),
   route(
@@ -280,7 +391,7 @@ export const OWN_ROUTES = Object.freeze([
     'admin.deliveries.list',
     'admin',
     'Deliveries, most recently updated first, with their event type.',
-    { query: DeliveryListQuerySchema },
+    queried(DeliveryListQuerySchema, 'every-once', listDeliveries),
   ),
   route(
     'GET',
@@ -288,6 +399,7 @@ export const OWN_ROUTES = Object.freeze([
     'admin.deliveries.counts',
     'admin',
     'Deliveries counted by status.',
+    countDeliveries,
   ),
   route(
     'GET',
@@ -295,7 +407,7 @@ export const OWN_ROUTES = Object.freeze([
     'admin.deliveries.hourly',
     'admin',
     'Deliveries counted per UTC hour of creation, by current status, oldest hour first.',
-    { query: DeliveryHourlyQuerySchema },
+    queried(DeliveryHourlyQuerySchema, 'every-once', countDeliveriesHourly),
   ),
   route(
     'POST',
@@ -303,42 +415,13 @@ export const OWN_ROUTES = Object.freeze([
     'admin.deliveries.retry',
     'admin',
     'Reset one delivery to pending, due now, and enqueue it.',
+    retryDelivery,
     { status: 202 },
   ),
 ]);
-
-/** The name of one of the gateway's own routes; the router needs one handler for each. */
-export type OwnRouteName = (typeof OWN_ROUTES)[number]['name'];
 
 /** The proxied routes, one per endpoint of the SDK's table, in the table's matching order. */
 export const PROXY_ROUTES: readonly ProxyRoute[] = Object.freeze(listEndpoints().map(proxied));
 
 /** Every route of the gateway: its own first, then the proxied ones. */
-export const ROUTES: readonly GatewayRoute[] = Object.freeze([...OWN_ROUTES, ...PROXY_ROUTES]);
-
-/**
- * The error statuses a route can answer. A proxied route: every status of the proxy's
- * error table (the upstream's own errors pass through with their status), 413 and 415
- * only when it takes a body. One of the gateway's own routes: 401 unless open, 429 where
- * the admin token is taken (failed sign-ins are throttled), 400 when
- * it validates a body or a query, 413 and 415 with a body, 404 with a path parameter (an
- * unknown record), 500 unless it touches nothing, and the route's `extraErrors`. A
- * `failureAnswer`'s status is not among them: it is answered with the route's own body.
- *
- * @param route - the route.
- * @returns the statuses, ascending.
- */
-export function errorStatuses(route: GatewayRoute): number[] {
-  if (route.endpoint !== undefined) {
-    const takesBody = route.method !== 'GET';
-    return PROXY_ERROR_STATUSES.filter((status) => takesBody || !BODY_ONLY_STATUSES.has(status));
-  }
-  const statuses = new Set<number>(route.extraErrors);
-  if (route.auth !== 'none') statuses.add(401).add(500);
-  // Failed admin sign-ins are throttled per client address.
-  if (route.auth === 'admin' || route.auth === 'none-or-admin') statuses.add(429);
-  if (route.body !== undefined || route.query !== undefined) statuses.add(400);
-  if (route.body !== undefined) statuses.add(413).add(415);
-  if (route.pattern.includes('/:')) statuses.add(404);
-  return [...statuses].sort((a, b) => a - b);
-}
+export const ROUTES: readonly ServedRoute[] = Object.freeze([...OWN_ROUTES, ...PROXY_ROUTES]);

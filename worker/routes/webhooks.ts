@@ -50,8 +50,8 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  *
  * @example
  * ```ts
- * // worker/router.ts registers it from the route table as `webhooks.ingest`:
- * const HANDLERS = { 'webhooks.ingest': ingestWebhook, ... };
+ * // its row of the route table (worker/routes/table.ts) serves it:
+ * route('POST', WEBHOOKS_PATH, 'webhooks.ingest', 'webhook-signature', summary, ingestWebhook);
  * ```
  */
 export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {

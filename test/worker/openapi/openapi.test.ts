@@ -9,10 +9,11 @@ import { CreateMandateRequestSchema } from '../../../lib/schemas/direct-debits.t
 import { InitializeRefundRequestSchema } from '../../../lib/schemas/refunds.ts';
 import { openApiPath } from '../../../worker/openapi/document.ts';
 import { convertSchemas } from '../../../worker/openapi/schemas.ts';
+import { errorStatuses } from '../../../worker/openapi/statuses.ts';
 import { createRouter } from '../../../worker/router.ts';
 import { DeliveryListQuerySchema } from '../../../worker/routes/admin/deliveries.ts';
 import { EventListQuerySchema } from '../../../worker/routes/admin/events.ts';
-import { errorStatuses, OWN_ROUTES, PROXY_ROUTES } from '../../../worker/routes/table.ts';
+import { OWN_ROUTES, PROXY_ROUTES } from '../../../worker/routes/table.ts';
 import {
   captureLogs,
   errorBody,

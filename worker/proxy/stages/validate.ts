@@ -1,8 +1,8 @@
 import * as v from 'valibot';
-import { checkBodySize, parseJsonBody, requestIssues } from '../../../lib/shared.ts';
+import { checkBodySize, parseJsonBody } from '../../../lib/shared.ts';
 import { withHttpErrors } from '../../http/body.ts';
 import { settingsIn } from '../../http/context.ts';
-import { type ErrorIssue, HttpError } from '../../http/errors.ts';
+import { readQuery } from '../../http/query.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
 import type { ProxyExchange, ProxyStage, ValidBody } from '../pipeline.ts';
 
@@ -35,7 +35,7 @@ export function validationStage(route: ProxyRoute): ProxyStage | undefined {
   const takesBody = route.method !== 'GET';
   if (!takesBody && route.query === undefined) return undefined;
   return async (exchange, next) => {
-    if (route.query !== undefined) validateQuery(route.query, exchange.search);
+    if (route.query !== undefined) readQuery(route.query, exchange.search, 'lenient');
     if (takesBody) exchange.content = await withHttpErrors(() => validateBody(route, exchange));
     return next();
   };
@@ -61,29 +61,4 @@ function validateBody(route: ProxyRoute, exchange: ProxyExchange): ValidBody | u
   );
   // parseJsonBody refuses anything but a JSON object, and every body schema is an object's.
   return { text, value: value as ValidBody['value'] };
-}
-
-/**
- * Validates the query string as a record of strings. A parameter the schema declares
- * may appear once; others are left to the schema (which ignores them).
- *
- * @throws {HttpError} 400 listing every issue.
- */
-function validateQuery(schema: v.GenericSchema, search: string): void {
-  const declared = 'entries' in schema ? (schema.entries as Record<string, unknown>) : {};
-  const values = new Map<string, string>();
-  const repeated: ErrorIssue[] = [];
-  for (const [name, value] of new URLSearchParams(search)) {
-    if (!values.has(name)) values.set(name, value);
-    else if (Object.hasOwn(declared, name) && !repeated.some((issue) => issue.path === name)) {
-      repeated.push({ path: name, message: 'Expected a single value' });
-    }
-  }
-  const result = v.safeParse(schema, Object.fromEntries(values));
-  const issues = [...repeated, ...(result.success ? [] : requestIssues(result.issues))];
-  if (issues.length > 0) throw invalid('The query string is invalid', issues);
-}
-
-function invalid(message: string, issues: readonly ErrorIssue[]): HttpError {
-  return new HttpError(400, 'validation_failed', message, { issues });
 }

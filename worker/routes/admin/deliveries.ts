@@ -29,7 +29,6 @@ import {
   encodeCursor,
   exactTextQuery,
   MAX_PAGE_SIZE,
-  readAdminQuery,
   wholeNumberQuery,
 } from './query.ts';
 
@@ -161,8 +160,12 @@ export async function retryDelivery(request: IRequest, env: Env): Promise<Respon
  *   view plus its event's `event_type`; `next_cursor` `null` on the last page.
  * @throws {HttpError} 400 `validation_failed` with every issue.
  */
-export async function listDeliveries(request: IRequest, env: Env): Promise<Response> {
-  const q = readAdminQuery(request, DeliveryListQuerySchema);
+export async function listDeliveries(
+  _request: IRequest,
+  env: Env,
+  _ctx: ExecutionContext,
+  q: v.InferOutput<typeof DeliveryListQuerySchema>,
+): Promise<Response> {
   const page = await listRecentDeliveries(env.DB, {
     status: q.status ?? null,
     subscriptionId: q.subscription_id ?? null,
@@ -190,8 +193,12 @@ export async function listDeliveries(request: IRequest, env: Env): Promise<Respo
  *   `hour` the ISO 8601 start of the UTC hour.
  * @throws {HttpError} 400 `validation_failed` naming `hours`.
  */
-export async function countDeliveriesHourly(request: IRequest, env: Env): Promise<Response> {
-  const q = readAdminQuery(request, DeliveryHourlyQuerySchema);
+export async function countDeliveriesHourly(
+  _request: IRequest,
+  env: Env,
+  _ctx: ExecutionContext,
+  q: v.InferOutput<typeof DeliveryHourlyQuerySchema>,
+): Promise<Response> {
   const buckets = await countDeliveriesByHour(env.DB, q.hours ?? DEFAULT_HOURS, Date.now());
   const hours = buckets.map((bucket) => ({
     hour: iso(bucket.hour),

@@ -31,7 +31,6 @@ import {
   encodeCursor,
   exactTextQuery,
   MAX_PAGE_SIZE,
-  readAdminQuery,
   validationFailed,
   wholeNumberQuery,
 } from './query.ts';
@@ -110,8 +109,12 @@ export const EventReplaySchema = v.strictObject({
  *   the last page.
  * @throws {HttpError} 400 `validation_failed` with every issue.
  */
-export async function listEvents(request: IRequest, env: Env): Promise<Response> {
-  const q = readAdminQuery(request, EventListQuerySchema);
+export async function listEvents(
+  _request: IRequest,
+  env: Env,
+  _ctx: ExecutionContext,
+  q: v.InferOutput<typeof EventListQuerySchema>,
+): Promise<Response> {
   const page = await listWebhookEvents(env.DB, {
     eventType: q.event_type ?? null,
     status: q.status ?? null,

@@ -1,13 +1,10 @@
 /**
- * The query strings of the admin API (`GET /admin/events`, `GET /admin/deliveries`,
- * `GET /admin/deliveries/hourly`): one reader that answers a bad query with 400
- * `validation_failed` naming each parameter at fault, the exact-match text filters, the
- * bounded whole-number parameters (`page_size`, `hours`) and the opaque keyset cursor
- * (`cursor` in, `next_cursor` out).
+ * The query parameters of the admin API (`GET /admin/events`, `GET /admin/deliveries`,
+ * `GET /admin/deliveries/hourly`; their route rows read them with the gateway's one query
+ * reader, strictly): the exact-match text filters, the bounded whole-number parameters
+ * (`page_size`, `hours`) and the opaque keyset cursor (`cursor` in, `next_cursor` out).
  */
-import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
-import { requestIssues } from '../../../lib/shared.ts';
 import type { KeysetCursor } from '../../db/keyset.ts';
 import { type ErrorIssue, HttpError } from '../../http/errors.ts';
 
@@ -71,33 +68,6 @@ export const CursorQuerySchema = v.optional(
     }),
   ),
 );
-
-/**
- * Reads and validates an admin route's query string. Every parameter may appear once (a
- * repeated one is an issue at its name); the schema, strict, refuses unknown ones, so a
- * misspelt filter is refused rather than silently listing everything.
- *
- * @param request - the admin request.
- * @param schema - the route's query schema (values arrive as strings).
- * @returns the parsed query.
- * @throws {HttpError} 400 `validation_failed` with every issue, each naming its parameter.
- */
-export function readAdminQuery<const Schema extends v.GenericSchema>(
-  request: IRequest,
-  schema: Schema,
-): v.InferOutput<Schema> {
-  const params = new URL(request.url).searchParams;
-  const repeated = [...new Set([...params.keys()].filter((k) => params.getAll(k).length > 1))];
-  if (repeated.length > 0) {
-    const issues = repeated.map((path) => ({ path, message: 'Expected a single value' }));
-    throw validationFailed('The query string is invalid', issues);
-  }
-  const parsed = v.safeParse(schema, Object.fromEntries(params));
-  if (!parsed.success) {
-    throw validationFailed('The query string is invalid', requestIssues(parsed.issues));
-  }
-  return parsed.output;
-}
 
 /**
  * The 400 `validation_failed` error of the admin API.
