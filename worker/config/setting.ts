@@ -8,14 +8,14 @@ import * as v from 'valibot';
 import { secretText, variableText } from './values.ts';
 
 /** `var`: set in `wrangler.toml` (trimmed); `secret`: set with `wrangler secret put`, used as set. */
-export type SettingKind = 'var' | 'secret';
+type SettingKind = 'var' | 'secret';
 
 /**
  * What an unset or empty setting means: `default`, the text used instead (as it would be
  * written in `wrangler.toml`); `required`, an error (`is not set`); `off`, the value is
  * `undefined` and the text says what is then off.
  */
-export type WhenUnset =
+type WhenUnset =
   | { readonly default: string }
   | { readonly required: true }
   | { readonly off: string };
@@ -26,7 +26,7 @@ export type WhenUnset =
  * `holds` takes the setting's parsed value; `problem` is the whole message when it does
  * not hold (it says "outside local mode").
  */
-export interface ProductionRule<T> {
+interface ProductionRule<T> {
   // A method, so a row of any value type is a row of `unknown` values.
   holds(value: T): boolean;
   readonly problem: string;
@@ -50,7 +50,7 @@ type ValueOf<TValue, TUnset> = TUnset extends { readonly off: string }
   : TValue;
 
 /** A row of the settings table, with the schema that reads the setting from `env`. */
-export interface Setting<TField extends string = string, TOutput = unknown> {
+interface Setting<TField extends string = string, TOutput = unknown> {
   readonly kind: SettingKind;
   readonly unset: WhenUnset;
   readonly field: TField;
