@@ -1,8 +1,5 @@
-import type { ValidBody } from '../proxy/pipeline.ts';
+import type { ValidBody, ValidQuery } from '../proxy/pipeline.ts';
 import type { CachePolicy } from '../routes/table.ts';
-
-/** Country of `GET /banks` when the query names none (spec: Banks). */
-const DEFAULT_BANKS_COUNTRY = 'NG';
 
 /** Prefix of every bank-list entry in KV: `banks:v1:<COUNTRY>`. */
 const BANKS_KEY_PREFIX = 'banks:v1:';
@@ -11,18 +8,18 @@ const BANKS_KEY_PREFIX = 'banks:v1:';
 const RESOLVE_KEY_PREFIX = 'resolve:v1:';
 
 /**
- * The KV key of a `GET /banks` answer: one entry per country, the `country_code`
- * query parameter trimmed and upper-cased, `NG` when absent or empty.
+ * The KV key of a `GET /banks` answer: one entry per country, the validated
+ * `country_code` (the query schema fills in `NG` when it is absent, and refuses anything
+ * but one upper-case two-letter code).
  *
- * @param search - the query string as received, with its `?` (or `''`).
- * @returns the key, or `undefined` (not cacheable) when `country_code` is repeated
- *   (which one the upstream reads is not ours to guess) or is not two letters.
+ * @param query - the validated query.
+ * @returns the key, or `undefined` (not cacheable) without a two-letter country.
  */
-function banksCacheKey(search: string): string | undefined {
-  const values = new URLSearchParams(search).getAll('country_code');
-  if (values.length > 1) return undefined;
-  const country = (values[0] ?? '').trim().toUpperCase() || DEFAULT_BANKS_COUNTRY;
-  return /^[A-Z]{2}$/.test(country) ? `${BANKS_KEY_PREFIX}${country}` : undefined;
+function banksCacheKey(query: ValidQuery | undefined): string | undefined {
+  const country = query?.country_code;
+  return typeof country === 'string' && /^[A-Z]{2}$/.test(country)
+    ? `${BANKS_KEY_PREFIX}${country}`
+    : undefined;
 }
 
 /**
@@ -69,14 +66,14 @@ export function resolveCacheKey(body: Uint8Array | undefined): Promise<string | 
  * The KV key of a cacheable request, by the route's cache policy.
  *
  * @param policy - `banks` or `resolve` (worker/routes/table.ts).
- * @param search - the query string as received.
+ * @param query - the validated query.
  * @param body - the validated request body.
  * @returns the key, or `undefined` when this request is not cacheable.
  */
 export function cacheKeyFor(
   policy: CachePolicy,
-  search: string,
+  query: ValidQuery | undefined,
   body: ValidBody | undefined,
 ): Promise<string | undefined> {
-  return policy === 'banks' ? Promise.resolve(banksCacheKey(search)) : resolveKeyOf(body);
+  return policy === 'banks' ? Promise.resolve(banksCacheKey(query)) : resolveKeyOf(body);
 }

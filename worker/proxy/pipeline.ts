@@ -22,7 +22,16 @@ export interface ProxyExchange {
    * HEAD, and for an empty body on a body-less route.
    */
   content?: ValidBody | undefined;
+  /**
+   * The query string as the validation stage accepted it (the route schema's output,
+   * defaults filled in), read by later stages; absent before that stage and on routes
+   * without a query schema.
+   */
+  query?: ValidQuery | undefined;
 }
+
+/** A query string that passed validation: the route schema's output (always an object). */
+export type ValidQuery = Readonly<Record<string, unknown>>;
 
 /** A request body that passed validation: its UTF-8 text and the route schema's output. */
 export interface ValidBody {

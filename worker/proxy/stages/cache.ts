@@ -26,7 +26,7 @@ export function cacheStage(route: ProxyRoute): ProxyStage | undefined {
     const { env, context } = exchange;
     const ttlSec = settingsIn(context).cacheTtlSec[policy];
     const key =
-      ttlSec === 0 ? undefined : await cacheKeyFor(policy, exchange.search, exchange.content);
+      ttlSec === 0 ? undefined : await cacheKeyFor(policy, exchange.query, exchange.content);
     if (key === undefined) return next();
     const cached = await readCached(env.CACHE, key, policy, context);
     if (cached !== undefined && cached !== 'error') {

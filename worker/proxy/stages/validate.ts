@@ -4,7 +4,7 @@ import { withHttpErrors } from '../../http/body.ts';
 import { settingsIn } from '../../http/context.ts';
 import { readQuery } from '../../http/query.ts';
 import type { ProxyRoute } from '../../routes/table.ts';
-import type { ProxyExchange, ProxyStage, ValidBody } from '../pipeline.ts';
+import type { ProxyExchange, ProxyStage, ValidBody, ValidQuery } from '../pipeline.ts';
 
 // A body-less route (initiate-activation, cancel) takes no body, or an empty object that
 // clients sending `{}` on every POST add: nothing the upstream does not expect leaves.
@@ -18,8 +18,8 @@ const NO_MEMBERS = v.custom<Record<string, never>>(
  * body reader (413 `payload_too_large`, 415 `unsupported_media_type`, 400
  * `validation_failed` listing every issue with its dot path, the same answers as the
  * webhook ingress, the admin API and the sandbox give), and the query string against
- * the route's query schema. It puts the parsed body on the exchange (`content`) for the
- * later stages and never changes the bytes: those signed and forwarded are those received.
+ * the route's query schema (the gateway's one query reader, leniently: see `QueryRule`).
+ * It puts the parsed query and body on the exchange (`query`, `content`) for the later stages and never changes the bytes: those signed and forwarded are those received.
  *
  * @param route - the route being proxied; its `body` and `query` schemas are used.
  * @returns the stage, or `undefined` for a GET route without a query schema.
@@ -35,7 +35,10 @@ export function validationStage(route: ProxyRoute): ProxyStage | undefined {
   const takesBody = route.method !== 'GET';
   if (!takesBody && route.query === undefined) return undefined;
   return async (exchange, next) => {
-    if (route.query !== undefined) readQuery(route.query, exchange.search, 'lenient');
+    if (route.query !== undefined) {
+      // Every query schema is an object's: its output is one.
+      exchange.query = readQuery(route.query, exchange.search, 'lenient') as ValidQuery;
+    }
     if (takesBody) exchange.content = await withHttpErrors(() => validateBody(route, exchange));
     return next();
   };
