@@ -15,10 +15,10 @@ import { UsageError } from './usage-error.ts';
 const DEFAULTS = resolveOptions({});
 
 /** Options of a sandbox started by `edgepay sandbox`: the address is always set. */
-export type SandboxCommandOptions = SandboxServerOptions & { port: number; host: string };
+type SandboxCommandOptions = SandboxServerOptions & { port: number; host: string };
 
 /** `edgepay sandbox --help`. */
-export const SANDBOX_USAGE = `Usage: edgepay sandbox [options]
+const SANDBOX_USAGE = `Usage: edgepay sandbox [options]
 
 Serves the payments API sandbox emulator (edgepay/testing) over HTTP: every endpoint,
 signed requests, webhooks, a checkout page and /__sandbox/ test controls. Sandbox money
@@ -53,7 +53,7 @@ Examples:
  * @throws {UsageError} on an unknown option, a missing value or an invalid one (the
  *   message names the option).
  */
-export function parseSandboxArgs(args: string[]): 'help' | SandboxCommandOptions {
+function parseSandboxArgs(args: string[]): 'help' | SandboxCommandOptions {
   let values: ReturnType<typeof parseSandboxValues>;
   try {
     values = parseSandboxValues(args);
@@ -143,7 +143,7 @@ function attachValues(args: string[]): string[] {
  * @param options - the options it was started with.
  * @returns the banner text, ending with a newline.
  */
-export function sandboxBanner(server: SandboxServer, options: SandboxServerOptions): string {
+function sandboxBanner(server: SandboxServer, options: SandboxServerOptions): string {
   const settings = resolveOptions(options);
   const webhooks =
     settings.webhookUrl ?? 'not sent (no --webhook-url); recorded at GET /__sandbox/webhooks';

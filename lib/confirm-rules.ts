@@ -79,11 +79,14 @@ function byReference(
   };
 }
 
-/** How far either side of the event's `created_at` an inbound transfer is looked for, in ms. */
+/**
+ * How far either side of the event's `created_at` an inbound transfer is looked for, in ms.
+ * @internal Exported for the test that spreads transfers over the window to reach a later page.
+ */
 export const INBOUND_TRANSFER_WINDOW_MS = 60_000;
 
 /** Most pages of 100 transactions read when looking for one inbound transfer. */
-export const INBOUND_TRANSFER_MAX_PAGES = 50;
+const INBOUND_TRANSFER_MAX_PAGES = 50;
 
 /**
  * An inbound transfer has no read endpoint of its own: it is looked for by `transaction_id`

@@ -11,6 +11,7 @@ export { bytesToHex } from './internal/hex.ts';
 export {
   BodyRejectedError,
   checkBodySize,
+  /** @internal The gateway's tests build a body over this limit. */
   DEFAULT_MAX_BODY_BYTES,
   parseJsonBody,
   readBody,

@@ -60,6 +60,7 @@ export class ApiError extends Error {
  * ```ts
  * path`/admin/events/${id}/replay`; // '/admin/events/evt%2F1/replay' for 'evt/1'
  * ```
+ * @internal Exported for its test, which checks the escaping without a server.
  */
 export function path(strings: TemplateStringsArray, ...values: readonly string[]): string {
   return strings.reduce(

@@ -13,6 +13,7 @@ export type Route =
  * The page a fragment names; anything unknown is the event list.
  *
  * @param hash - `location.hash`, e.g. `#/events?status=unconfirmed`.
+ * @internal Exported for its test, which reads fragments without a browser.
  */
 export function parseRoute(hash: string): Route {
   const [pathPart = '', search = ''] = hash.replace(/^#/, '').split('?', 2);

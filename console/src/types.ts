@@ -60,7 +60,7 @@ export interface Attempt {
 }
 
 /** Who forced the replay of an unconfirmed event, from where and when. */
-export interface ForcedReplay {
+interface ForcedReplay {
   at: string;
   by: string;
   from: string;

@@ -6,7 +6,10 @@
 /** Header carrying the request id: sent by the SDK, echoed on every sandbox and gateway answer, sent upstream. */
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
-/** Longest caller-supplied request id that is kept, in characters. */
+/**
+ * Longest caller-supplied request id that is kept, in characters.
+ * @internal Exported for the test that sends ids at and over the limit.
+ */
 export const MAX_REQUEST_ID_LENGTH = 128;
 
 // Visible ASCII only (no spaces or control characters: log and header injection), 1 to

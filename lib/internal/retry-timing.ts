@@ -14,7 +14,10 @@ interface BackoffOptions {
   random?: () => number;
 }
 
-/** Longest `Retry-After` the SDK honours, in milliseconds; a longer one is not waited for. */
+/**
+ * Longest `Retry-After` the SDK honours, in milliseconds; a longer one is not waited for.
+ * @internal Exported for the test that answers with a wait over the limit.
+ */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
 /**

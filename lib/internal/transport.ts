@@ -14,7 +14,7 @@ import { backoffDelayMs, isRetryableStatus, retryAfterMs } from './retry-timing.
 import { lookUpUntilSettled, type RecordLookup, type SettleTiming } from './settle.ts';
 
 /** How the transport authenticates: HMAC signing with the secret, or a gateway bearer token. */
-export type Credentials =
+type Credentials =
   | { kind: 'signature'; keyId: string; secret: string }
   | { kind: 'bearer'; token: string };
 
@@ -104,7 +104,7 @@ export type CallResult = CallResponse | { kind: 'recovered'; value: unknown };
  * The shortest settle window of a money request in direct mode, in milliseconds: a
  * provider can commit seconds after a short client timeout fired.
  */
-export const DEFAULT_SETTLE_MS = 5_000;
+const DEFAULT_SETTLE_MS = 5_000;
 
 /**
  * Sends calls with signing, timeouts, retries and verify-before-resend: before a POST

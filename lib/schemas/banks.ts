@@ -23,8 +23,6 @@ export const ListBanksQuerySchema: v.ObjectSchema<
 
 /** Input of {@link ListBanksQuerySchema}. */
 export type ListBanksQuery = v.InferInput<typeof ListBanksQuerySchema>;
-/** Output of {@link ListBanksQuerySchema}. */
-export type ListBanksParams = v.InferOutput<typeof ListBanksQuerySchema>;
 
 /**
  * Body of `POST /banks/resolve` (docs/endpoints.md, `banks.resolve`): `bank` is the bank
@@ -45,5 +43,3 @@ export const ResolveAccountRequestSchema: v.ObjectSchema<
 
 /** Input of {@link ResolveAccountRequestSchema}. */
 export type ResolveAccountRequest = v.InferInput<typeof ResolveAccountRequestSchema>;
-/** Output of {@link ResolveAccountRequestSchema}. */
-export type ResolveAccountParams = v.InferOutput<typeof ResolveAccountRequestSchema>;

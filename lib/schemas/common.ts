@@ -199,12 +199,6 @@ export function isOrderedRange(query: {
 /** Message of the issue raised, on `end_date`, when a range ends before it starts. */
 export const RANGE_ORDER_MESSAGE = 'Expected end_date not before start_date';
 
-/** Output of {@link PaginationQueryEntries}: page and page size as numbers. */
-export interface PaginationQuery {
-  page: number;
-  page_size: number;
-}
-
 /** What {@link crossFieldCheck} returns: a valibot `rawCheck` action carrying its message. */
 export type CrossFieldCheck<T> = v.RawCheckAction<T> & { message: string };
 

@@ -24,7 +24,7 @@ export function isCalendarDate(text: string): boolean {
  * @param date - a calendar date (see {@link isCalendarDate}).
  * @returns epoch milliseconds, or `NaN` when `date` is not a calendar date.
  */
-export function startOfDayMs(date: string): number {
+function startOfDayMs(date: string): number {
   return isCalendarDate(date) ? Date.parse(`${date}T00:00:00Z`) : Number.NaN;
 }
 

@@ -17,13 +17,7 @@ import {
 import { addDays, isCalendarDate } from './dates.ts';
 
 /** Minimum mandate duration: end_date at least this many days after start_date (spec: Limits). */
-export const MIN_MANDATE_DAYS = 30;
-
-/** Mandate statuses (spec: Mandate status). */
-export const MANDATE_STATUSES = ['pending', 'active', 'cancelled'] as const;
-
-/** Debit statuses; `failed` is the sandbox's value for the spec's unnamed failure state. */
-export const DEBIT_STATUSES = ['processing', 'success', 'failed'] as const;
+const MIN_MANDATE_DAYS = 30;
 
 /**
  * Body of `POST /direct-debits/mandates` (docs/endpoints.md, `directDebits.mandates.create`).
@@ -69,8 +63,6 @@ export const CreateMandateRequestSchema: CheckedObjectSchema<{
 
 /** Input of {@link CreateMandateRequestSchema}. */
 export type CreateMandateRequest = v.InferInput<typeof CreateMandateRequestSchema>;
-/** Output of {@link CreateMandateRequestSchema}. */
-export type CreateMandateParams = v.InferOutput<typeof CreateMandateRequestSchema>;
 
 /**
  * Body of `POST /direct-debits/mandates/{mandate_reference}/validate-activation`
@@ -96,8 +88,6 @@ export const ValidateActivationRequestSchema: v.ObjectSchema<
 
 /** Input of {@link ValidateActivationRequestSchema}. */
 export type ValidateActivationRequest = v.InferInput<typeof ValidateActivationRequestSchema>;
-/** Output of {@link ValidateActivationRequestSchema}. */
-export type ValidateActivationParams = v.InferOutput<typeof ValidateActivationRequestSchema>;
 
 /**
  * Body of `POST /direct-debits/debit` (docs/endpoints.md, `directDebits.debit`).
@@ -122,8 +112,6 @@ export const DebitRequestSchema: v.ObjectSchema<
 
 /** Input of {@link DebitRequestSchema}. */
 export type DebitRequest = v.InferInput<typeof DebitRequestSchema>;
-/** Output of {@link DebitRequestSchema}. */
-export type DebitParams = v.InferOutput<typeof DebitRequestSchema>;
 
 /**
  * Body of `POST /direct-debits/disburse` (spec: Direct debit; body not shown, the
@@ -151,7 +139,5 @@ export const DisburseRequestSchema: v.ObjectSchema<
   narration: v.optional(textSchema(255)),
 });
 
-/** Input of {@link DisburseRequestSchema}. */
-export type DisburseRequest = v.InferInput<typeof DisburseRequestSchema>;
 /** Output of {@link DisburseRequestSchema}. */
 export type DisburseParams = v.InferOutput<typeof DisburseRequestSchema>;

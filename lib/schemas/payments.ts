@@ -64,8 +64,6 @@ export const InitializePaymentRequestSchema: v.ObjectSchema<
 
 /** Input of {@link InitializePaymentRequestSchema}. */
 export type InitializePaymentRequest = v.InferInput<typeof InitializePaymentRequestSchema>;
-/** Output of {@link InitializePaymentRequestSchema}. */
-export type InitializePaymentParams = v.InferOutput<typeof InitializePaymentRequestSchema>;
 
 /**
  * Query of `GET /merchants/transactions` (docs/endpoints.md, `payments.list`):
@@ -94,5 +92,3 @@ export const ListTransactionsQuerySchema: CheckedObjectSchema<
 
 /** Input of {@link ListTransactionsQuerySchema} (query strings). */
 export type ListTransactionsQuery = v.InferInput<typeof ListTransactionsQuerySchema>;
-/** Output of {@link ListTransactionsQuerySchema} (page and page_size as numbers). */
-export type ListTransactionsParams = v.InferOutput<typeof ListTransactionsQuerySchema>;

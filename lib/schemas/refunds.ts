@@ -54,8 +54,6 @@ export const InitializeRefundRequestSchema: CheckedObjectSchema<{
 
 /** Input of {@link InitializeRefundRequestSchema}. */
 export type InitializeRefundRequest = v.InferInput<typeof InitializeRefundRequestSchema>;
-/** Output of {@link InitializeRefundRequestSchema}. */
-export type InitializeRefundParams = v.InferOutput<typeof InitializeRefundRequestSchema>;
 
 /**
  * Query of `GET /merchants/refunds` (docs/endpoints.md, `refunds.list`): optional
@@ -82,5 +80,3 @@ export const ListRefundsQuerySchema: CheckedObjectSchema<
 
 /** Input of {@link ListRefundsQuerySchema} (query strings). */
 export type ListRefundsQuery = v.InferInput<typeof ListRefundsQuerySchema>;
-/** Output of {@link ListRefundsQuerySchema}. */
-export type ListRefundsParams = v.InferOutput<typeof ListRefundsQuerySchema>;

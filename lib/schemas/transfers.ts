@@ -67,8 +67,6 @@ export const InitializeTransferRequestSchema: v.ObjectSchema<
 
 /** Input of {@link InitializeTransferRequestSchema}. */
 export type InitializeTransferRequest = v.InferInput<typeof InitializeTransferRequestSchema>;
-/** Output of {@link InitializeTransferRequestSchema}. */
-export type InitializeTransferParams = v.InferOutput<typeof InitializeTransferRequestSchema>;
 
 /**
  * Query of `GET /merchants/disbursements` (docs/endpoints.md, `transfers.list`):
@@ -95,5 +93,3 @@ export const ListDisbursementsQuerySchema: CheckedObjectSchema<
 
 /** Input of {@link ListDisbursementsQuerySchema} (query strings). */
 export type ListDisbursementsQuery = v.InferInput<typeof ListDisbursementsQuerySchema>;
-/** Output of {@link ListDisbursementsQuerySchema}. */
-export type ListDisbursementsParams = v.InferOutput<typeof ListDisbursementsQuerySchema>;

@@ -45,17 +45,12 @@ export const CreateVirtualAccountRequestSchema: v.ObjectSchema<
 
 /** Input of {@link CreateVirtualAccountRequestSchema}. */
 export type CreateVirtualAccountRequest = v.InferInput<typeof CreateVirtualAccountRequestSchema>;
-/** Output of {@link CreateVirtualAccountRequestSchema}. */
-export type CreateVirtualAccountParams = v.InferOutput<typeof CreateVirtualAccountRequestSchema>;
 
 /** Body of `POST /virtual-accounts/email` (spec: Virtual accounts). */
 export const VirtualAccountByEmailRequestSchema: v.ObjectSchema<
   { readonly email: typeof EmailSchema },
   undefined
 > = v.object({ email: EmailSchema });
-
-/** Input of {@link VirtualAccountByEmailRequestSchema}. */
-export type VirtualAccountByEmailRequest = v.InferInput<typeof VirtualAccountByEmailRequestSchema>;
 
 /**
  * Query of `GET /merchants/virtual-accounts/transactions` (spec: Virtual accounts):
@@ -89,9 +84,5 @@ export const ListVirtualAccountTransactionsQuerySchema: CheckedObjectSchema<
 
 /** Input of {@link ListVirtualAccountTransactionsQuerySchema} (query strings). */
 export type ListVirtualAccountTransactionsQuery = v.InferInput<
-  typeof ListVirtualAccountTransactionsQuerySchema
->;
-/** Output of {@link ListVirtualAccountTransactionsQuerySchema}. */
-export type ListVirtualAccountTransactionsParams = v.InferOutput<
   typeof ListVirtualAccountTransactionsQuerySchema
 >;

@@ -14,7 +14,7 @@ import type { ResolvedSandboxOptions } from './options.ts';
  * Accepted skew of `X-Timestamp` against the real clock, in seconds, past and future (the
  * spec names no window; docs/assumptions.md, "Authentication").
  */
-export const SIGNATURE_TOLERANCE_SEC = 300;
+const SIGNATURE_TOLERANCE_SEC = 300;
 
 /**
  * Verifies `X-Key-Id`, `X-Timestamp` and `X-Signature` over the exact body bytes,

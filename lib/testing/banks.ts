@@ -6,13 +6,13 @@ import { type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { json } from './respond.ts';
 
 /** A bank as listed by `GET /banks` (spec: Resources > Bank). */
-export interface Bank {
+interface Bank {
   bank_name: string;
   bank_code: string;
 }
 
 /** Account number that never resolves: 404 (a magic value, docs/sandbox.md). */
-export const UNRESOLVABLE_ACCOUNT = '0000000000';
+const UNRESOLVABLE_ACCOUNT = '0000000000';
 
 const NG_BANKS: Bank[] = [
   { bank_name: 'Access Bank', bank_code: '044' },
@@ -54,7 +54,7 @@ const KE_BANKS: Bank[] = [
 ];
 
 /** The static bank lists by ISO 3166-1 alpha-2 country; other countries list nothing. */
-export const BANKS_BY_COUNTRY: Readonly<Record<string, readonly Bank[]>> = {
+const BANKS_BY_COUNTRY: Readonly<Record<string, readonly Bank[]>> = {
   NG: NG_BANKS,
   GH: GH_BANKS,
   KE: KE_BANKS,

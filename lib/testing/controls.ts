@@ -10,7 +10,7 @@ import { settleDue } from './settlement.ts';
 import { CreditControlSchema, creditVirtualAccount } from './virtual-accounts.ts';
 
 /** Longest single clock advance: ten years, in seconds. */
-export const MAX_ADVANCE_SEC = 10 * 366 * 86_400;
+const MAX_ADVANCE_SEC = 10 * 366 * 86_400;
 
 const CompleteControlSchema = v.object({
   outcome: v.picklist(['success', 'failed', 'abandoned'], 'Expected success, failed or abandoned'),

@@ -13,7 +13,7 @@ import type { DebitRecord, MandateRecord } from './state.ts';
 import { createTransfer, newTransfer, queuedTransferView } from './transfers.ts';
 
 /** Debits whose amount ends in `.13` are rejected by the bank (a magic value, docs/sandbox.md). */
-export const FAILING_DEBIT_CENTS = 13;
+const FAILING_DEBIT_CENTS = 13;
 
 /**
  * `POST /direct-debits/debit`: queues a `processing` debit on an active mandate within

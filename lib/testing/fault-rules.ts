@@ -11,19 +11,19 @@ import { type RequestContext, readControlBody } from './request.ts';
 import { json } from './respond.ts';
 
 /** Faults that act on a matching API request, `times` times. */
-export const REQUEST_FAULTS = ['error', 'error_then_commit', 'drop_then_commit', 'delay'] as const;
+const REQUEST_FAULTS = ['error', 'error_then_commit', 'drop_then_commit', 'delay'] as const;
 /** Faults that attach to a record (once per record). */
-export const RECORD_FAULTS = ['visible_after', 'final_after', 'webhook_early'] as const;
+const RECORD_FAULTS = ['visible_after', 'final_after', 'webhook_early'] as const;
 
 /** Every fault a rule can play. */
-export type FaultKind = (typeof REQUEST_FAULTS)[number] | (typeof RECORD_FAULTS)[number];
+type FaultKind = (typeof REQUEST_FAULTS)[number] | (typeof RECORD_FAULTS)[number];
 
 /** Longest `after_ms`: ten minutes. */
-export const MAX_AFTER_MS = 600_000;
+const MAX_AFTER_MS = 600_000;
 /** Most requests one request rule acts on. */
-export const MAX_TIMES = 1_000;
+const MAX_TIMES = 1_000;
 /** Status of `error` and `error_then_commit` when the rule names none. */
-export const DEFAULT_FAULT_STATUS = 503;
+const DEFAULT_FAULT_STATUS = 503;
 
 /** One rule, as stored; its JSON view is {@link ruleView}. */
 export interface FaultRule {
@@ -64,7 +64,7 @@ const integer = (min: number, max: number) =>
   );
 
 /** Body of `POST /__sandbox/faults/rules` (unknown fields refused, so a typo is not ignored). */
-export const FaultRuleSchema = v.strictObject({
+const FaultRuleSchema = v.strictObject({
   fault: v.picklist(
     [...REQUEST_FAULTS, ...RECORD_FAULTS],
     `Expected one of ${[...REQUEST_FAULTS, ...RECORD_FAULTS].join(', ')}`,
@@ -131,12 +131,12 @@ function toRule(id: string, body: v.InferOutput<typeof FaultRuleSchema>): FaultR
 }
 
 /** Whether the rule acts on requests (`times` of them) rather than on records. */
-export function isRequestRule(rule: FaultRule): boolean {
+function isRequestRule(rule: FaultRule): boolean {
   return (REQUEST_FAULTS as readonly string[]).includes(rule.fault);
 }
 
 /** The JSON view of a rule: the fields it was given (with defaults) and `fired`. */
-export function ruleView(rule: FaultRule): Record<string, unknown> {
+function ruleView(rule: FaultRule): Record<string, unknown> {
   return {
     id: rule.id,
     fault: rule.fault,

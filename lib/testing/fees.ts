@@ -2,11 +2,11 @@
 import { applyBasisPoints } from '../money.ts';
 
 /** Payment fee rate: 1.5 %, in basis points. */
-export const PAYMENT_FEE_BASIS_POINTS = 150;
+const PAYMENT_FEE_BASIS_POINTS = 150;
 /** Flat part of the payment fee: 100.00, in minor units. */
-export const PAYMENT_FEE_FLAT_MINOR = 10_000;
+const PAYMENT_FEE_FLAT_MINOR = 10_000;
 /** Payment fee cap: 2,000.00, in minor units. */
-export const PAYMENT_FEE_CAP_MINOR = 200_000;
+const PAYMENT_FEE_CAP_MINOR = 200_000;
 
 /**
  * Fee of a payment: 1.5 % (rounded half up to the minor unit) + 100.00, capped at

@@ -6,7 +6,7 @@
  * @param text - input.
  * @returns an unsigned 32-bit integer.
  */
-export function fnv1a(text: string): number {
+function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);

@@ -25,7 +25,7 @@ export function newestFirst<T extends { createdAt: number }>(records: Iterable<T
  * @param page - 1-based page number.
  * @param pageSize - records per page.
  */
-export function paginate<T>(items: T[], page: number, pageSize: number): Page<T> {
+function paginate<T>(items: T[], page: number, pageSize: number): Page<T> {
   const start = (page - 1) * pageSize;
   return { total: items.length, page, pageSize, items: items.slice(start, start + pageSize) };
 }
@@ -71,6 +71,7 @@ export function pageFields(page: Page<unknown>): Omit<Page<unknown>, 'items'> {
  *
  * @param startDate - inclusive lower bound, or undefined.
  * @param endDate - inclusive upper bound, or undefined.
+ * @internal Exported for its test, which checks the date bounds without a sandbox.
  */
 export function createdWithin(
   startDate: string | undefined,

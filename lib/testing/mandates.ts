@@ -12,7 +12,7 @@ import { iso, json } from './respond.ts';
 import type { MandateRecord } from './state.ts';
 
 /** The activation answers the sandbox accepts; any other is refused (docs/sandbox.md). */
-export const ACTIVATION_ANSWERS = { otp: '123456', pin: '1234' } as const;
+const ACTIVATION_ANSWERS = { otp: '123456', pin: '1234' } as const;
 
 /**
  * `POST /direct-debits/mandates`: creates a `pending` mandate. start_date must be after

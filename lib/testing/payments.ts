@@ -17,7 +17,7 @@ import { iso, json } from './respond.ts';
 import type { PaymentRecord } from './state.ts';
 
 /** How long a checkout stays open before the payment expires: 30 minutes, in ms. */
-export const CHECKOUT_WINDOW_MS = 30 * 60 * 1000;
+const CHECKOUT_WINDOW_MS = 30 * 60 * 1000;
 
 /** How a checkout ends (the checkout page, or `POST /__sandbox/payments/{reference}/complete`). */
 export type CheckoutOutcome = 'success' | 'failed' | 'abandoned';

@@ -11,7 +11,7 @@ export type RecordKind =
   | 'virtual_account';
 
 /** The routes (`METHOD /path`, as in the endpoint table) creating each kind of record. */
-export const CREATION_ROUTES: Readonly<Record<RecordKind, readonly string[]>> = {
+const CREATION_ROUTES: Readonly<Record<RecordKind, readonly string[]>> = {
   payment: ['POST /payments/initialize'],
   transfer: ['POST /disbursements/initialize', 'POST /direct-debits/disburse'],
   refund: ['POST /refunds/initialize'],

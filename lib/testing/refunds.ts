@@ -12,7 +12,7 @@ import { iso, json } from './respond.ts';
 import type { RefundRecord } from './state.ts';
 
 /** Refund destination account whose refund fails at settlement (sandbox magic value). */
-export const FAILING_REFUND_ACCOUNT = '0000000000';
+const FAILING_REFUND_ACCOUNT = '0000000000';
 
 /**
  * `POST /refunds/initialize`: queues a `processing` refund and debits its amount from

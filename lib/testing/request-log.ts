@@ -4,24 +4,24 @@ import type { RequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 
 /** How many entries the log keeps; older ones are dropped first. */
-export const REQUEST_LOG_LIMIT = 500;
+const REQUEST_LOG_LIMIT = 500;
 
 /** How much of a body the log keeps, in bytes (2 KiB). */
-export const REQUEST_LOG_BODY_BYTES = 2048;
+const REQUEST_LOG_BODY_BYTES = 2048;
 
 /**
  * Headers whose values are replaced by {@link REDACTED}: caller credentials never
  * belong to the sandbox, so they are never shown. The `X-Signature` headers are the
  * sandbox's own domain and are kept.
  */
-export const REDACTED_HEADERS: ReadonlySet<string> = new Set([
+const REDACTED_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
   'proxy-authorization',
   'cookie',
 ]);
 
 /** What a redacted header value reads as. */
-export const REDACTED = '<redacted>';
+const REDACTED = '<redacted>';
 
 /** How a timing fault rule acted on a logged request (request-faults.ts). */
 export interface RequestFaultView {

@@ -87,7 +87,7 @@ export function readQuery<S extends AnySchema>(ctx: RequestContext, schema: S): 
  *
  * @throws {SandboxHttpError} 400 `validation_failed`.
  */
-export function validate<S extends AnySchema>(schema: S, input: unknown): v.InferOutput<S> {
+function validate<S extends AnySchema>(schema: S, input: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
   throw validationError(requestIssues(result.issues));

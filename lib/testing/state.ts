@@ -68,7 +68,7 @@ export interface RefundRecord {
 }
 
 /** Mandate statuses (spec: Resources > Mandate). */
-export type MandateStatus = 'pending' | 'active' | 'cancelled';
+type MandateStatus = 'pending' | 'active' | 'cancelled';
 
 /** A direct debit mandate (spec: Resources > Mandate). */
 export interface MandateRecord {
@@ -90,7 +90,7 @@ export interface MandateRecord {
 }
 
 /** Debit statuses; `failed` names the spec's unnamed failure state. */
-export type DebitStatus = 'processing' | 'success' | 'failed';
+type DebitStatus = 'processing' | 'success' | 'failed';
 
 /** A direct debit transaction (spec: Resources > Direct debit transaction). */
 export interface DebitRecord {
@@ -199,7 +199,7 @@ export interface SandboxState {
 }
 
 /** No faults, enveloped responses. */
-export function noFaults(): FaultConfig {
+function noFaults(): FaultConfig {
   return { latencyMs: 0, errorRate: 0, dropRate: 0, variant: 'enveloped' };
 }
 

@@ -12,7 +12,7 @@
  * - `retry`: a webhook's next delivery attempt. Cancelled by a reset; `idle()` does not
  *   wait for it (the default schedule runs for hours).
  */
-export type TimerScope = 'state' | 'request' | 'retry';
+type TimerScope = 'state' | 'request' | 'retry';
 
 /** The registry of one sandbox's timers. */
 export interface Timers {

@@ -4,12 +4,12 @@ import { type RequestContext, readControlBody } from './request.ts';
 import { iso, json } from './respond.ts';
 
 /** Most retries a schedule may hold. */
-export const MAX_RETRIES = 20;
+const MAX_RETRIES = 20;
 /** Longest delay before one retry: a day, in milliseconds. */
-export const MAX_RETRY_DELAY_MS = 86_400_000;
+const MAX_RETRY_DELAY_MS = 86_400_000;
 
 /** Body of `POST /__sandbox/webhooks/retries`. */
-export const RetriesControlSchema = v.strictObject({
+const RetriesControlSchema = v.strictObject({
   delays_ms: v.pipe(
     v.array(
       v.pipe(

@@ -16,7 +16,7 @@ import { iso, json } from './respond.ts';
 import type { Metadata, TransferRecord } from './state.ts';
 
 /** Destination accounts with a fixed outcome (magic values, docs/sandbox.md). */
-export const MAGIC_ACCOUNTS = {
+const MAGIC_ACCOUNTS = {
   fails: '0000000000',
   expires: '0000000001',
   reversed: '0000000002',
@@ -235,7 +235,7 @@ export function queuedTransferView(
 }
 
 /** The Transfer object that `transfers.verify` returns (docs/endpoints.md), major units. */
-export function transferView(transfer: TransferRecord): Record<string, unknown> {
+function transferView(transfer: TransferRecord): Record<string, unknown> {
   return {
     reference: transfer.reference,
     amount: toMajorUnits(transfer.amountMinor),

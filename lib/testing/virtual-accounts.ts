@@ -18,10 +18,10 @@ import { iso, json } from './respond.ts';
 import type { VirtualAccountRecord, VirtualAccountTransactionRecord } from './state.ts';
 
 /** The partner bank issuing sandbox virtual accounts. */
-export const ISSUING_BANK = { name: 'Wema Bank', code: '035' } as const;
+const ISSUING_BANK = { name: 'Wema Bank', code: '035' } as const;
 
 /** Event type of an inbound transfer to a virtual account (not named by the spec). */
-export const VIRTUAL_ACCOUNT_CREDIT_EVENT = 'virtual_account_credit';
+const VIRTUAL_ACCOUNT_CREDIT_EVENT = 'virtual_account_credit';
 
 /**
  * `POST /virtual-accounts`: provisions an `active` account with a 10-digit number and

@@ -4,7 +4,7 @@ import { signRequest } from '../signing.ts';
 import type { ResolvedSandboxOptions } from './options.ts';
 
 /** Milliseconds a webhook receiver has to answer before the delivery counts as failed. */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
+const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /**
  * Real milliseconds before each retry of a webhook its receiver did not take (2xx), after
@@ -17,10 +17,10 @@ export const DEFAULT_WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [
 ];
 
 /** Delivery state of a logged webhook. */
-export type WebhookDelivery = 'pending' | 'delivered' | 'failed' | 'no_target';
+type WebhookDelivery = 'pending' | 'delivered' | 'failed' | 'no_target';
 
 /** The spec's webhook envelope (spec: Events). */
-export interface WebhookEnvelope {
+interface WebhookEnvelope {
   event_type: string;
   status: string;
   message: string;
