@@ -18,15 +18,16 @@ export interface ConfirmationDecision {
 }
 
 /**
- * Checks an event with the SDK's `confirmWebhookEvent` (the money event types and their
- * checks live there, beside the endpoint table). Other events, or every event when
- * `CONFIRM_MONEY_EVENTS` is off, are `received` without any lookup. A money event is
- * `confirmed` when its record exists upstream and agrees (state, amount, currency);
- * `unconfirmed` when the record contradicts it (another amount, currency or final state,
- * or no reference the service could look up); `awaiting_confirmation` when it cannot say
- * yet (no record yet, a state that is not final, or the upstream could not answer: a
- * network error, a timeout, an error status other than 400/404, an answer of the wrong
- * shape). Never throws for the upstream's sake: an outage defers the decision.
+ * Decides the status to store for an event received by the relay, from a check with the
+ * SDK's `confirmWebhookEvent` (the money event types and their checks live there, beside
+ * the endpoint table). Other events, or every event when `CONFIRM_MONEY_EVENTS` is off, are
+ * `received` without any lookup. A money event is `confirmed` when its record exists
+ * upstream and agrees (state, amount, currency); `unconfirmed` when the record contradicts
+ * it (another amount, currency or final state, or no reference the service could look up);
+ * `awaiting_confirmation` when it cannot say yet (no record yet, a state that is not final,
+ * or the upstream could not answer: a network error, a timeout, an error status other than
+ * 400/404, an answer of the wrong shape). Never throws for the upstream's sake: an outage
+ * defers the decision.
  *
  * @param env - upstream settings and credentials, `CONFIRM_MONEY_EVENTS`.
  * @param event - the envelope's `event_type` and `data`.
@@ -36,10 +37,10 @@ export interface ConfirmationDecision {
  *
  * @example
  * ```ts
- * const { status, reason } = await confirmWebhookEvent(env, envelope, context.requestId);
+ * const { status, reason } = await decideConfirmation(env, envelope, context.requestId);
  * ```
  */
-export async function confirmWebhookEvent(
+export async function decideConfirmation(
   env: Env,
   event: { readonly event_type: string; readonly data: unknown },
   requestId: string,

@@ -10,7 +10,7 @@ import { fanOutConfirmedDeliveriesStatement } from '../db/deliveries.ts';
 import { type CheckOutcome, settleCheckStatement } from '../db/event-confirmation.ts';
 import { findWebhookEvent, type WebhookEventRecord } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
-import { type ConfirmationDecision, confirmWebhookEvent } from './confirm.ts';
+import { type ConfirmationDecision, decideConfirmation } from './confirm.ts';
 import { nextConfirmationCheck } from './confirmation-schedule.ts';
 import { enqueueDeliveries } from './enqueue.ts';
 
@@ -200,7 +200,7 @@ export async function recheckEvent(
   const decision: ConfirmationDecision =
     envelope === undefined
       ? { status: 'unconfirmed', reason: 'the stored body is not a JSON envelope' }
-      : await confirmWebhookEvent(env, envelope, recheckRequestId(event.eventId, checks + 1));
+      : await decideConfirmation(env, envelope, recheckRequestId(event.eventId, checks + 1));
   return applyCheck(env, event, checks, decision, now);
 }
 

@@ -9,7 +9,7 @@ import { contextOf } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
-import { type ConfirmationDecision, confirmWebhookEvent } from '../relay/confirm.ts';
+import { type ConfirmationDecision, decideConfirmation } from '../relay/confirm.ts';
 import { applyCheck, enqueueCheck, scheduleOutcome } from '../relay/confirmation-check.ts';
 import { enqueueDeliveries } from '../relay/enqueue.ts';
 import { referenceOf, WebhookEnvelopeSchema } from '../relay/envelope.ts';
@@ -74,7 +74,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
   };
   // Money events are checked upstream first: confirmed ones fan out at once, ones that
   // cannot be confirmed yet are stored awaiting a re-check, contradicted ones stay undelivered.
-  const decision = await confirmWebhookEvent(env, envelope, context.requestId);
+  const decision = await decideConfirmation(env, envelope, context.requestId);
   const checked = decision.reason !== null;
   const outcome = scheduleOutcome(decision, 1, event.receivedAt);
   const fansOut = outcome.status === 'received' || outcome.status === 'confirmed';
