@@ -25,7 +25,7 @@ interface ProfileNode {
 }
 
 /** A V8 `Profiler.Profile`: sampled node ids and the microseconds before each sample. */
-export interface Profile {
+interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -128,7 +128,7 @@ const V8_BUCKETS = new Set(['(program)', '(garbage collector)', '(root)', '(idle
  * unnamed native function (`console.info`, `fetch`...) is charged to the script function
  * that called it, which says where it came from.
  */
-export function selfTimes(profile: Profile): [string, number][] {
+function selfTimes(profile: Profile): [string, number][] {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const parents = new Map<number, number>();
   for (const node of profile.nodes) {

@@ -216,7 +216,7 @@ export function groupMembers(pgid: number): GroupMember[] {
  *
  * @param graceMs - milliseconds allowed for a clean exit. @default 5000
  */
-export async function stopGroup(pgid: number, graceMs = 5000): Promise<void> {
+async function stopGroup(pgid: number, graceMs = 5000): Promise<void> {
   if (!groups.has(pgid)) return;
   signalGroup(pgid, 'SIGTERM');
   for (const deadline = Date.now() + graceMs; groupRunning(pgid) && Date.now() < deadline; ) {

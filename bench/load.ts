@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import { BenchmarkError } from './lifecycle.ts';
 
 /** Concurrent connections of every load run. */
-export const CONNECTIONS = 10;
+const CONNECTIONS = 10;
 
 /** One load run's outcome: mean req/s, latency percentiles in ms, answers (all 2xx). */
 export interface LoadResult {

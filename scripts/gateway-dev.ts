@@ -38,7 +38,7 @@ export interface GatewayDevOptions {
 }
 
 /** `--persist-to <folder>` when a folder is given, else nothing. */
-export function persistArgs(persistTo: string | undefined): string[] {
+function persistArgs(persistTo: string | undefined): string[] {
   return persistTo === undefined ? [] : ['--persist-to', persistTo];
 }
 
