@@ -8,7 +8,8 @@ import { finalizeResponse, renderError } from './http/respond.ts';
 import { methodNotAllowed, notFound } from './routes/fallback.ts';
 import { HEALTH_PATH } from './routes/health.ts';
 import { proxyRoute } from './routes/proxy.ts';
-import { type GatewayAuth, ROUTES, type RouteHandler, type ServedRoute } from './routes/table.ts';
+import type { GatewayAuth, RouteHandler, ServedRoute } from './routes/route.ts';
+import { ROUTES } from './routes/table.ts';
 
 /** The gateway's router: `fetch(request, env, ctx)` as a Worker handler expects. */
 type GatewayRouter = AutoRouterType<IRequest, [Env, ExecutionContext]>;

@@ -11,7 +11,8 @@ import { env } from 'cloudflare:workers';
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { afterAll, afterEach, expect, inject, vi } from 'vitest';
-import { PROXY_ROUTES, type ProxyRoute } from '../../worker/routes/table.ts';
+import type { ProxyRoute } from '../../worker/routes/route.ts';
+import { PROXY_ROUTES } from '../../worker/routes/table.ts';
 import { captureLogs, fetchGateway } from './helpers.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { ValidBody, ValidQuery } from '../proxy/pipeline.ts';
-import type { CachePolicy } from '../routes/table.ts';
+import type { CachePolicy } from '../routes/route.ts';
 
 /** Prefix of every bank-list entry in KV: `banks:v1:<COUNTRY>`. */
 const BANKS_KEY_PREFIX = 'banks:v1:';
@@ -65,7 +65,7 @@ export function resolveCacheKey(body: Uint8Array | undefined): Promise<string | 
 /**
  * The KV key of a cacheable request, by the route's cache policy.
  *
- * @param policy - `banks` or `resolve` (worker/routes/table.ts).
+ * @param policy - `banks` or `resolve` (worker/routes/route.ts).
  * @param query - the validated query.
  * @param body - the validated request body.
  * @returns the key, or `undefined` when this request is not cacheable.

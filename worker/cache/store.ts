@@ -1,7 +1,7 @@
 import { waitUntil } from 'cloudflare:workers';
 import type { RequestContext } from '../http/context.ts';
 import { logEvent } from '../http/log.ts';
-import type { CachePolicy } from '../routes/table.ts';
+import type { CachePolicy } from '../routes/route.ts';
 
 /** What is kept in KV beside the body of a cached upstream answer. */
 interface CachedMetadata {

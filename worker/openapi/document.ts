@@ -3,7 +3,7 @@
 // nothing here lists an endpoint or a field by hand.
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import type { GatewayAuth, GatewayRoute } from '../routes/table.ts';
+import type { GatewayAuth, GatewayRoute } from '../routes/route.ts';
 import { WEBHOOK_TOLERANCE_SEC } from '../routes/webhooks.ts';
 import {
   ERROR_RESPONSES,
@@ -160,8 +160,9 @@ function operation(
   const body = requestBody(route, refOf);
   return {
     operationId: route.name,
-    tags: [route.tag],
-    summary: route.summary,
+    tags: [tagOf(route)],
+    summary:
+      route.summary ?? `${route.method} ${openApiPath(route.pattern)} on the payment service`,
     ...(query?.description === undefined ? {} : { description: query.description }),
     ...(security === undefined ? {} : { security }),
     parameters,
@@ -187,6 +188,17 @@ function operation(
           }),
     },
   };
+}
+
+// The tag grouping an operation: a proxied route's resource (`payments` for
+// `payments.initialize`); one of the gateway's own by who may call it.
+function tagOf(route: GatewayRoute): string {
+  if (route.endpoint !== undefined) return route.name.split('.')[0] ?? route.name;
+  return route.auth === 'admin'
+    ? 'admin'
+    : route.auth === 'webhook-signature'
+      ? 'webhooks'
+      : 'gateway';
 }
 
 function success(route: GatewayRoute, refOf: (name: string) => string): OpenApiObject {

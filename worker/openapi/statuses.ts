@@ -1,7 +1,7 @@
 // The error statuses each route can answer, as the OpenAPI document lists them: facts of
 // the document, derived from the route's data (its authentication, body, query, path).
 
-import type { GatewayRoute } from '../routes/table.ts';
+import type { GatewayRoute } from '../routes/route.ts';
 import { BODY_ONLY_STATUSES, ERROR_RESPONSES } from './components.ts';
 
 const PROXY_ERROR_STATUSES = ERROR_RESPONSES.map((response) => response.status);

@@ -1,6 +1,6 @@
 import type { IRequest } from 'itty-router';
 import type { RequestContext } from '../http/context.ts';
-import type { ProxyRoute } from '../routes/table.ts';
+import type { ProxyRoute } from '../routes/route.ts';
 
 /** One proxied request as the pipeline stages see it. */
 export interface ProxyExchange {

@@ -1,5 +1,5 @@
 import { buildOpenApiDocument } from '../openapi/document.ts';
-import type { GatewayRoute } from './table.ts';
+import type { GatewayRoute } from './route.ts';
 
 let serialized: string | undefined;
 

@@ -9,7 +9,8 @@ import { cacheStage } from '../proxy/stages/cache.ts';
 import { idempotencyStage } from '../proxy/stages/idempotency.ts';
 import { validationStage } from '../proxy/stages/validate.ts';
 import { fillPattern, matchesPattern } from '../upstream/url.ts';
-import { PROXY_ROUTES, type ProxyRoute } from './table.ts';
+import type { ProxyRoute } from './route.ts';
+import { PROXY_ROUTES } from './table.ts';
 
 /**
  * The stages run before forwarding, outermost first, chosen from the route's data:

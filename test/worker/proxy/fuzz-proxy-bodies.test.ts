@@ -7,7 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PROXY_ROUTES, type ProxyRoute } from '../../../worker/routes/table.ts';
+import type { ProxyRoute } from '../../../worker/routes/route.ts';
+import { PROXY_ROUTES } from '../../../worker/routes/table.ts';
 import {
   acceptedBody,
   anyJsonText,

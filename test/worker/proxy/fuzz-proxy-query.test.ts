@@ -7,7 +7,8 @@
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { PROXY_ROUTES, type ProxyRoute } from '../../../worker/routes/table.ts';
+import type { ProxyRoute } from '../../../worker/routes/route.ts';
+import { PROXY_ROUTES } from '../../../worker/routes/table.ts';
 import {
   FUZZ_PARAMETERS,
   fuzzFetch,

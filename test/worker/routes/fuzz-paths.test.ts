@@ -6,7 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type GatewayRoute, ROUTES } from '../../../worker/routes/table.ts';
+import type { GatewayRoute } from '../../../worker/routes/route.ts';
+import { ROUTES } from '../../../worker/routes/table.ts';
 import { fillPattern } from '../../../worker/upstream/url.ts';
 import {
   anyString,

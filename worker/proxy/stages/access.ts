@@ -1,7 +1,7 @@
 import { settingsIn } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { enforceRateLimit } from '../../rate-limit/enforce.ts';
-import type { ProxyRoute } from '../../routes/table.ts';
+import type { ProxyRoute } from '../../routes/route.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
 /**

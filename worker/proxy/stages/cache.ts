@@ -1,7 +1,7 @@
 import { cacheKeyFor } from '../../cache/keys.ts';
 import { type CachedAnswer, readCached, writeCached } from '../../cache/store.ts';
 import { settingsIn } from '../../http/context.ts';
-import type { ProxyRoute } from '../../routes/table.ts';
+import type { ProxyRoute } from '../../routes/route.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
 /** Response header telling whether the answer came from the gateway's KV cache. */

@@ -6,7 +6,7 @@ import {
 } from '../../db/idempotency-keys.ts';
 import { type RequestContext, settingsIn } from '../../http/context.ts';
 import { HttpError, InternalError, UpstreamTimeoutError } from '../../http/errors.ts';
-import type { ProxyRoute } from '../../routes/table.ts';
+import type { ProxyRoute } from '../../routes/route.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
 import { claimLockMs } from '../settle-window.ts';
 import {

@@ -3,7 +3,7 @@ import { checkBodySize, parseJsonBody } from '../../../lib/shared.ts';
 import { withHttpErrors } from '../../http/body.ts';
 import { settingsIn } from '../../http/context.ts';
 import { readQuery } from '../../http/query.ts';
-import type { ProxyRoute } from '../../routes/table.ts';
+import type { ProxyRoute } from '../../routes/route.ts';
 import type { ProxyExchange, ProxyStage, ValidBody, ValidQuery } from '../pipeline.ts';
 
 // A body-less route (initiate-activation, cancel) takes no body, or an empty object that
