@@ -16,18 +16,13 @@
  * generated from it (`npm run docs:configuration`).
  */
 export {
-  ConfigurationError,
-  type ConfigurationProblem,
-  type LoadedSettings,
   loadSettings,
   parseSettings,
   settingsOf,
 } from './config/read.ts';
 export {
-  DEFAULT_DNS_RESOLVER,
   DEFAULT_RATE_LIMIT_PER_MINUTE,
   DEFAULT_SUBSCRIBER_SETTINGS,
-  type GatewayMode,
   MIN_TOKEN_LENGTH,
   SETTING_NAMES,
   SETTINGS,

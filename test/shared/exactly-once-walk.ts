@@ -18,7 +18,7 @@ const SECRET = 'sandbox-secret';
 const TRANSFER_ROUTE = 'POST /disbursements/initialize';
 
 /** What one settle window ended with, as the sandbox saw it. */
-export interface WindowReport {
+interface WindowReport {
   /** What the call answered (`transfer <status> <amount>`) or threw (the error's name). */
   outcome: string;
   /**

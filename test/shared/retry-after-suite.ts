@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 export type RetryAfterReader = (value: string) => Promise<number | undefined>;
 
 /** How far ahead the dates of the suite are, in seconds (under the SDK's 60 s cap). */
-export const RETRY_AFTER_AHEAD_SEC = 30;
+const RETRY_AFTER_AHEAD_SEC = 30;
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ');
@@ -19,7 +19,7 @@ const two = (n: number) => String(n).padStart(2, '0');
  * `RETRY_AFTER_AHEAD_SEC` from now (whole seconds) in each of the three HTTP-date forms
  * RFC 9110 section 5.6.7 makes every recipient accept.
  */
-export function httpDates(nowMs: number = Date.now()): Record<string, string> {
+function httpDates(nowMs: number = Date.now()): Record<string, string> {
   const at = new Date(Math.floor(nowMs / 1000) * 1000 + RETRY_AFTER_AHEAD_SEC * 1000);
   const day = WEEKDAYS[at.getUTCDay()] ?? '';
   const month = MONTHS[at.getUTCMonth()] ?? '';

@@ -13,7 +13,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One request the receiver got. */
-export interface ReceivedDelivery {
+interface ReceivedDelivery {
   method: string;
   url: string;
   headers: IncomingHttpHeaders;

@@ -20,12 +20,7 @@ export const EXPECTED_WALK = {
 } as const;
 
 /** Compatibility date of the consumer Workers (the gateway's, wrangler.toml). */
-export const COMPATIBILITY_DATE = '2026-10-23';
-
-/** Path of a binary of the repository's devDependencies (node_modules/.bin). */
-export function bin(name: string): string {
-  return join(ROOT, 'node_modules', '.bin', name);
-}
+const COMPATIBILITY_DATE = '2026-10-23';
 
 /** The outcome of {@link run}. */
 export interface RunResult {
@@ -59,7 +54,7 @@ export function run(
 }
 
 /** Runs a command and returns its stdout; throws with its output when it exits non-zero. */
-export function runOk(command: string, args: string[], cwd: string, env?: Record<string, string>) {
+function runOk(command: string, args: string[], cwd: string, env?: Record<string, string>) {
   const result = run(command, args, cwd, env);
   if (result.status !== 0) {
     throw new Error(

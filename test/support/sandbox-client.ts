@@ -15,7 +15,7 @@ export const SANDBOX_SECRET = 'sandbox-secret';
 /** Opening balance of a fresh sandbox, NGN major units (the local default). */
 export const OPENING_BALANCE = 1_000_000;
 /** Sandbox seconds after which processing items settle (5 by default), plus a margin. */
-export const SETTLE_SECONDS = 6;
+const SETTLE_SECONDS = 6;
 
 /**
  * A parsed JSON body. Contract tests read arbitrary nested fields and assert on their
@@ -35,7 +35,7 @@ export interface ApiResponse {
 }
 
 /** How {@link SandboxClient.call} signs a request. */
-export interface SignOptions {
+interface SignOptions {
   /** Key id sent as `X-Key-Id`. @default 'sandbox-key' */
   keyId?: string;
   /** HMAC secret. @default 'sandbox-secret' */
@@ -61,7 +61,7 @@ export interface CallOptions {
 }
 
 /** `GET /__sandbox/state`. */
-export interface SandboxState {
+interface SandboxState {
   now: string;
   balance: number;
   currency: string;
@@ -69,7 +69,7 @@ export interface SandboxState {
 }
 
 /** A record of `GET /__sandbox/webhooks`. */
-export interface WebhookRecord {
+interface WebhookRecord {
   event_id: string;
   event_type: string;
   url: string;
@@ -115,7 +115,7 @@ export interface SandboxClient {
 }
 
 /** Parses a response into an {@link ApiResponse}. */
-export async function readResponse(response: Response): Promise<ApiResponse> {
+async function readResponse(response: Response): Promise<ApiResponse> {
   const text = await response.text();
   let body: Json;
   try {

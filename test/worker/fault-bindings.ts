@@ -17,7 +17,7 @@ import { expect, inject, vi } from 'vitest';
 import { fetchGateway, postJson, sandboxRequests, uniqueRequestId } from './helpers.ts';
 
 /** How a wrapper fails: how many matching calls, and whether the call ran first. */
-export interface FaultPlan {
+interface FaultPlan {
   /** How many matching calls fail; later ones pass through. @default 1 */
   readonly times?: number;
   /**
@@ -282,7 +282,7 @@ export function faultyKv(kv: KVNamespace, plan: KvFaultPlan): FaultyKv {
 }
 
 /** What the upstream does to a request picked by {@link UpstreamFaults.inject}. */
-export type UpstreamFault =
+type UpstreamFault =
   /**
    * Answers `status`; with `processed` the request reached the upstream first (the answer
    * is what got lost); with `retryAfter` the answer carries that `Retry-After` value.
@@ -302,7 +302,7 @@ export type UpstreamFault =
   | { readonly kind: 'late'; readonly delayMs: number; readonly processedLate?: boolean };
 
 /** Which requests of a request id a fault applies to. */
-export interface UpstreamMatch {
+interface UpstreamMatch {
   /** @default any method */
   readonly method?: string;
   /** The URL path, exactly. @default any path */
@@ -489,7 +489,7 @@ export async function upstreamCalls(requestId: string): Promise<string[]> {
 }
 
 /** A transfer (`POST /disbursements/initialize`) with a fresh merchant reference. */
-export function transferBody(): Record<string, unknown> {
+function transferBody(): Record<string, unknown> {
   return {
     customer_name: 'Ada Obi',
     customer_email: 'ada@example.com',
@@ -503,7 +503,7 @@ export function transferBody(): Record<string, unknown> {
 }
 
 /** A JSON POST of the test caller under an explicit `Idempotency-Key` and `X-Request-Id`. */
-export function keyedPost(path: string, body: unknown, key: string, requestId: string): Request {
+function keyedPost(path: string, body: unknown, key: string, requestId: string): Request {
   return postJson(path, body, { requestId, headers: { 'Idempotency-Key': key } });
 }
 

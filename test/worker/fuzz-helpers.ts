@@ -19,7 +19,7 @@ import { captureLogs, fetchGateway } from './helpers.ts';
  * Generated cases per property: the `FUZZ_RUNS` binding of vitest.config.ts (10000 in
  * CI, 200 by default locally).
  */
-export const FUZZ_RUNS = /^\d{1,7}$/.test(env.FUZZ_RUNS ?? '') ? Number(env.FUZZ_RUNS) : 200;
+const FUZZ_RUNS = /^\d{1,7}$/.test(env.FUZZ_RUNS ?? '') ? Number(env.FUZZ_RUNS) : 200;
 
 /**
  * A test timeout that fits {@link FUZZ_RUNS} cases.
@@ -147,7 +147,7 @@ export async function fuzzFetch(
  * @param requestId - the answer's `X-Request-Id`.
  * @param what - names the case in failure messages.
  */
-export function expectErrorBody(body: Record<string, unknown>, requestId: string, what = ''): void {
+function expectErrorBody(body: Record<string, unknown>, requestId: string, what = ''): void {
   expect(body.status, what).toBe('error');
   expect(body.message, what).toEqual(expect.stringMatching(/\S/));
   expect(body.code, what).toEqual(expect.stringMatching(/^[a-z][a-z0-9_]*$/));
@@ -196,7 +196,7 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 }
 
 /** A route of the table as counterexamples name it: `METHOD pattern`. */
-export const routeLabel = (route: { method: string; pattern: string }) =>
+const routeLabel = (route: { method: string; pattern: string }) =>
   `${route.method} ${route.pattern}`;
 
 /**
@@ -346,7 +346,7 @@ export const anyJson: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 })).value;
 
 /** Deeply nested JSON text (up to 10000 levels of arrays or objects), within 64 KiB. */
-export const deepJsonText: fc.Arbitrary<string> = fc
+const deepJsonText: fc.Arbitrary<string> = fc
   .tuple(fc.integer({ min: 50, max: 10_000 }), fc.boolean())
   .map(([depth, objects]) =>
     objects

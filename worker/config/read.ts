@@ -10,7 +10,7 @@ import { type ParsedSettings, withRules } from './production-rules.ts';
 import { SETTING_NAMES, SETTINGS, type SettingName, type Settings } from './table.ts';
 
 /** One invalid setting: the variable's name and what is wrong, never its value. */
-export interface ConfigurationProblem {
+interface ConfigurationProblem {
   readonly variable: SettingName;
   readonly problem: string;
 }
@@ -123,7 +123,7 @@ export function loadSettings(env: object): LoadedSettings {
  * 503 `configuration_error`: the configuration is invalid. The message names the
  * variables, never their values nor what is wrong with them (the log says that).
  */
-export class ConfigurationError extends HttpError {
+class ConfigurationError extends HttpError {
   override name = 'ConfigurationError';
   /** The invalid variables. */
   readonly variables: readonly SettingName[];

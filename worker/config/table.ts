@@ -28,7 +28,7 @@ const GATEWAY_MODES: readonly GatewayMode[] = ['local', 'production'];
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 /** The resolver asked when `SUBSCRIBER_DNS_RESOLVER` is unset. */
-export const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
+const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
 
 /** The shortest gateway or admin token accepted outside local mode, in characters. */
 export const MIN_TOKEN_LENGTH = 32;

@@ -18,7 +18,7 @@ import { type KeysetCursor, keysetPage } from './keyset.ts';
 export const HOUR_MS = 3_600_000;
 
 /** A delivery as the listing shows it: the stored delivery and its event's type. */
-export type ListedDelivery = DeliveryRecord & { readonly eventType: string };
+type ListedDelivery = DeliveryRecord & { readonly eventType: string };
 
 /** Filters and page of {@link listRecentDeliveries}; `null` = no filter. */
 interface DeliveryListQuery {

@@ -18,7 +18,7 @@ export interface KeysetCursor {
  * A filter of a listing: a condition with exactly one `?` for its value, left out when
  * the value is `null` (no filter). Conditions are constant text; values are only bound.
  */
-export type KeysetFilter = readonly [condition: string, value: string | number | null];
+type KeysetFilter = readonly [condition: string, value: string | number | null];
 
 /** What {@link keysetPage} reads. */
 export interface KeysetQuery {

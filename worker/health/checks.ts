@@ -16,7 +16,7 @@ import { upstreamClient } from '../upstream/sdk.ts';
 export type HealthCheckName = 'd1' | 'kv' | 'queue' | 'upstream';
 
 /** The outcome of one probe. */
-export interface HealthCheckResult {
+interface HealthCheckResult {
   readonly status: 'ok' | 'error';
   /** Time from the probe's start to its outcome (or to its timeout), in whole milliseconds. */
   readonly latency_ms: number;

@@ -181,7 +181,7 @@ export async function applyCheck(
  * @param now - when, epoch ms.
  * @returns what was applied, or `undefined` for a stale message.
  */
-export async function recheckEvent(
+async function recheckEvent(
   env: Env,
   message: ConfirmationMessage,
   now: number,

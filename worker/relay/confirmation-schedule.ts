@@ -11,9 +11,6 @@ import { MAX_QUEUE_DELAY_SEC } from './retry-schedule.ts';
 /** Delay before re-check n (index n - 1), in seconds: 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 24 h. */
 export const CONFIRMATION_DELAYS_SEC: readonly number[] = [10, 60, 300, 1800, 7200, 21_600, 86_400];
 
-/** Checks an event gets in all: the one at ingress plus one per delay. */
-export const MAX_CONFIRMATION_CHECKS = CONFIRMATION_DELAYS_SEC.length + 1;
-
 /** When the next check is due and how it is reached. */
 export interface NextCheck {
   /** Epoch ms. */

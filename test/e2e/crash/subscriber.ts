@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One delivery the subscriber got. */
-export interface SubscriberHit {
+interface SubscriberHit {
   /** The `webhook-id` header: the payment service's event id. */
   readonly eventId: string;
   /** What the subscriber answered. */

@@ -7,7 +7,7 @@ import { createSandbox, type Sandbox, type SandboxOptions } from '../../../lib/t
 import type { Json } from '../../support/sandbox-client.ts';
 
 /** One in-process answer. */
-export interface Answer {
+interface Answer {
   status: number;
   body: Json;
 }

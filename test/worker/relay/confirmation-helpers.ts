@@ -20,10 +20,10 @@ import { fetchGateway } from '../helpers.ts';
 import { webhookRequest } from '../routes/webhook-helpers.ts';
 import { recordingQueue, runQueue } from './delivery-helpers.ts';
 
-export const SANDBOX = (): string => inject('confirmSandboxUrl');
+const SANDBOX = (): string => inject('confirmSandboxUrl');
 
 /** Bindings with confirmation on against the confirm sandbox, and `queue` as `DELIVERIES`. */
-export const confirmOn = (queue: Queue): Partial<Env> => ({
+const confirmOn = (queue: Queue): Partial<Env> => ({
   CONFIRM_MONEY_EVENTS: 'true',
   UPSTREAM_BASE_URL: SANDBOX(),
   DELIVERIES: queue,
