@@ -17,15 +17,21 @@
  */
 export {
   loadSettings,
+  /** @internal Exported for the tests, which parse a set of variables directly. */
   parseSettings,
   settingsOf,
 } from './config/read.ts';
 export {
+  /** @internal Exported for the tests, which check against the same value. */
   DEFAULT_RATE_LIMIT_PER_MINUTE,
   DEFAULT_SUBSCRIBER_SETTINGS,
+  /** @internal Exported for the tests, which check against the same value. */
   MIN_TOKEN_LENGTH,
+  /** @internal Exported for the tests, which check against the same value. */
   SETTING_NAMES,
+  /** @internal Exported for the doc script and the tests, which read the table. */
   SETTINGS,
+  /** @internal Exported for the tests, which type their fixtures with it. */
   type SettingName,
   type Settings,
   type SubscriberSettings,

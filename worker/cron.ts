@@ -3,7 +3,11 @@ import { purgeExpiredIdempotencyKeys } from './db/idempotency-keys.ts';
 import { logEvent } from './http/log.ts';
 import { sweepRelay } from './relay/sweeper.ts';
 
-/** Rows deleted per statement by the purge (one D1 statement each). */
+/**
+ * Rows deleted per statement by the purge (one D1 statement each).
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const PURGE_BATCH_SIZE = 500;
 
 /** Most purge statements per cron run, so one run stays short; the next run continues. */

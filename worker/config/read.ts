@@ -63,6 +63,8 @@ function deepFreeze<T>(value: T): T {
  *   as empty.
  * @returns the frozen settings, or every problem found (one per variable at most, in
  *   `SETTING_NAMES` order).
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export function parseSettings(env: Partial<Record<SettingName, unknown>>): LoadedSettings {
   const result = v.safeParse(SettingsSchema, env);

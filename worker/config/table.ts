@@ -24,13 +24,21 @@ export type GatewayMode = 'local' | 'production';
 
 const GATEWAY_MODES: readonly GatewayMode[] = ['local', 'production'];
 
-/** Requests per minute per caller when `RATE_LIMIT_PER_MINUTE` is unset. */
+/**
+ * Requests per minute per caller when `RATE_LIMIT_PER_MINUTE` is unset.
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
 /** The resolver asked when `SUBSCRIBER_DNS_RESOLVER` is unset. */
 const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
 
-/** The shortest gateway or admin token accepted outside local mode, in characters. */
+/**
+ * The shortest gateway or admin token accepted outside local mode, in characters.
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const MIN_TOKEN_LENGTH = 32;
 
 /** The largest request body a Worker may receive (Cloudflare's 100 MB limit), in bytes. */

@@ -14,7 +14,11 @@ import {
 } from './deliveries.ts';
 import { type KeysetCursor, keysetPage } from './keyset.ts';
 
-/** Milliseconds in an hour: the width of a bucket of {@link countDeliveriesByHour}. */
+/**
+ * Milliseconds in an hour: the width of a bucket of {@link countDeliveriesByHour}.
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const HOUR_MS = 3_600_000;
 
 /** A delivery as the listing shows it: the stored delivery and its event's type. */

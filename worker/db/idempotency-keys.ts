@@ -235,6 +235,8 @@ export async function settleIdempotencyLock(
  * Reads one key (expired or not).
  *
  * @returns the record, or `undefined` when there is no row.
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export async function findIdempotencyKey(
   db: D1Database,

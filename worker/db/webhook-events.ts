@@ -99,6 +99,8 @@ const STATUSES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_STATUSES);
  *
  * @param row - a row of `webhook_events`.
  * @throws {Error} when the row holds a status this code does not know (a bug or a newer writer).
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
   if (!STATUSES.has(row.status)) throw new Error(`unknown webhook event status ${row.status}`);
@@ -204,6 +206,8 @@ export function insertWebhookEventStatement(
  * const stored = await insertWebhookEvent(env.DB, { eventId, eventType, receivedAt: Date.now(), reference, rawBody });
  * return jsonResponse({ status: 'success', event_id: eventId, duplicate: !stored });
  * ```
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export async function insertWebhookEvent(db: D1Database, event: NewWebhookEvent): Promise<boolean> {
   const result = await insertWebhookEventStatement(db, event).run();

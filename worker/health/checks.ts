@@ -33,6 +33,8 @@ export interface DeepHealth {
 /**
  * Timeout of each probe, in milliseconds. The upstream's is further capped by
  * `UPSTREAM_TIMEOUT_MS`, so the check never waits longer than a proxied request would.
+ *
+ * @internal Exported for the tests, which check against the same value.
  */
 export const HEALTH_CHECK_TIMEOUTS_MS: Readonly<Record<HealthCheckName, number>> = Object.freeze({
   d1: 2_000,

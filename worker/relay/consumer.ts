@@ -15,10 +15,18 @@ import { retryDelay } from './retry-schedule.ts';
 import { sendPreparedDelivery } from './send-delivery.ts';
 import { settleDelivery } from './settle-delivery.ts';
 
-/** The deliveries queue (wrangler.toml): one message per (event, subscription). */
+/**
+ * The deliveries queue (wrangler.toml): one message per (event, subscription).
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const DELIVERIES_QUEUE = 'edgepay-deliveries';
 
-/** Its dead-letter queue: messages whose attempts ran out. */
+/**
+ * Its dead-letter queue: messages whose attempts ran out.
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const DELIVERIES_DEAD_LETTER_QUEUE = 'edgepay-deliveries-dlq';
 
 /**

@@ -5,16 +5,26 @@
  * of 12 h.
  */
 
-/** Delay before retry n (index n - 1), in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+/**
+ * Delay before retry n (index n - 1), in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const RETRY_DELAYS_SEC: readonly number[] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 
 /**
  * Attempts a delivery gets before it is dead-lettered: the first plus one per scheduled
  * retry. wrangler.toml's `max_retries = 7` must match.
+ *
+ * @internal Exported for the tests, which check against the same value.
  */
 export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SEC.length + 1;
 
-/** Share of the delay added or removed at random (±20%). */
+/**
+ * Share of the delay added or removed at random (±20%).
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const RETRY_JITTER = 0.2;
 
 /** Longest `delaySeconds` Cloudflare Queues accepts: 12 h, in seconds. */
@@ -27,6 +37,8 @@ export const MAX_QUEUE_DELAY_SEC = 12 * 60 * 60;
  *   past the schedule the last delay repeats.
  * @param random - a number in [0, 1), `Math.random` by default (tests pass fixed values).
  * @returns seconds, a whole number within ±20% of the scheduled delay.
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export function scheduledRetryDelay(attempts: number, random: () => number = Math.random): number {
   const index = Math.min(Math.max(Math.floor(attempts), 1), RETRY_DELAYS_SEC.length) - 1;

@@ -17,6 +17,8 @@ import { enqueueDeliveryIds, sendInBatches } from './enqueue.ts';
  * re-enqueues it, in milliseconds (10 minutes). Much longer than the queue's batch
  * timeout (1-5 s) plus one attempt (15 s), so a message that is merely in flight is
  * rarely re-sent; a re-send is harmless anyway (the consumer skips settled deliveries).
+ *
+ * @internal Exported for the tests, which check against the same value.
  */
 export const SWEEP_GRACE_MS = 10 * 60 * 1000;
 
