@@ -1,4 +1,4 @@
-// Pieces shared by the request schemas of every spec section (spec: Resources and their fields).
+// Pieces shared by the request schemas of every spec section (docs/payments-api.md, "Resources").
 import * as v from 'valibot';
 import { isPositiveAmount } from '../money.ts';
 import { isCalendarDate, parseInstant } from './dates.ts';
@@ -32,7 +32,7 @@ export type Optional<Wrapped extends v.GenericSchema> = v.OptionalSchema<Wrapped
  * A positive amount in major units, as a decimal string (`"5000.50"`) or a JSON
  * number (`5000.5`), with at most 2 fraction digits (the currency's minor unit) and at
  * most 999,999,999,999.99. The value is kept as given; convert it with
- * `toMinorUnits` from `lib/money.ts` (spec: Resources > amount conventions).
+ * `toMinorUnits` from `lib/money.ts` (docs/payments-api.md, "Resources > Amount conventions").
  */
 export const AmountSchema: v.SchemaWithPipe<
   readonly [Custom<string | number>, v.CheckAction<string | number, string>]
@@ -47,7 +47,7 @@ export const AmountSchema: v.SchemaWithPipe<
   ),
 );
 
-/** An ISO 4217 currency code in upper case, e.g. `NGN` (spec: Resources, conventions). */
+/** An ISO 4217 currency code in upper case, e.g. `NGN` (docs/payments-api.md, "Resources > Conventions"). */
 export const CurrencySchema: PatternSchema = v.pipe(
   v.string(),
   v.regex(/^[A-Z]{3}$/, 'Expected an ISO 4217 currency code such as NGN'),
@@ -86,7 +86,7 @@ export function textSchema(max = 255): TextSchema {
   return v.pipe(v.string(), v.minLength(1), v.maxLength(max));
 }
 
-/** A calendar date written `YYYY-MM-DD` (spec: Mandate start_date, end_date; list filters). */
+/** A calendar date written `YYYY-MM-DD` (docs/payments-api.md, "Resources > Conventions"). */
 export const DateSchema: CheckedStringSchema = v.pipe(
   v.string(),
   v.check(isCalendarDate, 'Expected a date YYYY-MM-DD'),
@@ -117,13 +117,13 @@ export const HttpUrlSchema: v.SchemaWithPipe<
   ),
 );
 
-/** Key-value pairs returned unchanged (spec: Payment metadata): a JSON object, not an array. */
+/** Key-value pairs returned unchanged (docs/payments-api.md, "Resources > Conventions"): a JSON object, not an array. */
 export const MetadataSchema: Custom<Record<string, unknown>> = v.custom<Record<string, unknown>>(
   (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
   'Expected an object',
 );
 
-/** A bank code: 3 to 6 digits (spec: Bank; three-digit in the examples). */
+/** A bank code: 3 to 6 digits (docs/payments-api.md, "Resources > Conventions"). */
 export const BankCodeSchema: PatternSchema = v.pipe(
   v.string(),
   v.regex(/^\d{3,6}$/, 'Expected a bank code of 3 to 6 digits'),
@@ -135,7 +135,7 @@ export const AccountNumberSchema: PatternSchema = v.pipe(
   v.regex(/^\d{6,20}$/, 'Expected an account number of 6 to 20 digits'),
 );
 
-/** Query `page`: a decimal integer string, at least 1. @default '1' (spec: Limits) */
+/** Query `page`: a decimal integer string, at least 1. @default '1' (docs/payments-api.md, "Limits") */
 export const PageQuerySchema: v.OptionalSchema<
   v.SchemaWithPipe<
     readonly [
@@ -156,7 +156,7 @@ export const PageQuerySchema: v.OptionalSchema<
   '1',
 );
 
-/** Query `page_size`: a decimal integer string from 1 to 100. @default '10' (spec: Limits) */
+/** Query `page_size`: a decimal integer string from 1 to 100. @default '10' (docs/payments-api.md, "Limits") */
 export const PageSizeQuerySchema: v.OptionalSchema<
   v.SchemaWithPipe<
     readonly [
@@ -179,7 +179,7 @@ export const PageSizeQuerySchema: v.OptionalSchema<
   '10',
 );
 
-/** The pagination entries every list query shares (spec: Limits). */
+/** The pagination entries every list query shares (docs/payments-api.md, "Limits"). */
 export const PaginationQueryEntries = {
   page: PageQuerySchema,
   page_size: PageSizeQuerySchema,
@@ -240,4 +240,40 @@ export function crossFieldCheck<T extends object>(
   });
   // Carried like any valibot action's message: the issue's text, and the rule's in OpenAPI.
   return Object.assign(check, { message });
+}
+
+/** The entries a dated list query ends with: its date range, then pagination. */
+type RangedListEntries = {
+  readonly start_date: Optional<CheckedStringSchema>;
+  readonly end_date: Optional<CheckedStringSchema>;
+} & typeof PaginationQueryEntries;
+
+/** The schema {@link rangedListQuery} builds over `Filters`. */
+export type RangedListQuerySchema<Filters extends v.ObjectEntries> = CheckedObjectSchema<
+  Filters & RangedListEntries
+>;
+
+/**
+ * The query schema of a list route with a date range: the route's own filters, then
+ * optional `start_date` and `end_date` (inclusive; one refused on `end_date` with
+ * {@link RANGE_ORDER_MESSAGE} when it ends before it starts), then `page` and `page_size`.
+ *
+ * @param filters - the route's own optional filters, in the order they are documented.
+ * @param date - how a bound is read: `DateSchema` (whole days) or `DateTimeSchema` (instants).
+ * @returns the object schema with its range check.
+ */
+export function rangedListQuery<Filters extends v.ObjectEntries>(
+  filters: Filters,
+  date: CheckedStringSchema,
+): RangedListQuerySchema<Filters> {
+  const query = v.object({
+    ...filters,
+    start_date: v.optional(date),
+    end_date: v.optional(date),
+    ...PaginationQueryEntries,
+  });
+  return v.pipe(
+    query,
+    crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
+  ) as unknown as RangedListQuerySchema<Filters>;
 }

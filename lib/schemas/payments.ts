@@ -1,22 +1,19 @@
-// Request contract of the Payments section (spec: Endpoints > Payments).
+// Request contract of the Payments section (docs/payments-api.md, "Endpoints > Payments").
 import * as v from 'valibot';
 import {
   AmountSchema,
-  type CheckedObjectSchema,
   CurrencySchema,
-  crossFieldCheck,
   DateTimeSchema,
   EmailSchema,
   HttpUrlSchema,
-  isOrderedRange,
   MetadataSchema,
   type Optional,
-  PaginationQueryEntries,
-  RANGE_ORDER_MESSAGE,
+  type RangedListQuerySchema,
   ReferenceSchema,
+  rangedListQuery,
 } from './common.ts';
 
-/** Payment statuses (spec: States and transitions > Payment statuses). */
+/** Payment statuses (docs/payments-api.md, "States > Payment"). */
 export const PAYMENT_STATUSES = [
   'success',
   'processing',
@@ -26,7 +23,7 @@ export const PAYMENT_STATUSES = [
   'expired',
 ] as const;
 
-/** Payment methods (spec: Payment payment_method). */
+/** Payment methods (docs/payments-api.md, "Resources > Payment"). */
 export const PAYMENT_METHODS = ['card', 'bank_transfer', 'ussd', 'direct_debit'] as const;
 
 /** A payment status value. */
@@ -70,24 +67,17 @@ export type InitializePaymentRequest = v.InferInput<typeof InitializePaymentRequ
  * optional status, payment_method, customer_email, start_date and end_date (ISO 8601,
  * inclusive, on created_at), page (>= 1, default 1) and page_size (1..100, default 10).
  */
-export const ListTransactionsQuerySchema: CheckedObjectSchema<
+export const ListTransactionsQuerySchema: RangedListQuerySchema<{
+  readonly status: Optional<v.PicklistSchema<typeof PAYMENT_STATUSES, undefined>>;
+  readonly payment_method: Optional<v.PicklistSchema<typeof PAYMENT_METHODS, undefined>>;
+  readonly customer_email: Optional<typeof EmailSchema>;
+}> = rangedListQuery(
   {
-    readonly status: Optional<v.PicklistSchema<typeof PAYMENT_STATUSES, undefined>>;
-    readonly payment_method: Optional<v.PicklistSchema<typeof PAYMENT_METHODS, undefined>>;
-    readonly customer_email: Optional<typeof EmailSchema>;
-    readonly start_date: Optional<typeof DateTimeSchema>;
-    readonly end_date: Optional<typeof DateTimeSchema>;
-  } & typeof PaginationQueryEntries
-> = v.pipe(
-  v.object({
     status: v.optional(v.picklist(PAYMENT_STATUSES)),
     payment_method: v.optional(v.picklist(PAYMENT_METHODS)),
     customer_email: v.optional(EmailSchema),
-    start_date: v.optional(DateTimeSchema),
-    end_date: v.optional(DateTimeSchema),
-    ...PaginationQueryEntries,
-  }),
-  crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
+  },
+  DateTimeSchema,
 );
 
 /** Input of {@link ListTransactionsQuerySchema} (query strings). */

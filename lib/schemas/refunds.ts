@@ -1,4 +1,4 @@
-// Request contract of the Refunds section (spec: Endpoints > Refunds).
+// Request contract of the Refunds section (docs/payments-api.md, "Endpoints > Refunds").
 import * as v from 'valibot';
 import {
   AccountNumberSchema,
@@ -8,16 +8,15 @@ import {
   CurrencySchema,
   crossFieldCheck,
   DateSchema,
-  isOrderedRange,
   type Optional,
-  PaginationQueryEntries,
-  RANGE_ORDER_MESSAGE,
+  type RangedListQuerySchema,
   ReferenceSchema,
+  rangedListQuery,
   type TextSchema,
   textSchema,
 } from './common.ts';
 
-/** Refund statuses (spec: Refund refund_status). */
+/** Refund statuses (docs/payments-api.md, "States > Refund"). */
 export const REFUND_STATUSES = ['processing', 'success', 'failed'] as const;
 
 /** A refund status value. */
@@ -60,22 +59,15 @@ export type InitializeRefundRequest = v.InferInput<typeof InitializeRefundReques
  * status, payment_reference, start_date and end_date (`YYYY-MM-DD`, whole days
  * inclusive), page (default 1), page_size (1..100, default 10).
  */
-export const ListRefundsQuerySchema: CheckedObjectSchema<
+export const ListRefundsQuerySchema: RangedListQuerySchema<{
+  readonly status: Optional<v.PicklistSchema<typeof REFUND_STATUSES, undefined>>;
+  readonly payment_reference: Optional<typeof ReferenceSchema>;
+}> = rangedListQuery(
   {
-    readonly status: Optional<v.PicklistSchema<typeof REFUND_STATUSES, undefined>>;
-    readonly payment_reference: Optional<typeof ReferenceSchema>;
-    readonly start_date: Optional<typeof DateSchema>;
-    readonly end_date: Optional<typeof DateSchema>;
-  } & typeof PaginationQueryEntries
-> = v.pipe(
-  v.object({
     status: v.optional(v.picklist(REFUND_STATUSES)),
     payment_reference: v.optional(ReferenceSchema),
-    start_date: v.optional(DateSchema),
-    end_date: v.optional(DateSchema),
-    ...PaginationQueryEntries,
-  }),
-  crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
+  },
+  DateSchema,
 );
 
 /** Input of {@link ListRefundsQuerySchema} (query strings). */

@@ -1,26 +1,23 @@
-// Request contract of the Transfers section (spec: Endpoints > Transfers).
+// Request contract of the Transfers section (docs/payments-api.md, "Endpoints > Transfers").
 import * as v from 'valibot';
 import {
   AccountNumberSchema,
   AmountSchema,
   BankCodeSchema,
-  type CheckedObjectSchema,
   CurrencySchema,
-  crossFieldCheck,
   DateSchema,
   EmailSchema,
   HttpUrlSchema,
-  isOrderedRange,
   MetadataSchema,
   type Optional,
-  PaginationQueryEntries,
-  RANGE_ORDER_MESSAGE,
+  type RangedListQuerySchema,
   ReferenceSchema,
+  rangedListQuery,
   type TextSchema,
   textSchema,
 } from './common.ts';
 
-/** Transfer statuses (spec: Transfer transfer_status). */
+/** Transfer statuses (docs/payments-api.md, "States > Transfer"). */
 export const TRANSFER_STATUSES = [
   'processing',
   'success',
@@ -73,22 +70,15 @@ export type InitializeTransferRequest = v.InferInput<typeof InitializeTransferRe
  * optional status, customer_email (recipient), start_date and end_date (`YYYY-MM-DD`,
  * whole days inclusive, on the creation date), page (default 1), page_size (1..100, default 10).
  */
-export const ListDisbursementsQuerySchema: CheckedObjectSchema<
+export const ListDisbursementsQuerySchema: RangedListQuerySchema<{
+  readonly status: Optional<v.PicklistSchema<typeof TRANSFER_STATUSES, undefined>>;
+  readonly customer_email: Optional<typeof EmailSchema>;
+}> = rangedListQuery(
   {
-    readonly status: Optional<v.PicklistSchema<typeof TRANSFER_STATUSES, undefined>>;
-    readonly customer_email: Optional<typeof EmailSchema>;
-    readonly start_date: Optional<typeof DateSchema>;
-    readonly end_date: Optional<typeof DateSchema>;
-  } & typeof PaginationQueryEntries
-> = v.pipe(
-  v.object({
     status: v.optional(v.picklist(TRANSFER_STATUSES)),
     customer_email: v.optional(EmailSchema),
-    start_date: v.optional(DateSchema),
-    end_date: v.optional(DateSchema),
-    ...PaginationQueryEntries,
-  }),
-  crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
+  },
+  DateSchema,
 );
 
 /** Input of {@link ListDisbursementsQuerySchema} (query strings). */

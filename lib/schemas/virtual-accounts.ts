@@ -1,23 +1,20 @@
-// Request contract of the Virtual accounts section (spec: Endpoints > Virtual accounts).
+// Request contract of the Virtual accounts section (docs/payments-api.md, "Endpoints > Virtual accounts").
 import * as v from 'valibot';
 import {
-  type CheckedObjectSchema,
   CurrencySchema,
-  crossFieldCheck,
   DateTimeSchema,
   EmailSchema,
-  isOrderedRange,
   MetadataSchema,
   type Optional,
-  PaginationQueryEntries,
   type PatternSchema,
-  RANGE_ORDER_MESSAGE,
+  type RangedListQuerySchema,
   ReferenceSchema,
+  rangedListQuery,
   type TextSchema,
   textSchema,
 } from './common.ts';
 
-/** Virtual account transaction statuses (spec: Virtual account transaction status). */
+/** Virtual account transaction statuses (docs/payments-api.md, "States > Virtual account transaction"). */
 export const VIRTUAL_ACCOUNT_TRANSACTION_STATUSES = ['success', 'processing', 'failed'] as const;
 
 /**
@@ -46,28 +43,22 @@ export const CreateVirtualAccountRequestSchema: v.ObjectSchema<
 /** Input of {@link CreateVirtualAccountRequestSchema}. */
 export type CreateVirtualAccountRequest = v.InferInput<typeof CreateVirtualAccountRequestSchema>;
 
-/** Body of `POST /virtual-accounts/email` (spec: Virtual accounts). */
+/** Body of `POST /virtual-accounts/email` (docs/payments-api.md, "Endpoints > Virtual accounts"). */
 export const VirtualAccountByEmailRequestSchema: v.ObjectSchema<
   { readonly email: typeof EmailSchema },
   undefined
 > = v.object({ email: EmailSchema });
 
 /**
- * Query of `GET /merchants/virtual-accounts/transactions` (spec: Virtual accounts):
+ * Query of `GET /merchants/virtual-accounts/transactions` (docs/payments-api.md, "Endpoints > Virtual accounts"):
  * optional account_reference, status, start_date and end_date (ISO 8601, inclusive, on
  * created_at), page (>= 1, default 1), page_size (1..100, default 10).
  */
-export const ListVirtualAccountTransactionsQuerySchema: CheckedObjectSchema<
+export const ListVirtualAccountTransactionsQuerySchema: RangedListQuerySchema<{
+  readonly account_reference: Optional<typeof ReferenceSchema>;
+  readonly status: Optional<v.PicklistSchema<typeof VIRTUAL_ACCOUNT_TRANSACTION_STATUSES, string>>;
+}> = rangedListQuery(
   {
-    readonly account_reference: Optional<typeof ReferenceSchema>;
-    readonly status: Optional<
-      v.PicklistSchema<typeof VIRTUAL_ACCOUNT_TRANSACTION_STATUSES, string>
-    >;
-    readonly start_date: Optional<typeof DateTimeSchema>;
-    readonly end_date: Optional<typeof DateTimeSchema>;
-  } & typeof PaginationQueryEntries
-> = v.pipe(
-  v.object({
     account_reference: v.optional(ReferenceSchema),
     status: v.optional(
       v.picklist(
@@ -75,11 +66,8 @@ export const ListVirtualAccountTransactionsQuerySchema: CheckedObjectSchema<
         `Expected one of ${VIRTUAL_ACCOUNT_TRANSACTION_STATUSES.join(', ')}`,
       ),
     ),
-    start_date: v.optional(DateTimeSchema),
-    end_date: v.optional(DateTimeSchema),
-    ...PaginationQueryEntries,
-  }),
-  crossFieldCheck(['start_date', 'end_date'], isOrderedRange, RANGE_ORDER_MESSAGE),
+  },
+  DateTimeSchema,
 );
 
 /** Input of {@link ListVirtualAccountTransactionsQuerySchema} (query strings). */
