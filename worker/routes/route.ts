@@ -4,8 +4,8 @@
 import type { IRequest } from 'itty-router';
 import type * as v from 'valibot';
 import { type EndpointName, idempotencyOf, type NamedEndpoint } from '../../lib/index.ts';
-import { type QueryRule, readQuery } from '../http/query.ts';
 import { SuccessEnvelopeSchema } from '../openapi/components.ts';
+import type { Served } from './serve.ts';
 
 /** Methods the gateway's routes use. */
 type GatewayMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -44,7 +44,7 @@ interface RouteFailureAnswer {
 }
 
 /** A JSON request body: its valibot schema and whether it may be left out. */
-interface GatewayBody {
+export interface GatewayBody {
   readonly schema: v.GenericSchema;
   readonly required: boolean;
 }
@@ -96,14 +96,14 @@ export type RouteHandler = (
 ) => Response | Promise<Response>;
 
 /**
- * A handler of a route with a query schema: it is also given the query, validated by
- * the route's rule before it runs.
+ * A handler of a route that reads a query or a body: it is also given what it reads,
+ * validated before it runs (see worker/routes/serve.ts).
  */
-export type QueryHandler<Query> = (
+export type InputHandler<Input> = (
   request: IRequest,
   env: Env,
   ctx: ExecutionContext,
-  query: Query,
+  input: Input,
 ) => Response | Promise<Response>;
 
 /**
@@ -122,36 +122,10 @@ type RouteOptions = Partial<
   Pick<GatewayRoute, 'status' | 'body' | 'response' | 'extraErrors' | 'failureAnswer'>
 >;
 
-/** A handler with the query it reads: its schema and how strictly it is read. */
-interface Queried {
-  readonly query: v.GenericSchema;
-  readonly handler: RouteHandler;
-}
-
-/**
- * The handler of a route reading a query string: the query is read by the gateway's one
- * reader, with the route's strictness, before the handler runs (400 `validation_failed`).
- *
- * @param schema - the query schema (values as strings).
- * @param rule - how strictly the route reads its query.
- * @param handler - the handler, given the schema's output.
- */
-export function queried<const Schema extends v.GenericSchema>(
-  schema: Schema,
-  rule: QueryRule,
-  handler: QueryHandler<v.InferOutput<Schema>>,
-): Queried {
-  return {
-    query: schema,
-    handler: (request, env, ctx) =>
-      handler(request, env, ctx, readQuery(schema, new URL(request.url).search, rule)),
-  };
-}
-
 /**
  * One of the gateway's own routes, frozen: its method, pattern, name, authentication, the
- * OpenAPI summary line, what serves it (a handler, or {@link queried} for one reading a
- * query) and the rest of its description (success status 200 and the success envelope
+ * OpenAPI summary line, what serves it (a handler, or one of worker/routes/serve.ts for
+ * one whose query or body is read before it runs) and the rest of its description (success status 200 and the success envelope
  * unless said otherwise).
  */
 export function route<const Name extends string>(
@@ -160,12 +134,11 @@ export function route<const Name extends string>(
   name: Name,
   auth: GatewayAuth,
   summary: string,
-  serve: RouteHandler | Queried,
+  serve: RouteHandler | Served,
   options: RouteOptions = {},
 ): OwnRoute<Name> {
   const status = options.status ?? 200;
-  const { query, handler } =
-    typeof serve === 'function' ? { query: undefined, handler: serve } : serve;
+  const { query, body, handler }: Served = typeof serve === 'function' ? { handler: serve } : serve;
   return Object.freeze({
     endpoint: undefined,
     handler,
@@ -177,7 +150,7 @@ export function route<const Name extends string>(
     auth,
     summary,
     status,
-    body: options.body,
+    body: body ?? options.body,
     query,
     response: status === 204 ? undefined : (options.response ?? SuccessEnvelopeSchema),
     extraErrors: options.extraErrors ?? [],

@@ -25,7 +25,12 @@ import {
   listEvents,
   replayEvent,
 } from './admin/events.ts';
-import { NewSubscriptionSchema, SubscriptionChangesSchema } from './admin/subscription-input.ts';
+import {
+  createSchema,
+  NewSubscriptionSchema,
+  patchSchema,
+  SubscriptionChangesSchema,
+} from './admin/subscription-input.ts';
 import {
   ADMIN_SUBSCRIPTIONS_PATH,
   createSubscription,
@@ -41,11 +46,11 @@ import {
   type OwnRoute,
   type ProxyRoute,
   proxied,
-  queried,
   required,
   route,
   type ServedRoute,
 } from './route.ts';
+import { bodied, optionallyBodied, queried } from './serve.ts';
 import { ingestWebhook, WEBHOOKS_PATH } from './webhooks.ts';
 
 const SUBSCRIPTION = `${ADMIN_SUBSCRIPTIONS_PATH}/:id` as const;
@@ -111,8 +116,10 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'admin.subscriptions.create',
     'admin',
     'Create a subscription; the answer holds its secret (shown only here and on rotation).',
-    createSubscription,
-    { status: 201, body: required(NewSubscriptionSchema) },
+    bodied(NewSubscriptionSchema, createSubscription, (settings) =>
+      createSchema(settings.subscribers),
+    ),
+    { status: 201 },
   ),
   route(
     'GET',
@@ -136,8 +143,9 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'admin.subscriptions.update',
     'admin',
     'Change any of url, event_types, description, enabled.',
-    updateSubscription,
-    { body: required(SubscriptionChangesSchema) },
+    bodied(SubscriptionChangesSchema, updateSubscription, (settings) =>
+      patchSchema(settings.subscribers),
+    ),
   ),
   route(
     'DELETE',
@@ -178,8 +186,8 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'admin.events.replay',
     'admin',
     'Deliver the event again: to every matching enabled subscription, or to the one named.',
-    replayEvent,
-    { status: 202, body: { schema: EventReplaySchema, required: false }, extraErrors: [409] },
+    optionallyBodied(EventReplaySchema, replayEvent),
+    { status: 202, extraErrors: [409] },
   ),
   route(
     'GET',

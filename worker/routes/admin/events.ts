@@ -5,8 +5,6 @@
  */
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
-import { readJsonBody } from '../../../lib/shared.ts';
-import { settingsOf } from '../../config.ts';
 import { replayDeliveries } from '../../db/admin-deliveries.ts';
 import { listWebhookEvents, type WebhookEventSummary } from '../../db/admin-queries.ts';
 import { listEventDeliveries } from '../../db/deliveries.ts';
@@ -19,7 +17,6 @@ import {
   WEBHOOK_EVENT_STATUSES,
   type WebhookEventRecord,
 } from '../../db/webhook-events.ts';
-import { withHttpErrors } from '../../http/body.ts';
 import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
@@ -178,25 +175,28 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  * is recorded on the event in the same transaction, and shown by `GET /admin/events/:id`
  * as `forced_replay`.
  *
+ * @param body - the validated body; `undefined` for a bare POST (no Content-Type, no or a
+ *   zero Content-Length), which means "all". Its row reads it first (415, 413, or 400
+ *   `validation_failed` for a bad body).
  * @returns 202 `{ status: 'success', data: { event_id, delivery_ids } }`.
  * @throws {HttpError} 409 `event_unconfirmed` for an `unconfirmed` or
  *   `awaiting_confirmation` event without `"force": true`; 404 `not_found` (event, or the named subscription); 400
- *   `validation_failed` for a bad body or a disabled subscription; 415, 413.
+ *   `validation_failed` for a disabled subscription.
  */
-export async function replayEvent(request: IRequest, env: Env): Promise<Response> {
-  const body = hasBody(request)
-    ? await withHttpErrors(() =>
-        readJsonBody(request, EventReplaySchema, settingsOf(env).maxBodyBytes),
-      )
-    : undefined;
-  const subscriptionId = body?.value.subscription_id ?? null;
+export async function replayEvent(
+  request: IRequest,
+  env: Env,
+  _ctx: ExecutionContext,
+  body: v.InferOutput<typeof EventReplaySchema> | undefined,
+): Promise<Response> {
+  const subscriptionId = body?.subscription_id ?? null;
   const event = await foundEvent(request, env);
   const now = Date.now();
   let forced: ForcedReplay | undefined;
   if (event.status === 'unconfirmed' || event.status === 'awaiting_confirmation') {
     // The payment service has not confirmed this money event: delivering it could make a
     // subscriber ship goods or credit a wallet for money that never arrived.
-    if (body?.value.force !== true) {
+    if (body?.force !== true) {
       const state = event.status === 'unconfirmed' ? 'was not' : 'is not yet';
       throw new HttpError(
         409,
@@ -207,7 +207,7 @@ export async function replayEvent(request: IRequest, env: Env): Promise<Response
     }
     forced = {
       at: now,
-      by: body.value.operator ?? 'admin',
+      by: body.operator ?? 'admin',
       from: request.headers.get('CF-Connecting-IP') ?? 'unknown',
     };
   }
@@ -238,12 +238,6 @@ export async function replayEvent(request: IRequest, env: Env): Promise<Response
     { status: 'success', data: { event_id: event.eventId, delivery_ids: ids } },
     { status: 202 },
   );
-}
-
-// The body is optional: a bare POST (no Content-Type, no or zero Content-Length) means "all".
-function hasBody(request: IRequest): boolean {
-  const length = request.headers.get('Content-Length');
-  return request.headers.get('Content-Type') !== null || (length !== null && length !== '0');
 }
 
 function toEventSummaryView(event: WebhookEventSummary | WebhookEventRecord) {

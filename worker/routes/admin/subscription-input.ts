@@ -1,13 +1,10 @@
 /**
- * The admin API's subscription request bodies: read (bounded, JSON only) and validated
- * with valibot, every issue reported with its path.
+ * The admin API's subscription request bodies: their valibot schemas (every issue reported
+ * with its path; the route table reads the bodies with them) and what a valid one asks for.
  */
-import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
-import { readJsonBody } from '../../../lib/shared.ts';
-import { DEFAULT_SUBSCRIBER_SETTINGS, type SubscriberSettings, settingsOf } from '../../config.ts';
+import { DEFAULT_SUBSCRIBER_SETTINGS, type SubscriberSettings } from '../../config.ts';
 import type { SubscriptionChanges } from '../../db/subscriptions.ts';
-import { withHttpErrors } from '../../http/body.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
 import { checkSubscriptionUrl } from '../../relay/subscription-url.ts';
 
@@ -75,8 +72,13 @@ const descriptionSchema = v.nullable(
   ),
 );
 
-// Strict: a misspelt field (`eventTypes`) or a `secret` is refused, not silently ignored.
-const createSchema = (settings: SubscriberSettings) =>
+/**
+ * The `POST /admin/subscriptions` body schema for the given subscriber settings: strict (a
+ * misspelt field such as `eventTypes`, or a `secret`, is refused, not silently ignored).
+ *
+ * @param settings - the subscriber settings the URL rules follow.
+ */
+export const createSchema = (settings: SubscriberSettings) =>
   v.strictObject({
     url: urlSchema(settings),
     event_types: v.optional(eventTypesSchema),
@@ -86,7 +88,13 @@ const createSchema = (settings: SubscriberSettings) =>
 
 const FIELDS = ['url', 'event_types', 'description', 'enabled'] as const;
 
-const patchSchema = (settings: SubscriberSettings) =>
+/**
+ * The `PATCH /admin/subscriptions/:id` body schema for the given subscriber settings:
+ * strict, at least one field.
+ *
+ * @param settings - the subscriber settings the URL rules follow.
+ */
+export const patchSchema = (settings: SubscriberSettings) =>
   v.pipe(
     v.strictObject({
       url: v.optional(urlSchema(settings)),
@@ -104,80 +112,54 @@ const patchSchema = (settings: SubscriberSettings) =>
  * The `POST /admin/subscriptions` body as published in the OpenAPI document:
  * strict `{ url, event_types?, description?, enabled? }`, built with the default
  * subscriber settings (`ALLOW_LOCAL_SUBSCRIBERS` off, ports 443 and 80).
- * {@link readNewSubscription} validates with the same schema built for the current settings.
+ * Its route validates with the same schema built for the current settings ({@link createSchema}).
  */
 export const NewSubscriptionSchema = createSchema(DEFAULT_SUBSCRIBER_SETTINGS);
 
 /**
  * The `PATCH /admin/subscriptions/:id` body as published in the OpenAPI document:
  * strict, at least one of `url`, `event_types`, `description`, `enabled` (a `check`),
- * built with the default subscriber settings. {@link readSubscriptionChanges}
- * validates with the same schema built for the current settings.
+ * built with the default subscriber settings. Its route validates with the same schema
+ * built for the current settings ({@link patchSchema}).
  */
 export const SubscriptionChangesSchema = patchSchema(DEFAULT_SUBSCRIBER_SETTINGS);
 
+/** A `POST /admin/subscriptions` body as its schema outputs it. */
+type NewSubscriptionBody = v.InferOutput<typeof NewSubscriptionSchema>;
+
+/** A `PATCH /admin/subscriptions/:id` body as its schema outputs it. */
+type SubscriptionChangesBody = v.InferOutput<typeof SubscriptionChangesSchema>;
+
 /**
- * Reads a `POST /admin/subscriptions` body with lib's JSON body reader and the create
- * schema built for the subscriber settings (`ALLOW_LOCAL_SUBSCRIBERS`, `SUBSCRIBER_PORTS`).
+ * The subscription a validated `POST /admin/subscriptions` body asks for (its row in the
+ * route table validates it with the create schema built for the subscriber settings,
+ * `ALLOW_LOCAL_SUBSCRIBERS` and `SUBSCRIBER_PORTS`).
  *
- * @param request - the admin request.
- * @param env - the bindings: `MAX_BODY_BYTES`, `ALLOW_LOCAL_SUBSCRIBERS`, `SUBSCRIBER_PORTS`.
+ * @param body - the validated body.
  * @returns the input with defaults applied and the URL normalized.
- * @throws {HttpError} 413 `payload_too_large`, 415 `unsupported_media_type`, or 400
- *   `validation_failed` with every issue (`url`, `event_types.0`, ...).
  */
-export async function readNewSubscription(
-  request: IRequest,
-  env: Env,
-): Promise<NewSubscriptionInput> {
-  const value = await readSubscriptionBody(request, env, createSchema);
+export function newSubscriptionInput(body: NewSubscriptionBody): NewSubscriptionInput {
   return {
-    url: value.url,
-    eventTypes: value.event_types ?? null,
-    description: value.description ?? null,
-    enabled: value.enabled ?? true,
+    url: body.url,
+    eventTypes: body.event_types ?? null,
+    description: body.description ?? null,
+    enabled: body.enabled ?? true,
   };
 }
 
 /**
- * Reads a `PATCH /admin/subscriptions/:id` body: at least one of `url`, `event_types`
- * (null = every type), `description` (null clears it), `enabled`.
+ * The changes a validated `PATCH /admin/subscriptions/:id` body asks for: at least one of
+ * `url`, `event_types` (null = every type), `description` (null clears it), `enabled`.
  *
- * @param request - the admin request.
- * @param env - the bindings: `MAX_BODY_BYTES`, `ALLOW_LOCAL_SUBSCRIBERS`, `SUBSCRIBER_PORTS`.
+ * @param body - the validated body.
  * @returns the changes, with only the given fields set.
- * @throws {HttpError} 413, 415, or 400 `validation_failed` with every issue.
  */
-export async function readSubscriptionChanges(
-  request: IRequest,
-  env: Env,
-): Promise<SubscriptionChanges> {
-  const { url, event_types, description, enabled } = await readSubscriptionBody(
-    request,
-    env,
-    patchSchema,
-  );
+export function subscriptionChanges(body: SubscriptionChangesBody): SubscriptionChanges {
+  const { url, event_types, description, enabled } = body;
   return {
     ...(url === undefined ? {} : { url }),
     ...(event_types === undefined ? {} : { eventTypes: event_types }),
     ...(description === undefined ? {} : { description }),
     ...(enabled === undefined ? {} : { enabled }),
   };
-}
-
-/**
- * Reads a body with lib's JSON body reader (`MAX_BODY_BYTES`) and the schema built for
- * the subscriber settings.
- *
- * @throws {HttpError} 413, 415 or 400.
- */
-async function readSubscriptionBody<S extends v.GenericSchema>(
-  request: IRequest,
-  env: Env,
-  schemaFor: (settings: SubscriberSettings) => S,
-): Promise<v.InferOutput<S>> {
-  const settings = settingsOf(env);
-  const schema = schemaFor(settings.subscribers);
-  const limit = settings.maxBodyBytes;
-  return (await withHttpErrors(() => readJsonBody(request, schema, limit))).value;
 }

@@ -4,6 +4,7 @@
  * already checked `ADMIN_TOKEN`. A secret is in the answer only of create and rotate.
  */
 import type { IRequest } from 'itty-router';
+import type * as v from 'valibot';
 import type { SubscriptionRecord } from '../../db/subscriptions.ts';
 import * as subscriptions from '../../db/subscriptions.ts';
 import { contextOf } from '../../http/context.ts';
@@ -14,7 +15,12 @@ import {
   generateSubscriptionSecret,
   PREVIOUS_SECRET_VALID_MS,
 } from '../../relay/subscription-secret.ts';
-import { readNewSubscription, readSubscriptionChanges } from './subscription-input.ts';
+import {
+  type NewSubscriptionSchema,
+  newSubscriptionInput,
+  type SubscriptionChangesSchema,
+  subscriptionChanges,
+} from './subscription-input.ts';
 
 /** Path of the subscription collection; one subscription is `${path}/:id`. */
 export const ADMIN_SUBSCRIPTIONS_PATH = '/admin/subscriptions';
@@ -56,18 +62,25 @@ function toSubscriptionView(record: SubscriptionRecord, now: number): Subscripti
 }
 
 /**
- * `POST /admin/subscriptions` `{ url, event_types?, description?, enabled? }`.
+ * `POST /admin/subscriptions` `{ url, event_types?, description?, enabled? }`. Its row
+ * reads the body first (415, 413, or 400 `validation_failed` with every issue, URL rules
+ * at `url`).
  *
+ * @param body - the validated body.
  * @returns 201 `{ status: 'success', data }`, `data` with the new `secret` (shown only here and on rotate).
- * @throws {HttpError} 415, 413, or 400 `validation_failed` with every issue (URL rules at `url`).
  *
  * @example
  * ```ts
- * router.post(ADMIN_SUBSCRIPTIONS_PATH, createSubscription);
+ * route('POST', ADMIN_SUBSCRIPTIONS_PATH, name, 'admin', summary, bodied(NewSubscriptionSchema, createSubscription));
  * ```
  */
-export async function createSubscription(request: IRequest, env: Env): Promise<Response> {
-  const input = await readNewSubscription(request, env);
+export async function createSubscription(
+  request: IRequest,
+  env: Env,
+  _ctx: ExecutionContext,
+  body: v.InferOutput<typeof NewSubscriptionSchema>,
+): Promise<Response> {
+  const input = newSubscriptionInput(body);
   const now = Date.now();
   const record: SubscriptionRecord = {
     id: `sub_${crypto.randomUUID()}`,
@@ -104,13 +117,20 @@ export async function getSubscription(request: IRequest, env: Env): Promise<Resp
 
 /**
  * `PATCH /admin/subscriptions/:id` with any of `url`, `event_types`, `description`,
- * `enabled`; the others are kept.
+ * `enabled`; the others are kept. Its row reads the body first (415, 413, or 400
+ * `validation_failed`).
  *
- * @throws {HttpError} 404 `not_found` (checked after the body), 415, 413, or 400 `validation_failed`.
+ * @param body - the validated body.
+ * @throws {HttpError} 404 `not_found` (checked after the body).
  */
-export async function updateSubscription(request: IRequest, env: Env): Promise<Response> {
+export async function updateSubscription(
+  request: IRequest,
+  env: Env,
+  _ctx: ExecutionContext,
+  body: v.InferOutput<typeof SubscriptionChangesSchema>,
+): Promise<Response> {
   const id = idOf(request);
-  const changes = await readSubscriptionChanges(request, env);
+  const changes = subscriptionChanges(body);
   const now = Date.now();
   const record = found(id, await subscriptions.updateSubscription(env.DB, id, changes, now));
   audit(request, 'subscription_updated', id);
