@@ -36,7 +36,7 @@ export class APIError extends PaymentsError {
 export class BadRequestError extends APIError {
   override name = 'BadRequestError';
 }
-/** 401: missing or wrong credentials or signature (spec: Authentication). */
+/** 401: missing or wrong credentials or signature (docs/payments-api.md, "Authentication"). */
 export class AuthenticationError extends APIError {
   override name = 'AuthenticationError';
 }
@@ -65,15 +65,15 @@ export class InternalServerError extends APIError {
   override name = 'InternalServerError';
 }
 
-/** 409 "Mandate is not active or authorized" (spec: Errors). */
+/** 409 "Mandate is not active or authorized" (docs/payments-api.md, "Errors"). */
 export class MandateNotActiveError extends ConflictError {
   override name = 'MandateNotActiveError';
 }
-/** 409 "Mandate activation needs to be initiated first" (spec: Errors). */
+/** 409 "Mandate activation needs to be initiated first" (docs/payments-api.md, "Errors"). */
 export class ActivationNotInitiatedError extends ConflictError {
   override name = 'ActivationNotInitiatedError';
 }
-/** 409 "Insufficient funds" (spec: Errors). */
+/** 409 "Insufficient funds" (docs/payments-api.md, "Errors"). */
 export class InsufficientFundsError extends ConflictError {
   override name = 'InsufficientFundsError';
 }
@@ -86,15 +86,15 @@ export class InsufficientFundsError extends ConflictError {
 export class DuplicateReferenceError extends ConflictError {
   override name = 'DuplicateReferenceError';
 }
-/** 409 "Refund already exists" (spec: Errors): the `refund_reference` is taken. */
+/** 409 "Refund already exists" (docs/payments-api.md, "Errors"): the `refund_reference` is taken. */
 export class DuplicateRefundError extends DuplicateReferenceError {
   override name = 'DuplicateRefundError';
 }
 
 type APIErrorClass = new (message: string, context: APIErrorContext) => APIError;
 
-// The spec gives these 409s a message but no code: match the message, or our code (a
-// taken reference has no message in the spec: the code only).
+// The API gives these 409s a message but no code: match the message, or our code (a
+// taken reference has no message in the API, only our code; docs/payments-api.md, "Errors").
 const KNOWN_CONFLICTS: { message?: string; code: string; type: APIErrorClass }[] = [
   {
     message: 'mandate is not active or authorized',

@@ -81,17 +81,17 @@ export interface PaymentsClientOptions {
  * ```
  */
 export class PaymentsClient {
-  /** Hosted checkout payments (spec: Payments). */
+  /** Hosted checkout payments (docs/payments-api.md, "Endpoints > Payments"). */
   readonly payments: Payments;
-  /** Bank transfers (spec: Transfers). */
+  /** Bank transfers (docs/payments-api.md, "Endpoints > Transfers"). */
   readonly transfers: Transfers;
-  /** Refunds (spec: Refunds). */
+  /** Refunds (docs/payments-api.md, "Endpoints > Refunds"). */
   readonly refunds: Refunds;
-  /** Bank list and account resolution (spec: Banks). */
+  /** Bank list and account resolution (docs/payments-api.md, "Endpoints > Banks"). */
   readonly banks: Banks;
-  /** Mandates, debits and disbursement of collected funds (spec: Direct debit). */
+  /** Mandates, debits and disbursement of collected funds (docs/payments-api.md, "Endpoints > Direct debit"). */
   readonly directDebits: DirectDebits;
-  /** Virtual accounts and their inbound transfers (spec: Virtual accounts). */
+  /** Virtual accounts and their inbound transfers (docs/payments-api.md, "Endpoints > Virtual accounts"). */
   readonly virtualAccounts: VirtualAccounts;
   readonly #core: ClientCore;
 

@@ -7,7 +7,7 @@ import { AbortError, PaymentsError } from './errors.ts';
 import type { RequestOptions } from './internal/core.ts';
 import { formatMinorUnits, parseMinorUnits } from './money.ts';
 
-/** The fields of a webhook envelope confirmation reads (spec: Events). */
+/** The fields of a webhook envelope confirmation reads (docs/payments-api.md, "Events"). */
 export interface ConfirmableEvent {
   readonly event_type: string;
   readonly data: unknown;

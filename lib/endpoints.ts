@@ -1,4 +1,4 @@
-// The payments API's endpoints as data (spec: Endpoints): one entry per endpoint. The SDK's
+// The payments API's endpoints as data (docs/endpoints.md): one entry per endpoint. The SDK's
 // resources, the sandbox's router, the gateway's proxy routes, its idempotency and lookup
 // rules, its OpenAPI document and docs/endpoints.md are all read from this table, so a fact
 // about an endpoint is written once.
@@ -132,7 +132,7 @@ interface LookupBy {
 }
 
 /**
- * One endpoint of the payments API (spec: Endpoints). Its name is its key in
+ * One endpoint of the payments API (docs/endpoints.md). Its name is its key in
  * {@link ENDPOINTS}.
  */
 export interface Endpoint<Out = unknown> {
@@ -141,8 +141,8 @@ export interface Endpoint<Out = unknown> {
   readonly path: `/${string}`;
   readonly effect: Effect;
   /**
-   * `true` when requests go without the signature headers (spec: Authentication: only
-   * `GET /banks`); absent otherwise.
+   * `true` when requests go without the signature headers (only `GET /banks`;
+   * docs/payments-api.md, "Authentication"); absent otherwise.
    */
   readonly unsigned?: true;
   /** valibot schema of the JSON body, for endpoints that take one. */
@@ -179,7 +179,7 @@ function endpoint<Out>(
 
 const MANDATE = '/direct-debits/mandates/:mandate_reference';
 
-// spec: Payments
+// docs/payments-api.md, "Endpoints > Payments"
 
 /** `GET /payments/verify/{reference}`: one payment; `status` is its outcome. */
 export const PAYMENTS_VERIFY: Endpoint<Payment> = endpoint(
@@ -217,7 +217,7 @@ export const PAYMENTS_LIST: Endpoint<Payment> = endpoint(
   },
 );
 
-// spec: Transfers
+// docs/payments-api.md, "Endpoints > Transfers"
 
 /** `GET /disbursements/verify/{reference}`: one transfer, state from `transfer_status`. */
 export const TRANSFERS_VERIFY: Endpoint<Transfer> = endpoint(
@@ -271,7 +271,7 @@ export const TRANSFERS_LIST: Endpoint<Transfer> = endpoint(
   },
 );
 
-// spec: Refunds
+// docs/payments-api.md, "Endpoints > Refunds"
 
 /** `GET /refunds/{refund_reference}`: one refund, state from `refund_status`. */
 export const REFUNDS_RETRIEVE: Endpoint<Refund> = endpoint(
@@ -339,7 +339,7 @@ export const REFUNDS_LIST: Endpoint<Refund> = endpoint(
   },
 );
 
-// spec: Banks
+// docs/payments-api.md, "Endpoints > Banks"
 
 /** `GET /banks`: the banks of a country; sent unsigned. */
 export const BANKS_LIST: Endpoint<Bank[]> = endpoint('GET', '/banks', 'read', v.array(BankSchema), {
@@ -358,7 +358,7 @@ export const BANKS_RESOLVE: Endpoint<ResolvedAccount> = endpoint(
   },
 );
 
-// spec: Direct debit
+// docs/payments-api.md, "Endpoints > Direct debit"
 
 /** `POST /direct-debits/mandates`: a mandate, `pending`; it has no merchant reference to look up. */
 export const MANDATES_CREATE: Endpoint<Mandate> = endpoint(
@@ -436,7 +436,7 @@ export const DEBITS_DISBURSE: Endpoint<Transfer> = endpoint(
   { body: DisburseRequestSchema },
 );
 
-// spec: Virtual accounts
+// docs/payments-api.md, "Endpoints > Virtual accounts"
 
 /** `GET /virtual-accounts/{account_reference}`: one virtual account. */
 export const VIRTUAL_ACCOUNTS_RETRIEVE: Endpoint<VirtualAccount> = endpoint(
@@ -498,7 +498,7 @@ export const VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS: Endpoint<VirtualAccountTransact
 );
 
 /**
- * Every endpoint of the payments API (spec: Endpoints) by its stable name,
+ * Every endpoint of the payments API (docs/endpoints.md) by its stable name,
  * `<resource>.<operation>`: the gateway's route name in logs, caller allow-lists and
  * OpenAPI `operationId`s. In the order routers try them: a literal path comes before a
  * `:param` path that would also match it (`/refunds/count-by-status` before

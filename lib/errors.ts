@@ -62,7 +62,7 @@ export type SignatureFailureReason =
   | 'signature_mismatch';
 
 /**
- * A request or webhook signature did not verify (spec: Authentication): a header is
+ * A request or webhook signature did not verify (docs/payments-api.md, "Authentication"): a header is
  * missing, the timestamp is outside the tolerance window, or the HMAC does not match
  * the exact bytes received.
  */

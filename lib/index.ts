@@ -28,7 +28,7 @@ export {
   confirmWebhookEvent,
 } from './confirm.ts';
 export { MONEY_EVENTS, type MoneyEventRule, type RecordSearch } from './confirm-rules.ts';
-// The endpoint table (spec: Endpoints)
+// The endpoint table (docs/endpoints.md)
 export {
   type Effect,
   ENDPOINTS,
@@ -73,7 +73,7 @@ export type { Payments } from './resources/payments.ts';
 export type { Refunds } from './resources/refunds.ts';
 export type { Transfers } from './resources/transfers.ts';
 export type { VirtualAccounts } from './resources/virtual-accounts.ts';
-// Response shapes (spec: Resources and their fields)
+// Response shapes (docs/payments-api.md, "Resources")
 export type { Bank, ResolvedAccount } from './responses/banks.ts';
 export type {
   ActivationChallenge,
@@ -126,7 +126,7 @@ export {
   ListVirtualAccountTransactionsQuerySchema,
   VirtualAccountByEmailRequestSchema,
 } from './schemas/virtual-accounts.ts';
-// Request signing (spec: Authentication)
+// Request signing (docs/payments-api.md, "Authentication")
 export {
   DEFAULT_TOLERANCE_SEC,
   KEY_ID_HEADER,
@@ -139,7 +139,7 @@ export {
   type VerifyRequestSignatureOptions,
   verifyRequestSignature,
 } from './signing.ts';
-// Webhooks (spec: Events)
+// Webhooks (docs/payments-api.md, "Events")
 export {
   type GenericWebhookEvent,
   type KnownWebhookEvent,

@@ -1,4 +1,4 @@
-/** One page of a list (spec: Limits: page from 1, page_size 1..100). */
+/** One page of a list (page from 1, page_size 1..100; docs/payments-api.md, "Limits"). */
 export interface Page<T> {
   items: T[];
   /** Items across all pages, as the service counts them. */

@@ -2,17 +2,17 @@ import { SignatureVerificationError } from './errors.ts';
 import { bytesToHex, hexToBytes } from './internal/hex.ts';
 import { requireSecret } from './internal/secret.ts';
 
-/** Header carrying the merchant key identifier (spec: Authentication). */
+/** Header carrying the merchant key identifier (docs/payments-api.md, "Authentication"). */
 export const KEY_ID_HEADER = 'X-Key-Id';
-/** Header carrying the signing time, unix seconds (spec: Authentication). */
+/** Header carrying the signing time, unix seconds (docs/payments-api.md, "Authentication"). */
 export const TIMESTAMP_HEADER = 'X-Timestamp';
-/** Header carrying the lowercase hex HMAC-SHA256 of `${timestamp}:${rawBody}` (spec: Authentication). */
+/** Header carrying the lowercase hex HMAC-SHA256 of `${timestamp}:${rawBody}` (docs/payments-api.md, "Authentication"). */
 export const SIGNATURE_HEADER = 'X-Signature';
 
 /** Default freshness window, in seconds, applied both to the past and to the future. */
 export const DEFAULT_TOLERANCE_SEC = 300;
 
-/** The three headers that authenticate a request (spec: Authentication). */
+/** The three headers that authenticate a request (docs/payments-api.md, "Authentication"). */
 export interface SignatureHeaders {
   'X-Key-Id': string;
   /** Unix time in seconds, as decimal digits. */
@@ -98,7 +98,7 @@ export async function signRequest(options: SignRequestOptions): Promise<Signatur
 }
 
 /**
- * Verifies the signature headers of a received request (spec: Authentication): the
+ * Verifies the signature headers of a received request (docs/payments-api.md, "Authentication"): the
  * timestamp must be unix seconds within `toleranceSec` of now (past or future), and the
  * signature must be the HMAC of `${timestamp}:${rawBody}`. The comparison is constant
  * time (`SubtleCrypto.verify`). Repeated signatures are not rejected: the scheme signs

@@ -107,13 +107,13 @@ const GenericEventSchema: EventSchema<v.StringSchema<undefined>, typeof AnyData>
   data: AnyData,
 });
 
-/** A webhook of one of the five event types the spec names, typed by `event_type` (spec: Events). */
+/** A webhook of one of the five event types the spec names, typed by `event_type` (docs/payments-api.md, "Events"). */
 export type KnownWebhookEvent = v.InferOutput<typeof KnownEventSchema>;
 
 /** A webhook of a type the spec does not name (forward compatible); `data` is an open object. */
 export type GenericWebhookEvent = v.InferOutput<typeof GenericEventSchema> & { known: false };
 
-/** A webhook event: narrow on `event_type` (spec: Events). */
+/** A webhook event: narrow on `event_type` (docs/payments-api.md, "Events"). */
 export type WebhookEvent = (KnownWebhookEvent & { known: true }) | GenericWebhookEvent;
 
 /** Options of {@link parseWebhookEvent}. */
@@ -135,7 +135,7 @@ export interface ParseWebhookOptions {
 const decoder = new TextDecoder();
 
 /**
- * Verifies and parses a webhook (spec: Events). The `X-Timestamp` / `X-Signature`
+ * Verifies and parses a webhook (docs/payments-api.md, "Events"). The `X-Timestamp` / `X-Signature`
  * headers are checked over the exact raw body in constant time, within `toleranceSec`
  * (300 s) of now, past or future, before anything is parsed. Pass the body exactly as
  * received (`await request.text()` or its bytes), never parsed-and-restringified JSON.
@@ -171,7 +171,7 @@ export async function parseWebhookEvent(
 }
 
 /**
- * Parses a webhook body WITHOUT checking its signature (spec: Events): for tests and
+ * Parses a webhook body WITHOUT checking its signature (docs/payments-api.md, "Events"): for tests and
  * fixtures, or a body whose origin was proved by other means. Never use it on a request
  * from the network: anyone can send one; {@link parseWebhookEvent} verifies first.
  *

@@ -228,7 +228,7 @@ export interface EndpointInput {
 // Names the call in validation errors: `POST /disbursements/initialize`.
 const operationOf = (endpoint: Endpoint) => `${endpoint.method} ${endpoint.path}`;
 
-/** Items per page when the caller gives none (spec: Limits). */
+/** Items per page when the caller gives none (docs/payments-api.md, "Limits"). */
 const DEFAULT_PAGE_SIZE = 10;
 
 /** The query string entries of a list call: page numbers as strings for the schema. */

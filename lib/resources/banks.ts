@@ -1,10 +1,10 @@
-// Banks (spec: Endpoints > Banks).
+// Banks (docs/payments-api.md, "Endpoints > Banks").
 import { BANKS_LIST, BANKS_RESOLVE } from '../endpoints.ts';
 import type { ClientCore, RequestOptions } from '../internal/core.ts';
 import type { Bank, ResolvedAccount } from '../responses/banks.ts';
 import type { ListBanksQuery, ResolveAccountRequest } from '../schemas/banks.ts';
 
-/** Supported banks and account-name resolution (spec: Banks). Reach it as `client.banks`. */
+/** Supported banks and account-name resolution (docs/payments-api.md, "Endpoints > Banks"). Reach it as `client.banks`. */
 export class Banks {
   readonly #core: ClientCore;
 

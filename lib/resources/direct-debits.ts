@@ -1,4 +1,4 @@
-// Direct debit: mandates, debits, disbursement (spec: Endpoints > Direct debit).
+// Direct debit: mandates, debits, disbursement (docs/payments-api.md, "Endpoints > Direct debit").
 import * as v from 'valibot';
 import {
   DEBITS_CREATE,
@@ -52,7 +52,7 @@ export type DisburseRequest = v.InferInput<typeof OpenDisburseRequestSchema> & {
   [field: string]: unknown;
 };
 
-/** Mandates, debits and disbursement of collected funds (spec: Direct debit). Reach it as `client.directDebits`. */
+/** Mandates, debits and disbursement of collected funds (docs/payments-api.md, "Endpoints > Direct debit"). Reach it as `client.directDebits`. */
 export class DirectDebits {
   readonly #core: ClientCore;
 
@@ -177,8 +177,8 @@ export class DirectDebits {
   }
 
   /**
-   * Disburses collected funds to a bank account (`POST /direct-debits/disburse`; body not
-   * shown by the spec: see {@link OpenDisburseRequestSchema}). Never resent after an
+   * Disburses collected funds to a bank account (`POST /direct-debits/disburse`; the API
+   * shows no body: see {@link OpenDisburseRequestSchema}). Never resent after an
    * ambiguous failure.
    *
    * @returns the disbursement as a transfer (amounts in major units).

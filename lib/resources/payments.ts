@@ -1,11 +1,11 @@
-// Payments (spec: Endpoints > Payments).
+// Payments (docs/payments-api.md, "Endpoints > Payments").
 import { PAYMENTS_INITIALIZE, PAYMENTS_LIST, PAYMENTS_VERIFY } from '../endpoints.ts';
 import type { ClientCore, ListParams, RequestOptions } from '../internal/core.ts';
 import type { PagedList } from '../pagination.ts';
 import type { Payment, PaymentSession } from '../responses/payments.ts';
 import type { InitializePaymentRequest, ListTransactionsQuery } from '../schemas/payments.ts';
 
-/** Hosted checkout payments (spec: Payments). Reach it as `client.payments`. */
+/** Hosted checkout payments (docs/payments-api.md, "Endpoints > Payments"). Reach it as `client.payments`. */
 export class Payments {
   readonly #core: ClientCore;
 

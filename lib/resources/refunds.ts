@@ -1,4 +1,4 @@
-// Refunds (spec: Endpoints > Refunds; States > Refund).
+// Refunds (docs/payments-api.md, "Endpoints > Refunds", "States > Refund").
 import {
   REFUNDS_COUNT_BY_STATUS,
   REFUNDS_INITIALIZE,
@@ -12,7 +12,7 @@ import { pollUntilFinal, type WaitOptions } from '../polling.ts';
 import type { Refund, RefundCounts } from '../responses/refunds.ts';
 import type { InitializeRefundRequest, ListRefundsQuery } from '../schemas/refunds.ts';
 
-/** Refunds of completed payments (spec: Refunds). Reach it as `client.refunds`. */
+/** Refunds of completed payments (docs/payments-api.md, "Endpoints > Refunds"). Reach it as `client.refunds`. */
 export class Refunds {
   readonly #core: ClientCore;
 

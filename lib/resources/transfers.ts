@@ -1,4 +1,4 @@
-// Transfers (spec: Endpoints > Transfers; States > Transfer).
+// Transfers (docs/payments-api.md, "Endpoints > Transfers", "States > Transfer").
 import { TRANSFERS_INITIALIZE, TRANSFERS_LIST, TRANSFERS_VERIFY } from '../endpoints.ts';
 import type { ClientCore, ListParams, RequestOptions } from '../internal/core.ts';
 import type { PagedList } from '../pagination.ts';
@@ -6,7 +6,7 @@ import { pollUntilFinal, type WaitOptions } from '../polling.ts';
 import type { Transfer } from '../responses/transfers.ts';
 import type { InitializeTransferRequest, ListDisbursementsQuery } from '../schemas/transfers.ts';
 
-/** Bank transfers from the merchant balance (spec: Transfers). Reach it as `client.transfers`. */
+/** Bank transfers from the merchant balance (docs/payments-api.md, "Endpoints > Transfers"). Reach it as `client.transfers`. */
 export class Transfers {
   readonly #core: ClientCore;
 

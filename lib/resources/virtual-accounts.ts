@@ -1,4 +1,4 @@
-// Virtual accounts (spec: Endpoints > Virtual accounts).
+// Virtual accounts (docs/payments-api.md, "Endpoints > Virtual accounts").
 import {
   VIRTUAL_ACCOUNTS_CREATE,
   VIRTUAL_ACCOUNTS_FIND_BY_EMAIL,
@@ -13,7 +13,7 @@ import type {
   ListVirtualAccountTransactionsQuery,
 } from '../schemas/virtual-accounts.ts';
 
-/** Persistent virtual bank accounts for customers (spec: Virtual accounts). Reach it as `client.virtualAccounts`. */
+/** Persistent virtual bank accounts for customers (docs/payments-api.md, "Endpoints > Virtual accounts"). Reach it as `client.virtualAccounts`. */
 export class VirtualAccounts {
   readonly #core: ClientCore;
 

@@ -1,8 +1,8 @@
-// Canonical shapes of the Banks section (spec: Resources > Bank, Resolved account).
+// Canonical shapes of the Banks section (docs/payments-api.md, "Resources > Bank", "Resources > Resolved account").
 import * as v from 'valibot';
 import type { Open } from './common.ts';
 
-/** A bank (spec: Resources > Bank). Codes are not unique across names. */
+/** A bank (docs/payments-api.md, "Resources > Bank"). Codes are not unique across names. */
 export const BankSchema: v.LooseObjectSchema<
   { readonly bank_name: v.StringSchema<undefined>; readonly bank_code: v.StringSchema<undefined> },
   undefined
@@ -11,7 +11,7 @@ export const BankSchema: v.LooseObjectSchema<
 /** A bank. */
 export type Bank = Open<v.InferOutput<typeof BankSchema>>;
 
-/** An account number resolved to its holder (spec: Resources > Resolved account). */
+/** An account number resolved to its holder (docs/payments-api.md, "Resources > Resolved account"). */
 export const ResolvedAccountSchema: v.LooseObjectSchema<
   {
     readonly bank_name: v.StringSchema<undefined>;

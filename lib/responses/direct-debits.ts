@@ -1,5 +1,5 @@
-// Canonical shapes of the Direct debit section (spec: Resources > Mandate, Activation
-// challenge, Direct debit transaction).
+// Canonical shapes of direct debit (docs/payments-api.md, "Resources > Mandate",
+// "Resources > Activation challenge", "Resources > Direct debit transaction").
 import * as v from 'valibot';
 import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalText, ResponseAmount } from './common.ts';
@@ -36,7 +36,7 @@ export const MandateSchema: v.LooseObjectSchema<
   updated_at: OptionalText,
 });
 
-/** A mandate (spec: Resources > Mandate). */
+/** A mandate (docs/payments-api.md, "Resources > Mandate"). */
 export type Mandate = Open<v.InferOutput<typeof MandateSchema>>;
 
 /** A mandate's reference and new state, as validate-activation and cancel answer. */
@@ -54,7 +54,7 @@ export const MandateStateSchema: v.LooseObjectSchema<
 /** A mandate state change. */
 export type MandateState = Open<v.InferOutput<typeof MandateStateSchema>>;
 
-/** The two authorization parameters to ask the customer for (spec: Activation challenge). */
+/** The two authorization parameters to ask the customer for (docs/payments-api.md, "Resources > Activation challenge"). */
 export const ActivationChallengeSchema: v.LooseObjectSchema<
   {
     readonly mandate_reference: v.StringSchema<undefined>;
@@ -97,5 +97,5 @@ export const DebitSchema: v.LooseObjectSchema<
   updated_at: OptionalText,
 });
 
-/** A direct debit transaction (spec: Resources > Direct debit transaction). */
+/** A direct debit transaction (docs/payments-api.md, "Resources > Direct debit transaction"). */
 export type Debit = Open<v.InferOutput<typeof DebitSchema>>;

@@ -1,4 +1,4 @@
-// Canonical shapes of the Payments section (spec: Resources > Payment; Endpoints > Payments).
+// Canonical shapes of the Payments section (docs/payments-api.md, "Resources > Payment", "Endpoints > Payments").
 import * as v from 'valibot';
 import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
@@ -38,10 +38,10 @@ export const PaymentSchema: v.LooseObjectSchema<
   updated_at: OptionalText,
 });
 
-/** A payment (spec: Resources > Payment). */
+/** A payment (docs/payments-api.md, "Resources > Payment"). */
 export type Payment = Open<v.InferOutput<typeof PaymentSchema>>;
 
-/** What `POST /payments/initialize` answers: the hosted checkout address (spec: Payments). */
+/** What `POST /payments/initialize` answers: the hosted checkout address (docs/payments-api.md, "Endpoints > Payments"). */
 export const PaymentSessionSchema: v.LooseObjectSchema<
   {
     readonly reference: v.StringSchema<undefined>;

@@ -1,4 +1,4 @@
-// Canonical shapes of the Refunds section (spec: Resources > Refund; Endpoints > Refunds).
+// Canonical shapes of the Refunds section (docs/payments-api.md, "Resources > Refund", "Endpoints > Refunds").
 import * as v from 'valibot';
 import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalText, ResponseAmount } from './common.ts';
@@ -46,7 +46,7 @@ export const RefundSchema: v.SchemaWithPipe<
   RefundFields,
 );
 
-/** A refund (spec: Resources > Refund). */
+/** A refund (docs/payments-api.md, "Resources > Refund"). */
 export type Refund = Open<v.InferOutput<typeof RefundSchema>>;
 
 // A count: a whole number.

@@ -1,4 +1,4 @@
-// Canonical shape of the Transfers section (spec: Resources > Transfer; Endpoints > Transfers).
+// Canonical shape of the Transfers section (docs/payments-api.md, "Resources > Transfer", "Endpoints > Transfers").
 import * as v from 'valibot';
 import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
@@ -56,5 +56,5 @@ export const TransferSchema: v.SchemaWithPipe<
   TransferFields,
 );
 
-/** A transfer (spec: Resources > Transfer). */
+/** A transfer (docs/payments-api.md, "Resources > Transfer"). */
 export type Transfer = Open<v.InferOutput<typeof TransferSchema>>;

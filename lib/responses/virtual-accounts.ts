@@ -1,5 +1,5 @@
-// Canonical shapes of the Virtual accounts section (spec: Resources > Virtual account,
-// Virtual account transaction).
+// Canonical shapes of virtual accounts (docs/payments-api.md, "Resources > Virtual account",
+// "Resources > Virtual account transaction").
 import * as v from 'valibot';
 import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
@@ -37,7 +37,7 @@ export const VirtualAccountSchema: v.LooseObjectSchema<
   created_at: OptionalText,
 });
 
-/** A virtual account (spec: Resources > Virtual account). */
+/** A virtual account (docs/payments-api.md, "Resources > Virtual account"). */
 export type VirtualAccount = Open<v.InferOutput<typeof VirtualAccountSchema>>;
 
 /** An inbound transfer to a virtual account. Amount in major units. */
@@ -72,5 +72,5 @@ export const VirtualAccountTransactionSchema: v.LooseObjectSchema<
   updated_at: OptionalText,
 });
 
-/** A virtual account transaction (spec: Resources > Virtual account transaction). */
+/** A virtual account transaction (docs/payments-api.md, "Resources > Virtual account transaction"). */
 export type VirtualAccountTransaction = Open<v.InferOutput<typeof VirtualAccountTransactionSchema>>;

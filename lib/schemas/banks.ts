@@ -1,4 +1,4 @@
-// Request contract of the Banks section (spec: Endpoints > Banks).
+// Request contract of the Banks section (docs/payments-api.md, "Endpoints > Banks").
 import * as v from 'valibot';
 import {
   AccountNumberSchema,

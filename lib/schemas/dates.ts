@@ -1,7 +1,7 @@
 // Calendar dates and ISO 8601 instants as the spec's filters and mandates use them.
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-/** A date, or a date-time with optional seconds, fraction and zone (list filters, spec: ISO 8601). */
+/** A date, or a date-time with optional seconds, fraction and zone (list filters; docs/payments-api.md, "Resources > Conventions"). */
 export const DATE_TIME =
   /^(\d{4}-\d{2}-\d{2})(?:T([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.(\d{1,9}))?)?(Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?$/;
 

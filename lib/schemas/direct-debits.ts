@@ -1,4 +1,4 @@
-// Request contract of the Direct debit section (spec: Endpoints > Direct debit).
+// Request contract of the Direct debit section (docs/payments-api.md, "Endpoints > Direct debit").
 import * as v from 'valibot';
 import {
   AccountNumberSchema,
@@ -16,7 +16,7 @@ import {
 } from './common.ts';
 import { addDays, isCalendarDate } from './dates.ts';
 
-/** Minimum mandate duration: end_date at least this many days after start_date (spec: Limits). */
+/** Minimum mandate duration: end_date at least this many days after start_date (docs/payments-api.md, "Limits"). */
 const MIN_MANDATE_DAYS = 30;
 
 /**
@@ -66,7 +66,7 @@ export type CreateMandateRequest = v.InferInput<typeof CreateMandateRequestSchem
 
 /**
  * Body of `POST /direct-debits/mandates/{mandate_reference}/validate-activation`
- * (spec: Direct debit): the parameter names from initiate-activation and the
+ * (docs/payments-api.md, "Endpoints > Direct debit"): the parameter names from initiate-activation and the
  * customer's answers. mandate_reference must equal the path value (checked by the service).
  */
 export const ValidateActivationRequestSchema: v.ObjectSchema<
@@ -114,8 +114,8 @@ export const DebitRequestSchema: v.ObjectSchema<
 export type DebitRequest = v.InferInput<typeof DebitRequestSchema>;
 
 /**
- * Body of `POST /direct-debits/disburse` (spec: Direct debit; body not shown, the
- * sandbox's choice, see docs/assumptions.md): moves collected funds from the settlement
+ * Body of `POST /direct-debits/disburse` (docs/payments-api.md, "Endpoints > Direct debit";
+ * the API shows no body, this is the sandbox's choice, see docs/assumptions.md): moves collected funds from the settlement
  * balance to a bank account, as a transfer with a unique `reference`.
  */
 export const DisburseRequestSchema: v.ObjectSchema<

@@ -1,4 +1,4 @@
-// Request authentication, checked as the service does (spec: Authentication).
+// Request authentication, checked as the service does (docs/payments-api.md, "Authentication").
 import { SignatureVerificationError } from '../errors.ts';
 import { timingSafeEqual } from '../internal/timing-safe-equal.ts';
 import {

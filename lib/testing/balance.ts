@@ -1,4 +1,4 @@
-// The merchant balance and the account currency (spec: Transfers, "Insufficient funds").
+// The merchant balance and the account currency (docs/payments-api.md, "Errors").
 import type { SandboxCore } from './core.ts';
 import { insufficientFunds, invalidField } from './http-error.ts';
 

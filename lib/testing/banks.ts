@@ -1,11 +1,11 @@
-// Banks and account resolution (spec: Endpoints > Banks).
+// Banks and account resolution (docs/payments-api.md, "Endpoints > Banks").
 import { ListBanksQuerySchema, ResolveAccountRequestSchema } from '../schemas/banks.ts';
 import { accountHolderName } from './hash.ts';
 import { invalidField, notFound } from './http-error.ts';
 import { type RequestContext, readJsonBody, readQuery } from './request.ts';
 import { json } from './respond.ts';
 
-/** A bank as listed by `GET /banks` (spec: Resources > Bank). */
+/** A bank as listed by `GET /banks` (docs/payments-api.md, "Resources > Bank"). */
 interface Bank {
   bank_name: string;
   bank_code: string;

@@ -1,5 +1,5 @@
 // The hosted checkout page at authorization_url, a real HTML page with pay and cancel
-// (spec: Payments, authorization_url).
+// (docs/payments-api.md, "Endpoints > Payments").
 import { path } from '../internal/path.ts';
 import { formatMinorUnits } from '../money.ts';
 import { PAYMENT_METHODS, type PaymentMethod } from '../schemas/payments.ts';

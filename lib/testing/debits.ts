@@ -1,4 +1,4 @@
-// Direct debits and disbursements (spec: Endpoints > Direct debit; States > Direct debit transaction).
+// Direct debits and disbursements (docs/payments-api.md, "Endpoints > Direct debit", "States > Direct debit transaction").
 import { toMajorUnits, toMinorUnits } from '../money.ts';
 import { DebitRequestSchema, DisburseRequestSchema } from '../schemas/direct-debits.ts';
 import { creditBalance } from './balance.ts';

@@ -11,7 +11,7 @@ const PAYMENT_FEE_CAP_MINOR = 200_000;
 /**
  * Fee of a payment: 1.5 % (rounded half up to the minor unit) + 100.00, capped at
  * 2,000.00 and never above the payment itself. Customer-borne unless the payment was
- * initialized with `merchant_bears_fees` (spec: Payments > merchant_bears_fees).
+ * initialized with `merchant_bears_fees` (docs/payments-api.md, "Endpoints > Payments").
  *
  * @param amountMinor - payment amount in minor units.
  * @returns the fee in minor units.

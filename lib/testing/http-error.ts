@@ -60,7 +60,7 @@ export function duplicateReference(what: string): SandboxHttpError {
   return new SandboxHttpError(409, 'duplicate_reference', `${what} already exists`);
 }
 
-/** 409 `insufficient_funds` "Insufficient funds" (spec: Errors). */
+/** 409 `insufficient_funds` "Insufficient funds" (docs/payments-api.md, "Errors"). */
 export function insufficientFunds(): SandboxHttpError {
   return new SandboxHttpError(409, 'insufficient_funds', 'Insufficient funds');
 }

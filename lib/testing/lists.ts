@@ -1,4 +1,4 @@
-// Pagination and filters of the spec's list endpoints (spec: Limits).
+// Pagination and filters of the spec's list endpoints (docs/payments-api.md, "Limits").
 import { parseInstant } from '../schemas/dates.ts';
 
 /** One page of a list, with the total across all pages. */
@@ -30,7 +30,7 @@ function paginate<T>(items: T[], page: number, pageSize: number): Page<T> {
   return { total: items.length, page, pageSize, items: items.slice(start, start + pageSize) };
 }
 
-/** The query fields every list endpoint shares: inclusive dates and paging (spec: Limits). */
+/** The query fields every list endpoint shares: inclusive dates and paging (docs/payments-api.md, "Limits"). */
 export interface ListQuery {
   start_date?: string | undefined;
   end_date?: string | undefined;

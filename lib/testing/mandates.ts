@@ -1,4 +1,4 @@
-// Direct debit mandates (spec: Endpoints > Direct debit; States > Mandate).
+// Direct debit mandates (docs/payments-api.md, "Endpoints > Direct debit", "States > Mandate").
 import { toMajorUnits, toMinorUnits } from '../money.ts';
 import {
   CreateMandateRequestSchema,

@@ -1,4 +1,4 @@
-// Payments (spec: Endpoints > Payments; States > Payment statuses).
+// Payments (docs/payments-api.md, "Endpoints > Payments", "States > Payment").
 import { path } from '../internal/path.ts';
 import { toMajorUnits, toMinorUnits } from '../money.ts';
 import {

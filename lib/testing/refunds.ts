@@ -1,4 +1,4 @@
-// Refunds (spec: Endpoints > Refunds; States > Refund).
+// Refunds (docs/payments-api.md, "Endpoints > Refunds", "States > Refund").
 import { toMajorUnits, toMinorUnits } from '../money.ts';
 import { InitializeRefundRequestSchema, ListRefundsQuerySchema } from '../schemas/refunds.ts';
 import { creditBalance, debitBalance } from './balance.ts';

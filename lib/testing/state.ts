@@ -11,7 +11,7 @@ import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, type WebhookRecord } from './webhooks.
 /** Free-form metadata, returned unchanged. */
 export type Metadata = Record<string, unknown>;
 
-/** A payment session (spec: Resources > Payment). */
+/** A payment session (docs/payments-api.md, "Resources > Payment"). */
 export interface PaymentRecord {
   reference: string;
   transactionId: string;
@@ -32,7 +32,7 @@ export interface PaymentRecord {
   expiresAt: number;
 }
 
-/** A transfer; also what `POST /direct-debits/disburse` creates (spec: Resources > Transfer). */
+/** A transfer; also what `POST /direct-debits/disburse` creates (docs/payments-api.md, "Resources > Transfer"). */
 export interface TransferRecord {
   reference: string;
   customerName: string | null;
@@ -53,7 +53,7 @@ export interface TransferRecord {
   completedAt: number | null;
 }
 
-/** A refund (spec: Resources > Refund). */
+/** A refund (docs/payments-api.md, "Resources > Refund"). */
 export interface RefundRecord {
   refundReference: string;
   paymentReference: string;
@@ -67,10 +67,10 @@ export interface RefundRecord {
   updatedAt: number;
 }
 
-/** Mandate statuses (spec: Resources > Mandate). */
+/** Mandate statuses (docs/payments-api.md, "Resources > Mandate"). */
 type MandateStatus = 'pending' | 'active' | 'cancelled';
 
-/** A direct debit mandate (spec: Resources > Mandate). */
+/** A direct debit mandate (docs/payments-api.md, "Resources > Mandate"). */
 export interface MandateRecord {
   mandateReference: string;
   status: MandateStatus;
@@ -92,7 +92,7 @@ export interface MandateRecord {
 /** Debit statuses; `failed` names the spec's unnamed failure state. */
 type DebitStatus = 'processing' | 'success' | 'failed';
 
-/** A direct debit transaction (spec: Resources > Direct debit transaction). */
+/** A direct debit transaction (docs/payments-api.md, "Resources > Direct debit transaction"). */
 export interface DebitRecord {
   paymentReference: string;
   mandateReference: string;
@@ -103,7 +103,7 @@ export interface DebitRecord {
   updatedAt: number;
 }
 
-/** A virtual account (spec: Resources > Virtual account). */
+/** A virtual account (docs/payments-api.md, "Resources > Virtual account"). */
 export interface VirtualAccountRecord {
   accountReference: string;
   reservationReference: string;
@@ -118,7 +118,7 @@ export interface VirtualAccountRecord {
   createdAt: number;
 }
 
-/** An inbound transfer to a virtual account (spec: Resources > Virtual account transaction). */
+/** An inbound transfer to a virtual account (docs/payments-api.md, "Resources > Virtual account transaction"). */
 export interface VirtualAccountTransactionRecord {
   transactionId: string;
   accountReference: string;

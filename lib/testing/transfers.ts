@@ -1,4 +1,4 @@
-// Transfers (spec: Endpoints > Transfers; States > Transfer).
+// Transfers (docs/payments-api.md, "Endpoints > Transfers", "States > Transfer").
 import { toMajorUnits, toMinorUnits } from '../money.ts';
 import type { DisburseParams } from '../schemas/direct-debits.ts';
 import {

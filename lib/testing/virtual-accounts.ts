@@ -1,4 +1,4 @@
-// Virtual accounts (spec: Endpoints > Virtual accounts).
+// Virtual accounts (docs/payments-api.md, "Endpoints > Virtual accounts").
 import * as v from 'valibot';
 import { toMajorUnits, toMinorUnits } from '../money.ts';
 import { AmountSchema, textSchema } from '../schemas/common.ts';
@@ -25,7 +25,7 @@ const VIRTUAL_ACCOUNT_CREDIT_EVENT = 'virtual_account_credit';
 
 /**
  * `POST /virtual-accounts`: provisions an `active` account with a 10-digit number and
- * answers the flat creation shape (spec: Resources > Virtual account).
+ * answers the flat creation shape (docs/payments-api.md, "Resources > Virtual account").
  *
  * @throws 400 `validation_failed` (incl. a currency_code other than the account's);
  *   409 `duplicate_reference`.

@@ -1,4 +1,4 @@
-// Webhooks (spec: Events): the envelope, signed like requests, POSTed, logged; core.ts retries
+// Webhooks (docs/payments-api.md, "Events"): the envelope, signed like requests, POSTed, logged; core.ts retries
 // a failed delivery on the schedule of `POST /__sandbox/webhooks/retries`.
 import { signRequest } from '../signing.ts';
 import type { ResolvedSandboxOptions } from './options.ts';
@@ -19,7 +19,7 @@ export const DEFAULT_WEBHOOK_RETRY_DELAYS_MS: readonly number[] = [
 /** Delivery state of a logged webhook. */
 type WebhookDelivery = 'pending' | 'delivered' | 'failed' | 'no_target';
 
-/** The spec's webhook envelope (spec: Events). */
+/** The spec's webhook envelope (docs/payments-api.md, "Events"). */
 interface WebhookEnvelope {
   event_type: string;
   status: string;
@@ -50,7 +50,7 @@ export interface WebhookRecord {
 
 /** An event to emit: the envelope's fields besides event_id, and an explicit target. */
 export interface WebhookEvent {
-  /** e.g. `charge_success` (spec: Events). */
+  /** e.g. `charge_success` (docs/payments-api.md, "Events"). */
   type: string;
   /** Envelope `status`, e.g. `success` or `failed`. */
   status: string;

@@ -18,7 +18,7 @@ async function rejection(promise: Promise<unknown>): Promise<SignatureVerificati
 }
 
 /**
- * The request-signing suite (spec: Authentication), run once per runtime: Node in
+ * The request-signing suite (docs/payments-api.md, "Authentication"), run once per runtime: Node in
  * test/lib, workerd in test/worker. Vectors come from OpenSSL (test/fixtures/signing).
  */
 export function signingSuite(runtime: string): void {

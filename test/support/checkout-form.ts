@@ -1,6 +1,6 @@
 /**
- * The sandbox checkout page as a customer's browser sees it (spec: Payments >
- * authorization_url): open the page, find its pay and cancel forms, submit one.
+ * The sandbox checkout page as a customer's browser sees it (docs/payments-api.md,
+ * "Endpoints > Payments"): open the page, find its pay and cancel forms, submit one.
  */
 import { expect } from 'vitest';
 

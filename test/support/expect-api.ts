@@ -76,7 +76,7 @@ export function expectTwoPages(first: Json, second: Json, total: number, pageSiz
   expect(second).toMatchObject({ total, page: 2, pageSize });
 }
 
-/** Asserts a webhook body's envelope (spec: Events): string `status`, `message`, `event_id` and an ISO `timestamp`. */
+/** Asserts a webhook body's envelope (docs/payments-api.md, "Events"): string `status`, `message`, `event_id` and an ISO `timestamp`. */
 export function expectWebhookEnvelope(body: Json): void {
   expect(typeof body.status).toBe('string');
   expect(typeof body.message).toBe('string');

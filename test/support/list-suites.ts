@@ -1,6 +1,6 @@
 /**
- * Test factories shared by the list endpoints of the sandbox contract tests (spec:
- * Limits: `page` from 1, `page_size` 1..100).
+ * Test factories shared by the list endpoints of the sandbox contract tests (`page`
+ * from 1, `page_size` 1..100; docs/payments-api.md, "Limits").
  */
 import { it } from 'vitest';
 import { expectValidation } from './expect-api.ts';

@@ -8,7 +8,7 @@ export function uniqueRef(prefix: string): string {
   return `${prefix}-${crypto.randomUUID()}`;
 }
 
-/** Body of POST /payments/initialize (spec: Payments). */
+/** Body of POST /payments/initialize (docs/payments-api.md, "Endpoints > Payments"). */
 export function paymentBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     email: 'ada@example.com',
@@ -19,7 +19,7 @@ export function paymentBody(overrides: Record<string, unknown> = {}): Record<str
   };
 }
 
-/** Body of POST /disbursements/initialize (spec: Transfers). */
+/** Body of POST /disbursements/initialize (docs/payments-api.md, "Endpoints > Transfers"). */
 export function transferBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     customer_name: 'Ada Obi',
@@ -35,7 +35,7 @@ export function transferBody(overrides: Record<string, unknown> = {}): Record<st
   };
 }
 
-/** Body of POST /refunds/initialize (spec: Refunds). */
+/** Body of POST /refunds/initialize (docs/payments-api.md, "Endpoints > Refunds"). */
 export function refundBody(
   paymentReference: string,
   overrides: Record<string, unknown> = {},
@@ -50,7 +50,7 @@ export function refundBody(
   };
 }
 
-/** Body of POST /direct-debits/mandates (spec: Direct debit); dates are YYYY-MM-DD. */
+/** Body of POST /direct-debits/mandates (docs/payments-api.md, "Endpoints > Direct debit"); dates are YYYY-MM-DD. */
 export function mandateBody(
   startDate: string,
   endDate: string,
@@ -69,7 +69,7 @@ export function mandateBody(
   };
 }
 
-/** Body of POST /virtual-accounts (spec: Virtual accounts). */
+/** Body of POST /virtual-accounts (docs/payments-api.md, "Endpoints > Virtual accounts"). */
 export function virtualAccountBody(
   overrides: Record<string, unknown> = {},
 ): Record<string, unknown> {

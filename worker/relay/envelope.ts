@@ -23,7 +23,7 @@ const eventId = v.pipe(
 );
 
 /**
- * A JSON object (not an array, not `null`): the envelope's `data` (spec: Events). A
+ * A JSON object (not an array, not `null`): the envelope's `data` (docs/payments-api.md, "Events"). A
  * `custom` schema because valibot's object schemas accept arrays (and copy them into
  * objects); the OpenAPI converter describes it through an override (worker/openapi/schemas.ts).
  */
@@ -33,7 +33,7 @@ export const JsonObjectSchema = v.custom<Record<string, unknown>>(
 );
 
 /**
- * The webhook envelope of the spec (spec: Events), as the ingress checks it: `event_type`
+ * The webhook envelope of the spec (docs/payments-api.md, "Events"), as the ingress checks it: `event_type`
  * and `timestamp` required strings, `event_id` visible ASCII, `status` and `message` optional strings,
  * `data` an object. Unknown fields and unknown event types pass (forward compatible);
  * the typed per-event check is the SDK's `parseWebhookEvent`.
@@ -47,7 +47,7 @@ export const WebhookEnvelopeSchema = v.looseObject({
   data: JsonObjectSchema,
 });
 
-/** A validated webhook envelope (spec: Events). */
+/** A validated webhook envelope (docs/payments-api.md, "Events"). */
 export type WebhookEnvelope = v.InferOutput<typeof WebhookEnvelopeSchema>;
 
 /**

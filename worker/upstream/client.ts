@@ -13,7 +13,7 @@ export interface UpstreamRequest {
   readonly headers: Headers;
   /** The exact body bytes, signed and sent unchanged; `undefined` for none. */
   readonly body: Uint8Array | undefined;
-  /** `signed` adds `X-Key-Id`/`X-Timestamp`/`X-Signature` (spec: Authentication). */
+  /** `signed` adds `X-Key-Id`/`X-Timestamp`/`X-Signature` (docs/payments-api.md, "Authentication"). */
   readonly auth: 'signed' | 'none';
 }
 

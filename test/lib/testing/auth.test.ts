@@ -1,6 +1,6 @@
 /**
  * Contract tests of the sandbox emulator's request authentication over real HTTP
- * (spec: Authentication; docs/sandbox.md, "Authentication and the two clocks"): which
+ * (docs/payments-api.md, "Authentication"; docs/sandbox.md, "Authentication and the two clocks"): which
  * endpoints need the signature headers, which failures answer `unauthorized` or
  * `invalid_signature`, the 300 s freshness window on the real clock, and repeated
  * signatures.
@@ -31,7 +31,7 @@ function merchantSignature(body = ''): Promise<SignatureHeaders> {
   return signRequest({ keyId: SANDBOX_KEY_ID, secret: SANDBOX_SECRET, body });
 }
 
-/** Every endpoint of the spec that requires the signature headers (spec: Authentication 3). */
+/** Every endpoint of the spec that requires the signature headers (docs/payments-api.md, "Authentication"). */
 const SIGNED_ENDPOINTS: Array<[method: string, path: string, body?: unknown]> = [
   ['POST', '/payments/initialize', {}],
   ['GET', '/payments/verify/any'],

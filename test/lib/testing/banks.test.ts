@@ -1,6 +1,6 @@
 /**
- * Contract tests of the sandbox emulator's banks over real HTTP (spec: Banks; magic
- * values in docs/sandbox.md): the open bank list and account-name resolution.
+ * Contract tests of the sandbox emulator's banks over real HTTP (docs/payments-api.md,
+ * "Endpoints > Banks"; magic values in docs/sandbox.md): the open bank list and account-name resolution.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectSuccess, expectValidation } from '../../support/expect-api.ts';

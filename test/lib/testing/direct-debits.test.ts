@@ -1,6 +1,6 @@
 /**
- * Contract tests of the sandbox emulator's direct debits over real HTTP (spec: Direct
- * debit, States and transitions > Mandate and Direct debit transaction, Limits;
+ * Contract tests of the sandbox emulator's direct debits over real HTTP (docs/payments-api.md,
+ * "Endpoints > Direct debit", "States > Mandate", "States > Direct debit transaction", "Limits";
  * docs/sandbox.md: magic values, two clocks, calendar months in UTC).
  */
 import { beforeEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Contract tests of the sandbox emulator's payments over real HTTP
- * (spec: Payments; docs/sandbox.md): initialize, verify, checkout, list, balance, webhooks.
+ * (docs/payments-api.md, "Endpoints > Payments"; docs/sandbox.md): initialize, verify, checkout, list, balance, webhooks.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { verifyRequestSignature } from '../../../lib/signing.ts';

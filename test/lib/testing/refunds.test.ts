@@ -1,6 +1,6 @@
 /**
- * Contract tests of the sandbox emulator's refunds over real HTTP (spec: Refunds,
- * States and transitions > Refund, Limits): initialize with the sum rule,
+ * Contract tests of the sandbox emulator's refunds over real HTTP (docs/payments-api.md,
+ * "Endpoints > Refunds", "States > Refund", "Limits"): initialize with the sum rule,
  * duplicates, settlement, retrieve, per-payment list, merchant list and counts.
  */
 import fc from 'fast-check';

@@ -1,6 +1,6 @@
 /**
  * Contract tests of the sandbox emulator's transfers (disbursements) over real HTTP
- * (spec: Transfers, States and transitions > Transfer; docs/sandbox.md): initialize,
+ * (docs/payments-api.md, "Endpoints > Transfers", "States > Transfer"; docs/sandbox.md): initialize,
  * balance, settlement, magic accounts, webhooks, verify and list.
  */
 import fc from 'fast-check';

@@ -1,6 +1,6 @@
 /**
- * Contract tests of the sandbox emulator's virtual accounts over real HTTP (spec:
- * Virtual accounts, Events; the control `/__sandbox/virtual-accounts/{ref}/credit`).
+ * Contract tests of the sandbox emulator's virtual accounts over real HTTP (docs/payments-api.md,
+ * "Endpoints > Virtual accounts", "Events"; the control `/__sandbox/virtual-accounts/{ref}/credit`).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { creationRequests, listRequest } from '../../support/endpoints.ts';

@@ -10,7 +10,7 @@ import {
   useCapturedLogs,
 } from '../helpers.ts';
 
-// The spec's endpoints (spec: Endpoints), written out independently of the route table.
+// The spec's endpoints (docs/endpoints.md), written out independently of the route table.
 const SPEC_ENDPOINTS = [
   'POST /payments/initialize',
   'GET /payments/verify/:reference',

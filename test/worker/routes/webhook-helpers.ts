@@ -10,7 +10,7 @@ import { gatewayRequest } from '../helpers.ts';
 /** The `WEBHOOK_SECRET` binding of the tests (the sandbox's merchant secret). */
 export const WEBHOOK_SECRET = 'sandbox-secret';
 
-/** A spec envelope (spec: Events) with a fresh `event_id`; `overrides` replace fields. */
+/** A spec envelope (docs/payments-api.md, "Events") with a fresh `event_id`; `overrides` replace fields. */
 export function envelope(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     event_type: 'charge_success',
