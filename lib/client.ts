@@ -67,7 +67,8 @@ export interface PaymentsClientOptions {
 }
 
 /**
- * The client of the payments API, with one resource per spec section.
+ * The client of the payments API, with one resource per endpoint group (docs/payments-api.md,
+ * "Endpoints").
  * Works unchanged on Node >= 22, Deno, Bun, Cloudflare Workers and browsers.
  *
  * @throws {TypeError} on missing credentials (a `keyId` without a non-empty `secret`

@@ -67,7 +67,7 @@ const MAX_CACHED_KEYS = 64;
 const keyCache = new WeakMap<SubtleCrypto, Map<string, Promise<CryptoKey>>>();
 
 /**
- * Signs a request per the spec's Authentication section: HMAC-SHA256 keyed with the
+ * Signs a request (docs/payments-api.md, "Authentication"): HMAC-SHA256 keyed with the
  * secret over `${timestamp}:${rawBody}`, lowercase hex. A body-less request signs
  * `${timestamp}:` (an assumption, see docs/assumptions.md). The CryptoKey is imported
  * once per secret and reused.

@@ -1,4 +1,4 @@
-// Pieces shared by the request schemas of every spec section (docs/payments-api.md, "Resources").
+// Pieces shared by the request schemas of every endpoint group (docs/payments-api.md, "Resources").
 import * as v from 'valibot';
 import { isPositiveAmount } from '../money.ts';
 import { isCalendarDate, parseInstant } from './dates.ts';
