@@ -1,8 +1,8 @@
 // Banks and account resolution (docs/payments-api.md, "Endpoints > Banks").
 import { ListBanksQuerySchema, ResolveAccountRequestSchema } from '../schemas/banks.ts';
 import { accountHolderName } from './hash.ts';
-import { invalidField, notFound } from './http-error.ts';
-import { type RequestContext, readJsonBody, readQuery } from './request.ts';
+import { invalidField, notFoundError } from './http-error.ts';
+import { parseQuery, readJsonBody, type SandboxRequestContext } from './request.ts';
 import { json } from './respond.ts';
 
 /** A bank as listed by `GET /banks` (docs/payments-api.md, "Resources > Bank"). */
@@ -63,8 +63,8 @@ const BANKS_BY_COUNTRY: Readonly<Record<string, readonly Bank[]>> = {
 const COUNTRY_BY_CURRENCY: Readonly<Record<string, string>> = { NGN: 'NG', GHS: 'GH', KES: 'KE' };
 
 /** `GET /banks` (unsigned): `{ status, data: Bank[] }` for `country_code` (default NG). */
-export function listBanks(ctx: RequestContext): Response {
-  const query = readQuery(ctx, ListBanksQuerySchema);
+export function listBanks(ctx: SandboxRequestContext): Response {
+  const query = parseQuery(ctx, ListBanksQuerySchema);
   return json({ status: 'success', data: BANKS_BY_COUNTRY[query.country_code] ?? [] });
 }
 
@@ -75,7 +75,7 @@ export function listBanks(ctx: RequestContext): Response {
  * @throws 400 `validation_failed` (currency without a bank list, bank code not in it);
  *   404 `not_found` for account `0000000000`.
  */
-export function resolveAccount(ctx: RequestContext): Response {
+export function resolveAccount(ctx: SandboxRequestContext): Response {
   const body = readJsonBody(ctx, ResolveAccountRequestSchema);
   const country = COUNTRY_BY_CURRENCY[body.currency];
   if (country === undefined) {
@@ -83,7 +83,7 @@ export function resolveAccount(ctx: RequestContext): Response {
   }
   const bank = BANKS_BY_COUNTRY[country]?.find((candidate) => candidate.bank_code === body.bank);
   if (bank === undefined) throw invalidField('bank', `Unknown bank code for ${body.currency}`);
-  if (body.account === UNRESOLVABLE_ACCOUNT) throw notFound('Account could not be resolved');
+  if (body.account === UNRESOLVABLE_ACCOUNT) throw notFoundError('Account could not be resolved');
   return json({
     status: 'success',
     data: {

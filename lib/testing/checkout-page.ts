@@ -5,7 +5,7 @@ import { formatMinorUnits } from '../money.ts';
 import { PAYMENT_METHODS, type PaymentMethod } from '../schemas/payments.ts';
 import { escapeHtml, htmlPage } from './html.ts';
 import { completePayment } from './payments.ts';
-import { param, type RequestContext } from './request.ts';
+import { param, type SandboxRequestContext } from './request.ts';
 import { iso } from './respond.ts';
 import type { PaymentRecord } from './state.ts';
 
@@ -21,7 +21,7 @@ const METHOD_LABELS: Record<PaymentMethod, string> = {
  * with Pay and Cancel buttons (an HTML form POSTing back here). A payment that is no
  * longer processing (used, failed, expired) answers 410; an unknown one 404.
  */
-export function showCheckout(ctx: RequestContext): Response {
+export function showCheckout(ctx: SandboxRequestContext): Response {
   const payment = ctx.core.state.payments.get(param(ctx, 'reference'));
   if (payment === undefined) return notFoundPage();
   if (payment.status !== 'processing') return gonePage(payment);
@@ -58,7 +58,7 @@ export function showCheckout(ctx: RequestContext): Response {
  * `success` (+ `charge_success`), cancel -> `abandoned`. Single use. Then 303 to
  * callback_url with `reference` appended, or a result page when there is none.
  */
-export function submitCheckout(ctx: RequestContext): Response {
+export function submitCheckout(ctx: SandboxRequestContext): Response {
   const payment = ctx.core.state.payments.get(param(ctx, 'reference'));
   if (payment === undefined) return notFoundPage();
   if (payment.status !== 'processing') return gonePage(payment);

@@ -4,7 +4,7 @@ import { toMajorUnits } from '../money.ts';
 import { PAYMENT_METHODS } from '../schemas/payments.ts';
 import { FaultsControlSchema, faultConfig, faultView } from './faults.ts';
 import { completePayment, findPayment, paymentView } from './payments.ts';
-import { param, type RequestContext, readControlBody } from './request.ts';
+import { param, readControlBody, type SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 import { settleDue } from './settlement.ts';
 import { CreditControlSchema, creditVirtualAccount } from './virtual-accounts.ts';
@@ -33,7 +33,7 @@ const AdvanceControlSchema = v.object({
  *
  * @throws 400 `validation_failed`; 404 `not_found`; 409 `payment_not_processing`.
  */
-export function completePaymentControl(ctx: RequestContext): Response {
+export function completePaymentControl(ctx: SandboxRequestContext): Response {
   const body = readControlBody(ctx, CompleteControlSchema);
   const payment = findPayment(ctx.core, param(ctx, 'reference'));
   completePayment(ctx.core, payment, body.outcome, body.payment_method);
@@ -50,7 +50,7 @@ export function completePaymentControl(ctx: RequestContext): Response {
  *
  * @throws 400 `validation_failed` for negative or absurd values.
  */
-export function advanceClockControl(ctx: RequestContext): Response {
+export function advanceClockControl(ctx: SandboxRequestContext): Response {
   const body = readControlBody(ctx, AdvanceControlSchema);
   ctx.core.state.clockOffsetMs += Math.round(body.seconds * 1000);
   const settled = settleDue(ctx.core);
@@ -67,7 +67,7 @@ export function advanceClockControl(ctx: RequestContext): Response {
  *
  * @throws 400 `validation_failed`; 404 `not_found`.
  */
-export function creditControl(ctx: RequestContext): Response {
+export function creditControl(ctx: SandboxRequestContext): Response {
   const body = readControlBody(ctx, CreditControlSchema);
   const data = creditVirtualAccount(ctx.core, param(ctx, 'account_reference'), body);
   return json({ status: 'success', message: 'Virtual account credited', data });
@@ -78,7 +78,7 @@ export function creditControl(ctx: RequestContext): Response {
  * empty body) clears every fault: the rates, the variant and the timing fault rules of
  * `POST /__sandbox/faults/rules` (records they already hide or hold keep their windows).
  */
-export function faultsControl(ctx: RequestContext): Response {
+export function faultsControl(ctx: SandboxRequestContext): Response {
   const body = readControlBody(ctx, FaultsControlSchema);
   ctx.core.state.faults = faultConfig(body);
   if (Object.keys(body).length === 0) {
@@ -93,13 +93,13 @@ export function faultsControl(ctx: RequestContext): Response {
  * rules, webhook log and retry schedule, request log) and cancels pending deferred
  * commits, read lags and webhook retries.
  */
-export function resetControl(ctx: RequestContext): Response {
+export function resetControl(ctx: SandboxRequestContext): Response {
   ctx.core.reset();
   return json({ status: 'success', message: 'Sandbox reset' });
 }
 
 /** `GET /__sandbox/state`: `{ now, balance, currency, counts }` (balance in major units). */
-export function stateControl(ctx: RequestContext): Response {
+export function stateControl(ctx: SandboxRequestContext): Response {
   const { state } = ctx.core;
   return json({
     now: iso(ctx.core.now()),
@@ -122,6 +122,6 @@ export function stateControl(ctx: RequestContext): Response {
 }
 
 /** `GET /__sandbox/webhooks`: `{ status, data: WebhookRecord[] }`, oldest first. */
-export function webhooksControl(ctx: RequestContext): Response {
+export function webhooksControl(ctx: SandboxRequestContext): Response {
   return json({ status: 'success', data: ctx.core.state.webhooks });
 }

@@ -3,11 +3,11 @@ import { toMajorUnits, toMinorUnits } from '../money.ts';
 import { DebitRequestSchema, DisburseRequestSchema } from '../schemas/direct-debits.ts';
 import { creditBalance } from './balance.ts';
 import type { SandboxCore } from './core.ts';
-import { duplicateReference, invalidField, notFound, SandboxHttpError } from './http-error.ts';
+import { duplicateReference, invalidField, notFoundError, SandboxHttpError } from './http-error.ts';
 import { sameEmail } from './lists.ts';
 import { findMandate } from './mandates.ts';
 import { beforeChange, recordCreated, shown } from './record-faults.ts';
-import { param, type RequestContext, readJsonBody } from './request.ts';
+import { param, readJsonBody, type SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { DebitRecord, MandateRecord } from './state.ts';
 import { createTransfer, newTransfer, queuedTransferView } from './transfers.ts';
@@ -25,7 +25,7 @@ const FAILING_DEBIT_CENTS = 13;
  *   not active or authorized"; 422 `mandate_not_started`, `mandate_expired`,
  *   `monthly_limit_exceeded`.
  */
-export function createDebit(ctx: RequestContext): Response {
+export function createDebit(ctx: SandboxRequestContext): Response {
   const { core } = ctx;
   const body = readJsonBody(ctx, DebitRequestSchema);
   if (core.state.debits.has(body.payment_reference))
@@ -75,10 +75,10 @@ export function createDebit(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found`.
  */
-export function debitStatus(ctx: RequestContext): Response {
+export function debitStatus(ctx: SandboxRequestContext): Response {
   const reference = param(ctx, 'payment_reference');
   const debit = shown(ctx.core, 'debit', reference, ctx.core.state.debits.get(reference));
-  if (debit === undefined) throw notFound('Debit not found');
+  if (debit === undefined) throw notFoundError('Debit not found');
   return json({ status: 'success', data: debitView(debit, true) });
 }
 
@@ -90,7 +90,7 @@ export function debitStatus(ctx: RequestContext): Response {
  *
  * @throws 400 `validation_failed`; 409 `duplicate_reference`; 409 `insufficient_funds`.
  */
-export function disburse(ctx: RequestContext): Response {
+export function disburse(ctx: SandboxRequestContext): Response {
   const body = readJsonBody(ctx, DisburseRequestSchema);
   const transfer = createTransfer(
     ctx.core,

@@ -7,7 +7,7 @@ import type { SandboxCore } from './core.ts';
 import { invalidField } from './http-error.ts';
 import { attachToExisting } from './record-faults.ts';
 import { type RecordKind, recordCreationRoutes } from './record-kinds.ts';
-import { type RequestContext, readControlBody } from './request.ts';
+import { readControlBody, type SandboxRequestContext } from './request.ts';
 import { json } from './respond.ts';
 
 /** Faults that act on a matching API request, `times` times. */
@@ -156,7 +156,7 @@ function ruleView(rule: FaultRule): Record<string, unknown> {
  *
  * @throws 400 `validation_failed` naming the field.
  */
-export function addFaultRuleControl(ctx: RequestContext): Response {
+export function addFaultRuleControl(ctx: SandboxRequestContext): Response {
   const { core } = ctx;
   const rule = toRule(core.nextId('rule'), readControlBody(ctx, FaultRuleSchema));
   core.state.faultRules.push(rule);
@@ -165,7 +165,7 @@ export function addFaultRuleControl(ctx: RequestContext): Response {
 }
 
 /** `GET /__sandbox/faults/rules`: `{ status, data: rule[] }` in the order they were added. */
-export function listFaultRulesControl(ctx: RequestContext): Response {
+export function listFaultRulesControl(ctx: SandboxRequestContext): Response {
   return json({ status: 'success', data: ctx.core.state.faultRules.map(ruleView) });
 }
 
@@ -175,7 +175,7 @@ export function listFaultRulesControl(ctx: RequestContext): Response {
  * and its `reference` and `payment_reference` query parameters.
  */
 export function namedReferences(
-  ctx: Pick<RequestContext, 'params' | 'url' | 'rawBody'>,
+  ctx: Pick<SandboxRequestContext, 'params' | 'url' | 'rawBody'>,
 ): Set<string> {
   const names = new Set<string>(Object.values(ctx.params));
   for (const name of ['reference', 'payment_reference']) {

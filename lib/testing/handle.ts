@@ -5,8 +5,8 @@ import { authenticate } from './auth.ts';
 import type { SandboxCore } from './core.ts';
 import { findRequestRule, namedReferences } from './fault-rules.ts';
 import { applyFaults } from './faults.ts';
-import { notFound, SandboxHttpError } from './http-error.ts';
-import type { RequestContext } from './request.ts';
+import { notFoundError, SandboxHttpError } from './http-error.ts';
+import type { SandboxRequestContext } from './request.ts';
 import {
   deferCommit,
   injectedError,
@@ -15,10 +15,10 @@ import {
   routeKey,
   runHandler,
 } from './request-faults.ts';
-import { isLoggedPath, logRequest, type RequestFaultView } from './request-log.ts';
-import { errorResponse } from './respond.ts';
+import { isLoggedPath, type RequestFaultView, recordRequest } from './request-log.ts';
+import { apiErrorResponse } from './respond.ts';
 import { matchRoute, type Route } from './router.ts';
-import { ROUTES } from './routes.ts';
+import { SANDBOX_ROUTES } from './routes.ts';
 import { settleDue } from './settlement.ts';
 
 /**
@@ -54,7 +54,7 @@ export async function handleRequest(core: SandboxCore, request: Request): Promis
   const url = new URL(request.url);
   let rawBody: Uint8Array = new Uint8Array();
   let drop = false;
-  let faulted: { route: Route; ctx: RequestContext; outcome: RuleOutcome } | undefined;
+  let faulted: { route: Route; ctx: SandboxRequestContext; outcome: RuleOutcome } | undefined;
   let fault: RequestFaultView | undefined;
   let response: Response;
   try {
@@ -62,8 +62,8 @@ export async function handleRequest(core: SandboxCore, request: Request): Promis
     // Read before routing so the request log shows the body of a 404, 405 or 503 too;
     // capped, so an oversized upload is never buffered whole.
     rawBody = await readCapped(request, DEFAULT_MAX_BODY_BYTES);
-    const match = matchRoute(ROUTES, request.method, url.pathname);
-    if (match.kind === 'not_found') throw notFound(`No route for ${url.pathname}`);
+    const match = matchRoute(SANDBOX_ROUTES, request.method, url.pathname);
+    if (match.kind === 'not_found') throw notFoundError(`No route for ${url.pathname}`);
     if (match.kind === 'method_not_allowed') {
       throw new SandboxHttpError(
         405,
@@ -73,7 +73,7 @@ export async function handleRequest(core: SandboxCore, request: Request): Promis
       );
     }
     const { route, params } = match;
-    const ctx: RequestContext = { core, request, url, params, rawBody, requestId };
+    const ctx: SandboxRequestContext = { core, request, url, params, rawBody, requestId };
     // Before the signature check, which would refuse the cut-off bytes as a bad signature.
     checkBodySize(request.headers, rawBody.byteLength, DEFAULT_MAX_BODY_BYTES);
     const faultable = route.access === 'signed' || route.access === 'public';
@@ -104,11 +104,11 @@ export async function handleRequest(core: SandboxCore, request: Request): Promis
       response = await runHandler(core, route, ctx);
     }
   } catch (error) {
-    response = errorResponse(error, requestId);
+    response = apiErrorResponse(error, requestId);
   }
   response.headers.set(REQUEST_ID_HEADER, requestId);
   const entry = isLoggedPath(url.pathname)
-    ? logRequest(core, {
+    ? recordRequest(core, {
         request,
         url,
         rawBody,

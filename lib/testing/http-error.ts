@@ -51,7 +51,7 @@ export function invalidField(path: string, message: string): SandboxHttpError {
 }
 
 /** 404 `not_found` with `message` (e.g. "Payment not found"). */
-export function notFound(message: string): SandboxHttpError {
+export function notFoundError(message: string): SandboxHttpError {
   return new SandboxHttpError(404, 'not_found', message);
 }
 

@@ -5,9 +5,9 @@ import {
   ValidateActivationRequestSchema,
 } from '../schemas/direct-debits.ts';
 import type { SandboxCore } from './core.ts';
-import { invalidField, notFound, SandboxHttpError } from './http-error.ts';
+import { invalidField, notFoundError, SandboxHttpError } from './http-error.ts';
 import { beforeChange, recordCreated, shown } from './record-faults.ts';
-import { param, type RequestContext, readJsonBody } from './request.ts';
+import { param, readJsonBody, type SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { MandateRecord } from './state.ts';
 
@@ -20,7 +20,7 @@ const ACTIVATION_ANSWERS = { otp: '123456', pin: '1234' } as const;
  *
  * @throws 400 `validation_failed` naming the field.
  */
-export function createMandate(ctx: RequestContext): Response {
+export function createMandate(ctx: SandboxRequestContext): Response {
   const { core } = ctx;
   const body = readJsonBody(ctx, CreateMandateRequestSchema);
   if (body.start_date <= core.today()) {
@@ -55,7 +55,7 @@ export function createMandate(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found`; 409 `mandate_already_active`; 409 `mandate_cancelled`.
  */
-export function initiateActivation(ctx: RequestContext): Response {
+export function initiateActivation(ctx: SandboxRequestContext): Response {
   const mandate = pendingMandate(ctx.core, param(ctx, 'mandate_reference'));
   mandate.activationInitiated = true;
   return json({
@@ -80,7 +80,7 @@ export function initiateActivation(ctx: RequestContext): Response {
  *   param names); 404 `not_found`; 409 `mandate_already_active`; 409 `mandate_cancelled`;
  *   409 `activation_not_initiated`; 422 `invalid_activation_credentials`.
  */
-export function validateActivation(ctx: RequestContext): Response {
+export function validateActivation(ctx: SandboxRequestContext): Response {
   const { core } = ctx;
   const body = readJsonBody(ctx, ValidateActivationRequestSchema);
   const reference = param(ctx, 'mandate_reference');
@@ -142,10 +142,10 @@ export function validateActivation(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found`.
  */
-export function retrieveMandate(ctx: RequestContext): Response {
+export function retrieveMandate(ctx: SandboxRequestContext): Response {
   const reference = param(ctx, 'mandate_reference');
   const mandate = shown(ctx.core, 'mandate', reference, ctx.core.state.mandates.get(reference));
-  if (mandate === undefined) throw notFound('Mandate not found');
+  if (mandate === undefined) throw notFoundError('Mandate not found');
   return json({ status: 'success', data: mandateView(mandate) });
 }
 
@@ -155,7 +155,7 @@ export function retrieveMandate(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found`.
  */
-export function cancelMandate(ctx: RequestContext): Response {
+export function cancelMandate(ctx: SandboxRequestContext): Response {
   const mandate = findMandate(ctx.core, param(ctx, 'mandate_reference'));
   if (mandate.status !== 'cancelled') {
     mandate.status = 'cancelled';
@@ -175,7 +175,7 @@ export function cancelMandate(ctx: RequestContext): Response {
  */
 export function findMandate(core: SandboxCore, reference: string): MandateRecord {
   const mandate = core.state.mandates.get(reference);
-  if (mandate === undefined) throw notFound('Mandate not found');
+  if (mandate === undefined) throw notFoundError('Mandate not found');
   return mandate;
 }
 

@@ -9,10 +9,10 @@ import {
 import { creditBalance, requireAccountCurrency } from './balance.ts';
 import type { SandboxCore } from './core.ts';
 import { paymentFeeMinor } from './fees.ts';
-import { duplicateReference, notFound, SandboxHttpError } from './http-error.ts';
+import { duplicateReference, notFoundError, SandboxHttpError } from './http-error.ts';
 import { listPage, pageFields, sameEmail } from './lists.ts';
 import { beforeChange, recordCreated, shown, shownAll } from './record-faults.ts';
-import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
+import { param, parseQuery, readJsonBody, type SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { PaymentRecord } from './state.ts';
 
@@ -28,7 +28,7 @@ export type CheckoutOutcome = 'success' | 'failed' | 'abandoned';
  *
  * @throws 400 `validation_failed`; 409 `duplicate_reference` for a reused reference.
  */
-export function initializePayment(ctx: RequestContext): Response {
+export function initializePayment(ctx: SandboxRequestContext): Response {
   const { core } = ctx;
   const body = readJsonBody(ctx, InitializePaymentRequestSchema);
   requireAccountCurrency(core, body.currency);
@@ -69,7 +69,7 @@ export function initializePayment(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found`.
  */
-export function verifyPayment(ctx: RequestContext): Response {
+export function verifyPayment(ctx: SandboxRequestContext): Response {
   const payment = findShownPayment(ctx.core, param(ctx, 'reference'));
   const view = paymentView(payment, false);
   if (ctx.core.state.faults.variant === 'flat') {
@@ -79,8 +79,8 @@ export function verifyPayment(ctx: RequestContext): Response {
 }
 
 /** `GET /merchants/transactions`: `{ status, total, page, pageSize, data: Payment[] }` with fee. */
-export function listTransactions(ctx: RequestContext): Response {
-  const query = readQuery(ctx, ListTransactionsQuerySchema);
+export function listTransactions(ctx: SandboxRequestContext): Response {
+  const query = parseQuery(ctx, ListTransactionsQuerySchema);
   const page = listPage(
     shownAll(ctx.core, 'payment', ctx.core.state.payments.values(), (p) => p.reference),
     query,
@@ -103,7 +103,7 @@ export function listTransactions(ctx: RequestContext): Response {
  */
 export function findPayment(core: SandboxCore, reference: string): PaymentRecord {
   const payment = core.state.payments.get(reference);
-  if (payment === undefined) throw notFound('Payment not found');
+  if (payment === undefined) throw notFoundError('Payment not found');
   return payment;
 }
 
@@ -115,7 +115,7 @@ export function findPayment(core: SandboxCore, reference: string): PaymentRecord
  */
 export function findShownPayment(core: SandboxCore, reference: string): PaymentRecord {
   const payment = shown(core, 'payment', reference, core.state.payments.get(reference));
-  if (payment === undefined) throw notFound('Payment not found');
+  if (payment === undefined) throw notFoundError('Payment not found');
   return payment;
 }
 

@@ -3,11 +3,11 @@ import { toMajorUnits, toMinorUnits } from '../money.ts';
 import { InitializeRefundRequestSchema, ListRefundsQuerySchema } from '../schemas/refunds.ts';
 import { creditBalance, debitBalance } from './balance.ts';
 import type { SandboxCore } from './core.ts';
-import { invalidField, notFound, SandboxHttpError } from './http-error.ts';
+import { invalidField, notFoundError, SandboxHttpError } from './http-error.ts';
 import { listPage, newestFirst, pageFields } from './lists.ts';
 import { findPayment, findShownPayment } from './payments.ts';
 import { beforeChange, recordCreated, shown, shownAll } from './record-faults.ts';
-import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
+import { param, parseQuery, readJsonBody, type SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { RefundRecord } from './state.ts';
 
@@ -24,7 +24,7 @@ const FAILING_REFUND_ACCOUNT = '0000000000';
  *   409 `payment_not_refundable` (payment not successful); 422 `refund_exceeds_payment`;
  *   409 `insufficient_funds`.
  */
-export function initializeRefund(ctx: RequestContext): Response {
+export function initializeRefund(ctx: SandboxRequestContext): Response {
   const { core } = ctx;
   const body = readJsonBody(ctx, InitializeRefundRequestSchema);
   if (core.state.refunds.has(body.refund_reference)) {
@@ -82,10 +82,10 @@ export function initializeRefund(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found`.
  */
-export function retrieveRefund(ctx: RequestContext): Response {
+export function retrieveRefund(ctx: SandboxRequestContext): Response {
   const reference = param(ctx, 'refund_reference');
   const refund = shown(ctx.core, 'refund', reference, ctx.core.state.refunds.get(reference));
-  if (refund === undefined) throw notFound('Refund not found');
+  if (refund === undefined) throw notFoundError('Refund not found');
   const view = refundView(refund, true);
   if (ctx.core.state.faults.variant === 'flat') {
     const { refund_status, ...rest } = view;
@@ -100,7 +100,7 @@ export function retrieveRefund(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found` when the payment does not exist.
  */
-export function listPaymentRefunds(ctx: RequestContext): Response {
+export function listPaymentRefunds(ctx: SandboxRequestContext): Response {
   const payment = findShownPayment(ctx.core, param(ctx, 'payment_reference'));
   const refunds = newestFirst(shownRefunds(ctx.core)).filter(
     (r) => r.paymentReference === payment.reference,
@@ -109,8 +109,8 @@ export function listPaymentRefunds(ctx: RequestContext): Response {
 }
 
 /** `GET /merchants/refunds`: `{ status, data: { total, page, pageSize, records } }`. */
-export function listRefunds(ctx: RequestContext): Response {
-  const query = readQuery(ctx, ListRefundsQuerySchema);
+export function listRefunds(ctx: SandboxRequestContext): Response {
+  const query = parseQuery(ctx, ListRefundsQuerySchema);
   const page = listPage(
     shownRefunds(ctx.core),
     query,
@@ -125,7 +125,7 @@ export function listRefunds(ctx: RequestContext): Response {
 }
 
 /** `GET /refunds/count-by-status`: `{ status, data: { processing, success, failed } }`; flat: the counts alone. */
-export function countRefundsByStatus(ctx: RequestContext): Response {
+export function countRefundsByStatus(ctx: SandboxRequestContext): Response {
   const counts = { processing: 0, success: 0, failed: 0 };
   for (const refund of shownRefunds(ctx.core)) counts[refund.status] += 1;
   if (ctx.core.state.faults.variant === 'flat') return json(counts);

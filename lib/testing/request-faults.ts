@@ -5,9 +5,9 @@
 import type { SandboxCore } from './core.ts';
 import type { FaultRule } from './fault-rules.ts';
 import { SandboxHttpError } from './http-error.ts';
-import type { RequestContext } from './request.ts';
+import type { SandboxRequestContext } from './request.ts';
 import type { RequestLogEntry } from './request-log.ts';
-import { errorResponse, iso } from './respond.ts';
+import { apiErrorResponse, iso } from './respond.ts';
 import type { Route } from './router.ts';
 import { settleDue } from './settlement.ts';
 
@@ -34,7 +34,7 @@ export function injectedError(rule: FaultRule): SandboxHttpError {
 export async function runHandler(
   core: SandboxCore,
   route: Route,
-  ctx: RequestContext,
+  ctx: SandboxRequestContext,
 ): Promise<Response> {
   core.currentRoute = routeKey(route);
   try {
@@ -85,7 +85,7 @@ export function deferCommit(
   core: SandboxCore,
   rule: FaultRule,
   route: Route,
-  ctx: RequestContext,
+  ctx: SandboxRequestContext,
   entry: RequestLogEntry | undefined,
 ): void {
   core.timers.after(rule.afterMs ?? 0, 'state', async () => {
@@ -94,7 +94,7 @@ export function deferCommit(
     try {
       status = (await runHandler(core, route, ctx)).status;
     } catch (error) {
-      status = errorResponse(error, ctx.requestId).status;
+      status = apiErrorResponse(error, ctx.requestId).status;
     }
     if (entry?.fault !== undefined) {
       entry.fault.commit_status = status;

@@ -1,6 +1,6 @@
 // The request log (`GET /__sandbox/requests`): what reached the sandbox's API, as received.
 import type { SandboxCore } from './core.ts';
-import type { RequestContext } from './request.ts';
+import type { SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 
 /** How many entries the log keeps; older ones are dropped first. */
@@ -68,7 +68,7 @@ export function isLoggedPath(pathname: string): boolean {
   return !/^\/(__sandbox|checkout)(\/|$)/.test(pathname);
 }
 
-/** What {@link logRequest} records about one request. */
+/** What {@link recordRequest} records about one request. */
 export interface LoggedRequest {
   request: Request;
   url: URL;
@@ -88,7 +88,7 @@ export interface LoggedRequest {
  * @param logged - the request, its body bytes, id, arrival time, answered status and fault.
  * @returns the entry, which a deferred commit completes later.
  */
-export function logRequest(core: SandboxCore, logged: LoggedRequest): RequestLogEntry {
+export function recordRequest(core: SandboxCore, logged: LoggedRequest): RequestLogEntry {
   const headers: Record<string, string> = {};
   logged.request.headers.forEach((value, name) => {
     headers[name] = REDACTED_HEADERS.has(name) ? REDACTED : value;
@@ -122,7 +122,7 @@ export function logRequest(core: SandboxCore, logged: LoggedRequest): RequestLog
  * `request_id` keeps only the entries with exactly that id (parallel tests sharing
  * one sandbox each send their own `X-Request-Id` and find their requests by it).
  */
-export function requestsControl(ctx: RequestContext): Response {
+export function requestsControl(ctx: SandboxRequestContext): Response {
   const requestId = ctx.url.searchParams.get('request_id');
   const entries = ctx.core.state.requests;
   const data =

@@ -5,7 +5,7 @@ import type { SandboxCore } from './core.ts';
 import { SandboxHttpError, validationError } from './http-error.ts';
 
 /** The request as a handler sees it. */
-export interface RequestContext {
+export interface SandboxRequestContext {
   core: SandboxCore;
   request: Request;
   url: URL;
@@ -29,7 +29,7 @@ const CONTROL_CONTENT_TYPE = 'application/json';
  *
  * @throws {SandboxHttpError} 500 when the route has no such parameter (a programming error).
  */
-export function param(ctx: RequestContext, name: string): string {
+export function param(ctx: SandboxRequestContext, name: string): string {
   const value = ctx.params[name];
   if (value === undefined)
     throw new SandboxHttpError(500, 'internal_error', `No parameter ${name}`);
@@ -48,7 +48,7 @@ export function param(ctx: RequestContext, name: string): string {
  *   non-object, a repeated key, or schema issues (rendered by `errorResponse`).
  */
 export function readJsonBody<S extends AnySchema>(
-  ctx: RequestContext,
+  ctx: SandboxRequestContext,
   schema: S,
 ): v.InferOutput<S> {
   return parseJsonBody(ctx.rawBody, ctx.request.headers.get('Content-Type'), schema).value;
@@ -62,7 +62,7 @@ export function readJsonBody<S extends AnySchema>(
  * @throws {SandboxHttpError} 400 `validation_failed` when `{}` does not satisfy the schema.
  */
 export function readControlBody<S extends AnySchema>(
-  ctx: RequestContext,
+  ctx: SandboxRequestContext,
   schema: S,
 ): v.InferOutput<S> {
   if (decoder.decode(ctx.rawBody).trim() === '') return validate(schema, {});
@@ -74,7 +74,10 @@ export function readControlBody<S extends AnySchema>(
  *
  * @throws {SandboxHttpError} 400 `validation_failed` with every issue.
  */
-export function readQuery<S extends AnySchema>(ctx: RequestContext, schema: S): v.InferOutput<S> {
+export function parseQuery<S extends AnySchema>(
+  ctx: SandboxRequestContext,
+  schema: S,
+): v.InferOutput<S> {
   const query: Record<string, string> = {};
   for (const [name, value] of ctx.url.searchParams) {
     if (!(name in query)) query[name] = value;

@@ -26,7 +26,7 @@ export function json(body: unknown, status = 200, headers: Record<string, string
  * @param requestId - the request id to report.
  * @returns the error response.
  */
-export function errorResponse(error: unknown, requestId: string): Response {
+export function apiErrorResponse(error: unknown, requestId: string): Response {
   const httpError =
     error instanceof SandboxHttpError
       ? error

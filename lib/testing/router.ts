@@ -1,5 +1,5 @@
 // A small route table: literal and `:param` segments, first match wins, 404 vs 405.
-import type { RequestContext } from './request.ts';
+import type { SandboxRequestContext } from './request.ts';
 
 /**
  * Who may call a route: `signed` endpoints verify the signature headers; `public`
@@ -9,7 +9,7 @@ import type { RequestContext } from './request.ts';
 export type RouteAccess = 'signed' | 'public' | 'control' | 'page';
 
 /** A route handler; throws SandboxHttpError for error answers. */
-export type Handler = (ctx: RequestContext) => Response | Promise<Response>;
+export type Handler = (ctx: SandboxRequestContext) => Response | Promise<Response>;
 
 /** One entry of the route table. */
 export interface Route {

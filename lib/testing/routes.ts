@@ -75,7 +75,7 @@ const HANDLERS: Readonly<Record<EndpointName, Handler>> = {
  * Every route: the payments API's endpoints in the table's order (literal paths before
  * `:param` ones that could shadow them), then the checkout page and the test controls.
  */
-export const ROUTES: Route[] = [
+export const SANDBOX_ROUTES: Route[] = [
   ...listEndpoints().map((endpoint) =>
     route(
       endpoint.method,

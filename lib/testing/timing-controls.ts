@@ -1,6 +1,6 @@
 // Test controls of the timing faults and webhook retries (docs/sandbox.md, "Timing faults").
 import * as v from 'valibot';
-import { type RequestContext, readControlBody } from './request.ts';
+import { readControlBody, type SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 
 /** Most retries a schedule may hold. */
@@ -32,18 +32,18 @@ const RetriesControlSchema = v.strictObject({
  *
  * @throws 400 `validation_failed` naming `delays_ms`.
  */
-export function setRetriesControl(ctx: RequestContext): Response {
+export function setRetriesControl(ctx: SandboxRequestContext): Response {
   const body = readControlBody(ctx, RetriesControlSchema);
   ctx.core.state.webhookRetryDelaysMs = [...body.delays_ms];
   return retriesView(ctx, 'Webhook retry schedule set');
 }
 
 /** `GET /__sandbox/webhooks/retries`: `{ status, data: { delays_ms } }`, the current schedule. */
-export function getRetriesControl(ctx: RequestContext): Response {
+export function getRetriesControl(ctx: SandboxRequestContext): Response {
   return retriesView(ctx, 'Webhook retry schedule');
 }
 
-function retriesView(ctx: RequestContext, message: string): Response {
+function retriesView(ctx: SandboxRequestContext, message: string): Response {
   return json({
     status: 'success',
     message,
@@ -58,7 +58,7 @@ function retriesView(ctx: RequestContext, message: string): Response {
  * are not waited for). `{ status, data: { now } }`. Lets a test over HTTP wait for a
  * window to close without sleeping.
  */
-export async function idleControl(ctx: RequestContext): Promise<Response> {
+export async function idleControl(ctx: SandboxRequestContext): Promise<Response> {
   await ctx.core.timers.idle();
   await ctx.core.flush();
   return json({ status: 'success', message: 'Idle', data: { now: iso(ctx.core.now()) } });

@@ -8,10 +8,10 @@ import {
 import { creditBalance, debitBalance, requireAccountCurrency } from './balance.ts';
 import type { SandboxCore } from './core.ts';
 import { transferFeeMinor } from './fees.ts';
-import { duplicateReference, notFound } from './http-error.ts';
+import { duplicateReference, notFoundError } from './http-error.ts';
 import { listPage, pageFields, sameEmail } from './lists.ts';
 import { beforeChange, recordCreated, shown, shownAll } from './record-faults.ts';
-import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
+import { param, parseQuery, readJsonBody, type SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { Metadata, TransferRecord } from './state.ts';
 
@@ -96,7 +96,7 @@ export function createTransfer(core: SandboxCore, input: NewTransfer): TransferR
  *
  * @throws 400 `validation_failed`; 409 `duplicate_reference`; 409 `insufficient_funds`.
  */
-export function initializeTransfer(ctx: RequestContext): Response {
+export function initializeTransfer(ctx: SandboxRequestContext): Response {
   const body = readJsonBody(ctx, InitializeTransferRequestSchema);
   const transfer = createTransfer(
     ctx.core,
@@ -121,10 +121,10 @@ export function initializeTransfer(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found`.
  */
-export function verifyTransfer(ctx: RequestContext): Response {
+export function verifyTransfer(ctx: SandboxRequestContext): Response {
   const reference = param(ctx, 'reference');
   const transfer = shown(ctx.core, 'transfer', reference, ctx.core.state.transfers.get(reference));
-  if (transfer === undefined) throw notFound('Transfer not found');
+  if (transfer === undefined) throw notFoundError('Transfer not found');
   if (ctx.core.state.faults.variant === 'flat') {
     return json({
       status: transfer.status,
@@ -141,8 +141,8 @@ export function verifyTransfer(ctx: RequestContext): Response {
 }
 
 /** `GET /merchants/disbursements`: `{ status, data: { total, page, pageSize, data } }`. */
-export function listDisbursements(ctx: RequestContext): Response {
-  const query = readQuery(ctx, ListDisbursementsQuerySchema);
+export function listDisbursements(ctx: SandboxRequestContext): Response {
+  const query = parseQuery(ctx, ListDisbursementsQuerySchema);
   const page = listPage(
     shownAll(ctx.core, 'transfer', ctx.core.state.transfers.values(), (t) => t.reference),
     query,

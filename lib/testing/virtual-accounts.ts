@@ -10,10 +10,10 @@ import {
 import { creditBalance, requireAccountCurrency } from './balance.ts';
 import type { SandboxCore } from './core.ts';
 import { virtualAccountNumber } from './hash.ts';
-import { duplicateReference, notFound } from './http-error.ts';
+import { duplicateReference, notFoundError } from './http-error.ts';
 import { listPage, newestFirst, pageFields, sameEmail } from './lists.ts';
 import { recordCreated, shown, shownAll } from './record-faults.ts';
-import { param, type RequestContext, readJsonBody, readQuery } from './request.ts';
+import { param, parseQuery, readJsonBody, type SandboxRequestContext } from './request.ts';
 import { iso, json } from './respond.ts';
 import type { VirtualAccountRecord, VirtualAccountTransactionRecord } from './state.ts';
 
@@ -30,7 +30,7 @@ const VIRTUAL_ACCOUNT_CREDIT_EVENT = 'virtual_account_credit';
  * @throws 400 `validation_failed` (incl. a currency_code other than the account's);
  *   409 `duplicate_reference`.
  */
-export function createVirtualAccount(ctx: RequestContext): Response {
+export function createVirtualAccount(ctx: SandboxRequestContext): Response {
   const { core } = ctx;
   const body = readJsonBody(ctx, CreateVirtualAccountRequestSchema);
   requireAccountCurrency(core, body.currency_code, 'currency_code');
@@ -71,11 +71,11 @@ export function createVirtualAccount(ctx: RequestContext): Response {
  *
  * @throws 404 `not_found`.
  */
-export function retrieveVirtualAccount(ctx: RequestContext): Response {
+export function retrieveVirtualAccount(ctx: SandboxRequestContext): Response {
   const reference = param(ctx, 'account_reference');
   const stored = ctx.core.state.virtualAccounts.get(reference);
   const account = shown(ctx.core, 'virtual_account', reference, stored);
-  if (account === undefined) throw notFound('Virtual account not found');
+  if (account === undefined) throw notFoundError('Virtual account not found');
   return json({ status: 'success', data: virtualAccountView(account) });
 }
 
@@ -85,18 +85,18 @@ export function retrieveVirtualAccount(ctx: RequestContext): Response {
  *
  * @throws 400 `validation_failed`; 404 `not_found` when the email has no account.
  */
-export function virtualAccountByEmail(ctx: RequestContext): Response {
+export function virtualAccountByEmail(ctx: SandboxRequestContext): Response {
   const body = readJsonBody(ctx, VirtualAccountByEmailRequestSchema);
   const accounts = ctx.core.state.virtualAccounts.values();
   const shownAccounts = shownAll(ctx.core, 'virtual_account', accounts, (a) => a.accountReference);
   const account = newestFirst(shownAccounts).find((a) => sameEmail(a.customerEmail, body.email));
-  if (account === undefined) throw notFound('No virtual account for this email');
+  if (account === undefined) throw notFoundError('No virtual account for this email');
   return json({ status: 'success', data: virtualAccountView(account) });
 }
 
 /** `GET /merchants/virtual-accounts/transactions`: `{ status, total, page, pageSize, data }`. */
-export function listVirtualAccountTransactions(ctx: RequestContext): Response {
-  const query = readQuery(ctx, ListVirtualAccountTransactionsQuerySchema);
+export function listVirtualAccountTransactions(ctx: SandboxRequestContext): Response {
+  const query = parseQuery(ctx, ListVirtualAccountTransactionsQuerySchema);
   const page = listPage(
     ctx.core.state.virtualAccountTransactions,
     query,
@@ -158,7 +158,7 @@ export function creditVirtualAccount(
 
 function findVirtualAccount(core: SandboxCore, reference: string): VirtualAccountRecord {
   const account = core.state.virtualAccounts.get(reference);
-  if (account === undefined) throw notFound('Virtual account not found');
+  if (account === undefined) throw notFoundError('Virtual account not found');
   return account;
 }
 
