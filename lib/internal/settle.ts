@@ -13,7 +13,7 @@ import { backoffDelayMs } from './retry-timing.ts';
  * @param deadlineMs - what is left of the call's budget, in milliseconds (`undefined`
  *   without one): the lookup must not outlive the call it serves.
  */
-export type RecordLookup = (deadlineMs: number | undefined) => Promise<unknown>;
+export type ReferenceLookup = (deadlineMs: number | undefined) => Promise<unknown>;
 
 /** What the lookups of one settle window have to go by. */
 export interface SettleTiming {
@@ -48,7 +48,7 @@ export type Settled = { record: unknown } | 'absent' | 'unsettled';
  * @throws what `lookup` rejects with; the abort error when the signal aborts a wait.
  */
 export async function lookUpUntilSettled(
-  lookup: RecordLookup,
+  lookup: ReferenceLookup,
   windowMs: number,
   timing: SettleTiming,
 ): Promise<Settled> {

@@ -11,7 +11,7 @@ import { delay } from './delay.ts';
 import type { Logger, RequestEvent, ResponseEvent } from './hooks.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 import { backoffDelayMs, isRetryableStatus, retryAfterMs } from './retry-timing.ts';
-import { lookUpUntilSettled, type RecordLookup, type SettleTiming } from './settle.ts';
+import { lookUpUntilSettled, type ReferenceLookup, type SettleTiming } from './settle.ts';
 
 /** How the transport authenticates: HMAC signing with the secret, or a gateway bearer token. */
 type Credentials =
@@ -52,7 +52,7 @@ export type RetryPolicy =
    */
   | {
       kind: 'verify';
-      lookup: RecordLookup;
+      lookup: ReferenceLookup;
       /**
        * The merchant reference of a money request. With it, in direct mode, the lookups
        * go on through the settle window before a resend, and a resend refused because the
