@@ -1,11 +1,10 @@
 import type { IRequest } from 'itty-router';
 import { SignatureVerificationError, verifyRequestSignature } from '../../lib/index.ts';
 import { parseJsonBody, readBody } from '../../lib/shared.ts';
-import { settingsOf } from '../config.ts';
 import { fanOutDeliveriesStatement } from '../db/deliveries.ts';
 import { findWebhookEvent, insertWebhookEventStatement, UNCHECKED } from '../db/webhook-events.ts';
 import { withHttpErrors } from '../http/body.ts';
-import { contextOf } from '../http/context.ts';
+import { contextOf, settingsIn } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
@@ -56,7 +55,7 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  */
 export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {
   const context = contextOf(request);
-  const settings = settingsOf(env);
+  const settings = settingsIn(context);
   const body = await withHttpErrors(() => readBody(request, settings.maxBodyBytes));
   const { secret, allowUnsigned } = settings.webhooks;
   if (secret !== undefined) await verifySignature(secret, body, request.headers);
