@@ -16,10 +16,7 @@ const SELF = relative(root, import.meta.filename);
 // Files that still name a section of the outside spec, each waiting on its owner; remove an
 // entry once its file points at docs/payments-api.md. The test fails on an entry whose file
 // no longer needs it, so the list only shrinks.
-const SPEC_REFERENCES_ALLOWED = new Set<string>([
-  // The envelope's docstring and an OpenAPI description string (a served text).
-  'worker/openapi/components.ts',
-]);
+const SPEC_REFERENCES_ALLOWED = new Set<string>([]);
 
 // `(spec: Events)`, `// spec: Payments`, `list filters, spec: ISO 8601`; not a parameter
 // typed `spec: CallSpec`.

@@ -24,7 +24,7 @@ export const ErrorBodySchema = v.object({
   request_id: v.string(),
 });
 
-/** The spec's success envelope (spec: Endpoints): `status`, usually `data`, sometimes `message`. */
+/** The API's success envelope (docs/payments-api.md, "Endpoints"): `status`, usually `data`, sometimes `message`. */
 export const SuccessEnvelopeSchema = v.object({
   status: v.string(),
   message: v.optional(v.string()),
@@ -185,7 +185,7 @@ export function securitySchemes(toleranceSec: number): Record<string, OpenApiObj
       in: 'header',
       name: SIGNATURE_HEADER,
       description:
-        `The payment service's HMAC headers (spec: Authentication): \`${KEY_ID_HEADER}\` ` +
+        `The payment service's HMAC headers: \`${KEY_ID_HEADER}\` ` +
         `(its key id, not checked), \`${TIMESTAMP_HEADER}\` (unix seconds, within ` +
         `${toleranceSec} s of the gateway's clock, past or future) and ` +
         `\`${SIGNATURE_HEADER}\` (lowercase hex HMAC-SHA256, keyed with \`WEBHOOK_SECRET\`, ` +
