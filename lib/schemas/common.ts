@@ -180,13 +180,13 @@ export const PageSizeQuerySchema: v.OptionalSchema<
 );
 
 /** The pagination entries every list query shares (docs/payments-api.md, "Limits"). */
-export const PaginationQueryEntries = {
+const PaginationQueryEntries = {
   page: PageQuerySchema,
   page_size: PageSizeQuerySchema,
 } as const;
 
 /** Whether an inclusive `start_date`..`end_date` range is in order (either may be absent). */
-export function isOrderedRange(query: {
+function isOrderedRange(query: {
   start_date?: string | undefined;
   end_date?: string | undefined;
 }): boolean {
@@ -196,7 +196,11 @@ export function isOrderedRange(query: {
   return start === undefined || end === undefined || start <= end;
 }
 
-/** Message of the issue raised, on `end_date`, when a range ends before it starts. */
+/**
+ * Message of the issue raised, on `end_date`, when a range ends before it starts.
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const RANGE_ORDER_MESSAGE = 'Expected end_date not before start_date';
 
 /** What {@link crossFieldCheck} returns: a valibot `rawCheck` action carrying its message. */

@@ -4,7 +4,7 @@ import { UnauthorizedError } from '../http/errors.ts';
  * `Authorization: Bearer <token>` (RFC 6750 2.1): case-insensitive scheme, then one
  * token of visible ASCII (trailing spaces are trimmed by Headers); group 1 is the token.
  */
-export const BEARER = /^Bearer +([\x21-\x7E]+)$/i;
+const BEARER = /^Bearer +([\x21-\x7E]+)$/i;
 
 /**
  * The bearer token of a request, for the caller guard and the admin guard alike.

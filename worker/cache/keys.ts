@@ -50,6 +50,8 @@ async function resolveKeyOf(body: ValidBody | undefined): Promise<string | undef
  * @param body - the exact request body bytes.
  * @returns the key, or `undefined` (not cacheable) when the body is not a JSON object
  *   with string `bank`, `account` and `currency`.
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export function resolveCacheKey(body: Uint8Array | undefined): Promise<string | undefined> {
   let value: unknown;

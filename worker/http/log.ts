@@ -14,6 +14,8 @@ const ACCOUNT_NUMBER = /(?<![\w-])(\d{6,30})(\d{4})(?![\w-])/g;
  *
  * @param text - any text headed for a log line.
  * @returns the text with every standalone run of 10 to 34 digits masked.
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export function maskAccountNumbers(text: string): string {
   return text.replace(ACCOUNT_NUMBER, (_, _hidden: string, last: string) => `******${last}`);

@@ -25,7 +25,7 @@ export function jsonResponse(body: unknown, init: ResponseInit = {}): Response {
  * @param error - the error to render.
  * @param requestId - the request's id, repeated in the body.
  */
-export function errorResponse(error: HttpError, requestId: string): Response {
+function errorResponse(error: HttpError, requestId: string): Response {
   return jsonResponse(
     {
       status: 'error',

@@ -20,7 +20,7 @@ import { componentName, openApiPath, routeParameters } from './parameters.ts';
 import { convertSchemas, SCHEMA_REF_PREFIX } from './schemas.ts';
 import { errorStatuses } from './statuses.ts';
 
-export { OPENAPI_PATH } from './components.ts';
+/** @internal Exported for the tests, which call it directly. */
 export { openApiPath } from './parameters.ts';
 
 /** The OpenAPI version the document follows. */

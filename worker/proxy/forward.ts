@@ -61,6 +61,8 @@ export const forwardUpstream: ProxyTerminal = async (exchange) => {
  *
  * @param upstream - the upstream's answer, body read.
  * @returns a new response; no body for an empty body or a null-body status (204, 304...).
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export function callerResponse(upstream: UpstreamResponse): Response {
   const body =

@@ -20,7 +20,7 @@ import { PROXY_ROUTES } from './table.ts';
  * @param route - the route being proxied.
  * @returns the stages for that route.
  */
-export function stagesFor(route: ProxyRoute): readonly ProxyStage[] {
+function stagesFor(route: ProxyRoute): readonly ProxyStage[] {
   return [
     accessStage(route),
     validationStage(route),

@@ -70,6 +70,8 @@ const OpenApiDocumentSchema = v.looseObject({ openapi: v.string() });
  * The routes the gateway answers itself, in registration order (a literal segment before
  * a `:param` that would also match it): the health check, the OpenAPI document, the
  * webhook ingress and the admin API, each with its handler.
+ *
+ * @internal Exported for the tests, which check against the same value.
  */
 export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
   route(

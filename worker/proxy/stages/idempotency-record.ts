@@ -78,7 +78,7 @@ export async function lookUpRecord(exchange: ProxyExchange): Promise<RecordLooku
  *   `idempotency_record_mismatch` (amount, currency or destination differ) or 409
  *   `idempotency_answer_lost` (no read gives the answer back, as for a payment session).
  */
-export function recoveredFromRecord(
+function recoveredFromRecord(
   exchange: ProxyExchange,
   found: Extract<RecordLookup, { kind: 'found' }>,
 ): StoredResponse | HttpError {

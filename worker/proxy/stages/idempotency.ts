@@ -95,6 +95,8 @@ export function idempotencyStage(route: ProxyRoute): ProxyStage | undefined {
  * @param target - the path as received, with its query string.
  * @param body - the exact body bytes (`undefined` hashes as empty).
  * @returns `METHOD target sha256hex`.
+ *
+ * @internal Exported for the tests, which call it directly.
  */
 export async function requestFingerprint(
   method: string,

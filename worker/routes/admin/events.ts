@@ -36,7 +36,7 @@ import {
 export const ADMIN_EVENTS_PATH = '/admin/events';
 
 /** Rows per page when `page_size` is absent. */
-export const DEFAULT_PAGE_SIZE = 10;
+const DEFAULT_PAGE_SIZE = 10;
 /** Longest `reference` searched for, in characters. */
 const MAX_REFERENCE_LENGTH = 255;
 
