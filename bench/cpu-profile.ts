@@ -15,7 +15,7 @@ import { isolateProcess, stackCpuMs, type ThreadTime, threadTime } from './proc-
 
 /** Microseconds between two samples of the profiler. */
 const SAMPLING_INTERVAL_US = 500;
-/** Longest wait for an answer from the inspector, in milliseconds. */
+/** Longest wait for a response from the inspector, in milliseconds. */
 const INSPECTOR_TIMEOUT_MS = 30_000;
 
 interface ProfileNode {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 export const HOST = '127.0.0.1';
 
 /**
- * A failure the benchmark detected itself (a taken port, an answer that was not 2xx):
+ * A failure the benchmark detected itself (a taken port, a response that was not 2xx):
  * its message says everything, so it is printed without a stack.
  */
 export class BenchmarkError extends Error {

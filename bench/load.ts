@@ -1,5 +1,5 @@
 // Load runs with autocannon in the benchmark's own process, and the rotated comparison
-// of several cases. A run whose answers are not all 2xx stops the benchmark: its
+// of several cases. A run whose responses are not all 2xx stops the benchmark: its
 // throughput would be the speed of failing, not of doing the work.
 import autocannon from 'autocannon';
 import { BenchmarkError } from './lifecycle.ts';
@@ -22,7 +22,7 @@ export interface LoadResult {
  *
  * @param name - the case, for the error message.
  * @param seconds - the run's length in seconds.
- * @throws {BenchmarkError} when any answer was not 2xx, or any request failed or timed out:
+ * @throws {BenchmarkError} when any response was not 2xx, or any request failed or timed out:
  *   the message gives the count per status.
  */
 export async function runLoad(
@@ -94,7 +94,7 @@ export type LoadCase = (seconds: number) => Promise<LoadResult>;
 /**
  * Runs every case once per round, a warm-up run before each measured one, the order
  * rotated each round so no case always goes first; returns each case's medians (req/s,
- * p50 and p99 in ms) and the answers it got over all measured runs.
+ * p50 and p99 in ms) and the responses it got over all measured runs.
  *
  * @param cases - by name, in the order the table lists them.
  * @throws {BenchmarkError} from the first run, warm-up or measured, not answered all 2xx.

@@ -1,6 +1,6 @@
 // CPU time as Linux counts it, from /proc: the thread that runs a Worker's isolate, and
 // every process of a `wrangler dev`. Where /proc cannot tell (another OS, a process gone),
-// the answer is undefined.
+// the response is undefined.
 import { readFileSync } from 'node:fs';
 import { groupMembers } from './lifecycle.ts';
 import type { LoadResult } from './load.ts';

@@ -101,7 +101,7 @@ async function handle(sandbox: Sandbox, req: IncomingMessage, res: ServerRespons
   } catch (error) {
     if (error instanceof ConnectionDroppedError) {
       // Fault injection: the request was processed, or will be (drop_then_commit), but the
-      // caller never sees an answer.
+      // caller never sees a response.
       req.socket.destroy();
       return;
     }

@@ -17,7 +17,7 @@ export interface APIErrorContext extends ErrorContext {
  */
 export class APIError extends PaymentsError {
   override name = 'APIError';
-  /** HTTP status of the answer (400..599). */
+  /** HTTP status of the response (400..599). */
   declare readonly status: number;
   /** Stable error code from the body, when given. */
   readonly code: string | undefined;

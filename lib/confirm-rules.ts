@@ -62,7 +62,7 @@ function byReference(
         return record === undefined ? NOT_FOUND : { record: record as Fields };
       } catch (error) {
         // A reference no path can carry (`.`, `..`) or the service refuses to look up (400)
-        // can never name a record: waiting would not change the answer.
+        // can never name a record: waiting would not change the response.
         if (
           error instanceof RangeError ||
           error instanceof RequestValidationError ||

@@ -73,8 +73,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH';
 export type Effect = 'read' | 'write' | 'money';
 
 /**
- * Turns an answer's parsed body into the candidate record the response schema checks:
- * unwraps the envelope, renames variant fields, fills what the answer omits from the
+ * Turns a response's parsed body into the candidate record the response schema checks:
+ * unwraps the envelope, renames variant fields, fills what the response omits from the
  * request body that was sent (`undefined` for body-less calls).
  */
 export type Shape = (answer: unknown, sent: Record<string, unknown> | undefined) => unknown;
@@ -93,13 +93,13 @@ export type Lookup<Out = unknown> = LookupBy &
     | {
         /** A `read` endpoint whose path has exactly one parameter, the reference. */
         readonly endpoint: Endpoint<Out>;
-        /** Rebuilds the POST's answer from the record found (see {@link Recover}). */
+        /** Rebuilds the POST's response from the record found (see {@link Recover}). */
         readonly recover: Recover;
       }
     | {
         /** A `read` endpoint whose path has exactly one parameter, the reference. */
         readonly endpoint: Endpoint;
-        /** The POST's answer cannot be had back from any read (see {@link Recover}). */
+        /** The POST's response cannot be had back from any read (see {@link Recover}). */
         readonly recover: null;
       }
   );
@@ -107,12 +107,12 @@ export type Lookup<Out = unknown> = LookupBy &
 /**
  * The POST's own success body rebuilt from the normalized record a lookup found (the shape
  * the payment service answers the POST with, e.g. `{ status, message, data }` for a
- * transfer). The caller of a call whose answer was lost still expects that answer, not the
- * read's. A lookup whose answer holds something no read gives back (a payment session's
- * single-use checkout address) has `recover: null` instead, and a call whose answer was
+ * transfer). The caller of a call whose response was lost still expects that answer, not the
+ * read's. A lookup whose response holds something no read gives back (a payment session's
+ * single-use checkout address) has `recover: null` instead, and a call whose response was
  * lost then fails (the SDK's `PaymentsError`, the gateway's 409 `idempotency_answer_lost`)
  * instead of answering with the record. The field is required, so every lookup says
- * which. The SDK returns the record itself (its normalized answer); the gateway answers
+ * which. The SDK returns the record itself (its normalized response); the gateway answers
  * with this body.
  */
 type Recover = (record: Readonly<Record<string, unknown>>) => unknown;
@@ -149,11 +149,11 @@ export interface Endpoint<Out = unknown> {
   readonly body?: v.GenericSchema;
   /**
    * valibot schema of the query string (values as strings), for endpoints that read one.
-   * A list endpoint's query has `page` and `page_size`: its answer is a page.
+   * A list endpoint's query has `page` and `page_size`: its response is a page.
    */
   readonly query?: v.GenericSchema;
   /**
-   * The normalized answer: the record schema, or for a list (a query with `page`) the
+   * The normalized response: the record schema, or for a list (a query with `page`) the
    * schema of one item. Unknown fields are kept by the SDK.
    */
   readonly response: v.GenericSchema<unknown, Out>;
@@ -188,7 +188,7 @@ export const PAYMENTS_VERIFY: Endpoint<Payment> = endpoint(
   'read',
   PaymentSchema,
 );
-/** `POST /payments/initialize`: a payment session; the answer is flat. */
+/** `POST /payments/initialize`: a payment session; the response is flat. */
 export const PAYMENTS_INITIALIZE: Endpoint<PaymentSession> = endpoint(
   'POST',
   '/payments/initialize',
@@ -288,7 +288,7 @@ export const REFUNDS_INITIALIZE: Endpoint<Refund> = endpoint(
   RefundSchema,
   {
     body: InitializeRefundRequestSchema,
-    // The answer's `status` is the call's ("success") or "processing": a new refund is queued.
+    // The response's `status` is the call's ("success") or "processing": a new refund is queued.
     shape: (answer, sent) => ({
       ...sent,
       amount: Number(sent?.amount),
@@ -445,7 +445,7 @@ export const VIRTUAL_ACCOUNTS_RETRIEVE: Endpoint<VirtualAccount> = endpoint(
   'read',
   VirtualAccountSchema,
 );
-/** `POST /virtual-accounts`: a virtual account; the flat answer is completed from the request. */
+/** `POST /virtual-accounts`: a virtual account; the flat response is completed from the request. */
 export const VIRTUAL_ACCOUNTS_CREATE: Endpoint<VirtualAccount> = endpoint(
   'POST',
   '/virtual-accounts',
@@ -455,7 +455,7 @@ export const VIRTUAL_ACCOUNTS_CREATE: Endpoint<VirtualAccount> = endpoint(
     body: CreateVirtualAccountRequestSchema,
     shape: (answer, sent) => {
       const { bvn: _bvn, ...fields } = sent ?? {};
-      // The flat creation answer's `status` is the call's, not the account's.
+      // The flat creation response's `status` is the call's, not the account's.
       const { status: _status, ...account } = recordOf(answer) as Record<string, unknown>;
       return { ...fields, ...account };
     },
@@ -463,7 +463,7 @@ export const VIRTUAL_ACCOUNTS_CREATE: Endpoint<VirtualAccount> = endpoint(
       endpoint: VIRTUAL_ACCOUNTS_RETRIEVE,
       field: 'account_reference',
       match: ['customer_email', 'currency_code'],
-      // The flat creation answer carries no message.
+      // The flat creation response carries no message.
       recover: (record) => ({
         status: 'success',
         ...pickFields(record, [

@@ -33,13 +33,13 @@ export class PaymentsError extends Error {
   declare readonly method: string | undefined;
   /** Full URL of the call, query included, when the error belongs to one. */
   declare readonly url: string | undefined;
-  /** HTTP status of the answer, when one arrived. */
+  /** HTTP status of the response, when one arrived. */
   declare readonly status: number | undefined;
-  /** Headers of the answer (`Retry-After`, `X-Request-Id`...), when one arrived. */
+  /** Headers of the response (`Retry-After`, `X-Request-Id`...), when one arrived. */
   declare readonly headers: Headers | undefined;
-  /** The answer's `X-Request-Id`, else the one the SDK sent: quote it to support. */
+  /** The response's `X-Request-Id`, else the one the SDK sent: quote it to support. */
   declare readonly requestId: string | undefined;
-  /** The answer's body exactly as received, when one arrived. */
+  /** The response's body exactly as received, when one arrived. */
   declare readonly rawBody: string | undefined;
 
   /**

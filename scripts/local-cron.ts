@@ -73,7 +73,7 @@ export async function runScheduled(gatewayUrl: string, cron: string, time: numbe
  * at or before that moment (a run fires a few milliseconds late, or later after a sleep).
  *
  * @param schedule - the expression read by croner, without croner's `interval` option
- *   (which would move the answer back by that interval).
+ *   (which would move the response back by that interval).
  * @param firedAt - when the run started, epoch milliseconds.
  * @returns epoch milliseconds; `firedAt` itself when the schedule names no earlier time.
  */

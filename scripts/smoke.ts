@@ -25,7 +25,7 @@ Options:
 
 /** Deadline of each request when `--timeout-ms` is not given, in milliseconds. */
 const DEFAULT_TIMEOUT_MS = 10_000;
-/** Longest failure detail printed, in characters: a gateway's answer may be long. */
+/** Longest failure detail printed, in characters: a gateway's response may be long. */
 const MAX_DETAIL_CHARS = 300;
 
 /** Arguments the smoke test cannot run with; printed with the usage, exit status 2. */
@@ -92,8 +92,8 @@ function line(outcome: 'ok' | 'FAIL' | 'skipped', name: string, ms: string, deta
 }
 
 /**
- * Why a step failed, in one line: the check, then the answer's status and the gateway's
- * error `code` and `message` when there was an answer. Tokens are masked, should an
+ * Why a step failed, in one line: the check, then the response's status and the gateway's
+ * error `code` and `message` when there was a response. Tokens are masked, should an
  * answer ever echo one.
  */
 function failureDetail(error: unknown, secrets: string[]): string {

@@ -78,14 +78,14 @@ async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<v
   throw new Error(`the gateway did not answer ${gatewayUrl}/healthz within ${timeoutMs} ms`);
 }
 
-interface SubscriptionAnswer {
+interface SubscriptionResponse {
   id: string;
   url: string;
   description: string | null;
   secret?: string;
 }
 
-/** One admin API call; throws on a non-2xx answer. */
+/** One admin API call; throws on a non-2xx response. */
 async function admin(
   vars: NodeJS.Dict<string>,
   method: string,
@@ -110,17 +110,17 @@ async function admin(
  * {@link RECEIVER_DESCRIPTION} is reused (URL and enabled refreshed, secret rotated,
  * since a secret is shown only once), otherwise one is created.
  */
-async function subscribeReceiver(vars: NodeJS.Dict<string>): Promise<SubscriptionAnswer> {
-  const existing = (await admin(vars, 'GET', '')) as SubscriptionAnswer[];
+async function subscribeReceiver(vars: NodeJS.Dict<string>): Promise<SubscriptionResponse> {
+  const existing = (await admin(vars, 'GET', '')) as SubscriptionResponse[];
   const mine = existing.find((subscription) => subscription.description === RECEIVER_DESCRIPTION);
   if (mine === undefined) {
     return (await admin(vars, 'POST', '', {
       url: receiverUrl,
       description: RECEIVER_DESCRIPTION,
-    })) as SubscriptionAnswer;
+    })) as SubscriptionResponse;
   }
   await admin(vars, 'PATCH', `/${mine.id}`, { url: receiverUrl, enabled: true });
-  return (await admin(vars, 'POST', `/${mine.id}/rotate-secret`)) as SubscriptionAnswer;
+  return (await admin(vars, 'POST', `/${mine.id}/rotate-secret`)) as SubscriptionResponse;
 }
 
 /** The banner's line about the cron triggers `npm start` runs itself. */

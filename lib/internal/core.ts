@@ -4,7 +4,7 @@ import { NotFoundError } from '../api-errors.ts';
 import type { Endpoint } from '../endpoints.ts';
 import { PaymentsError, RequestValidationError } from '../errors.ts';
 import { type Page, PagedList } from '../pagination.ts';
-import { conform, pageOf, type RawAnswer } from '../responses/envelope.ts';
+import { conform, pageOf, type RawResponse } from '../responses/envelope.ts';
 import { parseOrThrow } from './issues.ts';
 import { lookupMismatches } from './lookup.ts';
 import { fillPath } from './path.ts';
@@ -75,15 +75,15 @@ export class ClientCore {
    * endpoint's effect allows (reads always; a `money` POST with a lookup only after its
    * record is still absent at the end of the settle window, a resend refused as a
    * duplicate reference being looked up again; others never after an ambiguous failure),
-   * then shapes and validates the answer.
+   * then shapes and validates the response.
    *
    * @param endpoint - the table entry (lib/endpoints.ts).
    * @param input - `params`: path parameter values in order; `body`; `query` (strings).
    * @param retry - overrides the policy derived from the endpoint; the record its lookup
-   *   finds is then the answer.
+   *   finds is then the response.
    * @returns the record, or the record verify-before-resend found.
    * @throws {RequestValidationError} before sending; {@link ResponseValidationError};
-   *   {@link PaymentsError} when the call was carried out, its answer was lost and its
+   *   {@link PaymentsError} when the call was carried out, its response was lost and its
    *   lookup cannot recover it (`recover: null`: a payment session's checkout address is
    *   in no read); {@link OutcomeUnknownError} when a resend was refused
    *   because the reference exists and its record stayed unreadable; the errors of the
@@ -113,7 +113,7 @@ export class ClientCore {
       options,
     );
     if (result.kind === 'response') {
-      return conform(endpoint.response, endpoint.shape(result.body, body), answerOf(result));
+      return conform(endpoint.response, endpoint.shape(result.body, body), rawResponseOf(result));
     }
     if (retry) return result.value as Out;
     const mismatched = lookup && lookupMismatches(lookup, body ?? {}, result.value);
@@ -123,7 +123,7 @@ export class ClientCore {
       );
     }
     // A lookup that recovers answers reads the POST's own record (its type says so): that
-    // record is this call's normalized answer.
+    // record is this call's normalized response.
     if (lookup?.recover) return result.value as Out;
     throw new PaymentsError(
       `${operation} was carried out but its answer is lost: start over with a new reference`,
@@ -178,7 +178,7 @@ export class ClientCore {
         options,
       );
       if (result.kind === 'recovered') throw new TypeError('A list is never recovered');
-      return pageOf(endpoint.response, answerOf(result), { page, pageSize });
+      return pageOf(endpoint.response, rawResponseOf(result), { page, pageSize });
     }, first);
   }
 }
@@ -244,7 +244,7 @@ function listQuery<Q extends object>(
   return query;
 }
 
-function answerOf(result: Extract<CallResult, { kind: 'response' }>): RawAnswer {
+function rawResponseOf(result: Extract<CallResult, { kind: 'response' }>): RawResponse {
   return {
     body: result.body,
     rawBody: result.rawBody,

@@ -6,7 +6,7 @@ import type { Lookup } from '../endpoints.ts';
 /**
  * The request fields a record found by a lookup contradicts: verify before resend may
  * take the record as this request's outcome only when none is listed. A field the request
- * left out, or the record does not carry (a flat answer variant omits some), is not
+ * left out, or the record does not carry (a flat response variant omits some), is not
  * compared.
  *
  * @param lookup - the endpoint's lookup, with its `match` fields.
@@ -33,15 +33,15 @@ export function lookupMismatches(
   });
 }
 
-/** `message` of an answer rebuilt from a record: says where the answer came from. */
+/** `message` of a response rebuilt from a record: says where the response came from. */
 export const RECOVERED_MESSAGE = 'Recovered from the existing record after an interrupted request';
 
 /**
- * The listed fields a record has, in the listed order: the part of a creation answer a
- * recovered answer carries, in the order the payment service writes them.
+ * The listed fields a record has, in the listed order: the part of a creation response a
+ * recovered response carries, in the order the payment service writes them.
  *
  * @param record - the normalized record a lookup found.
- * @param fields - the answer's field names, in the service's order.
+ * @param fields - the response's field names, in the service's order.
  * @returns a new object with the fields the record has (`undefined` ones left out).
  */
 export function pickFields(

@@ -48,7 +48,7 @@ export type RetryPolicy =
   | { kind: 'safe' }
   /**
    * Writes that can be looked up: after an ambiguous failure, look first; a found record
-   * is the answer ("verify before resend").
+   * is the response ("verify before resend").
    */
   | {
       kind: 'verify';
@@ -97,7 +97,7 @@ export interface CallResponse {
   requestId: string;
 }
 
-/** The answer of a call: a successful response, or the record found by verify-before-resend. */
+/** The response of a call: a successful response, or the record found by verify-before-resend. */
 export type CallResult = CallResponse | { kind: 'recovered'; value: unknown };
 
 /**
@@ -127,11 +127,11 @@ export class Transport {
    * A `verify` policy looks the record up before any resend after an ambiguous failure:
    * with a reference in direct mode through the settle window (`settleMs`, counted from
    * the failure), resending only when the record is still absent at its end; a resend
-   * then refused because the reference exists is looked up again, never the answer.
+   * then refused because the reference exists is looked up again, never the response.
    *
    * @returns the response, or the record a lookup found (`recovered`).
    * @throws {APIError} for a final error status; {@link ConnectionError} or
-   *   {@link TimeoutError} when no answer arrived in the end, or the call's deadline ended
+   *   {@link TimeoutError} when no response arrived in the end, or the call's deadline ended
    *   inside the settle window; {@link OutcomeUnknownError} when a resend was refused
    *   because the reference exists and the record stayed unreadable through the window;
    *   {@link PaymentsError} when a lookup failed; {@link AbortError}.

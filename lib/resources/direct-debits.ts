@@ -65,7 +65,7 @@ export class DirectDebits {
    * Creates a mandate, `pending` until activated (`POST /direct-debits/mandates`).
    * start_date in the future, end_date at least 30 days later, monthly_amount in major
    * units. Never resent after an ambiguous failure: it has no merchant reference to look
-   * up, so a lost answer surfaces as the error (check your mandates before retrying).
+   * up, so a lost response surfaces as the error (check your mandates before retrying).
    *
    * @throws {RequestValidationError}; APIError, ConnectionError, TimeoutError, AbortError.
    */

@@ -21,7 +21,7 @@ export class Payments {
    *
    * @returns `{ reference, authorization_url }`: send the customer to the checkout address.
    * @throws {RequestValidationError} before sending; {@link ConflictError} on a duplicate
-   *   reference; {@link PaymentsError} when the session was created but its answer was lost
+   *   reference; {@link PaymentsError} when the session was created but its response was lost
    *   (the checkout address cannot be recovered: start a new payment); APIError,
    *   ConnectionError, TimeoutError, AbortError.
    */

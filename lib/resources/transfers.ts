@@ -20,7 +20,7 @@ export class Transfers {
    * retry: after an ambiguous failure the reference is looked up before anything is
    * sent again, so a transfer is created at most once.
    *
-   * @returns the transfer, `status: 'processing'` (fields the answer omits are filled from the request).
+   * @returns the transfer, `status: 'processing'` (fields the response omits are filled from the request).
    * @throws {RequestValidationError} before sending; {@link InsufficientFundsError} (409);
    *   {@link ConflictError} on a duplicate reference; APIError, ConnectionError, TimeoutError, AbortError.
    */

@@ -26,7 +26,7 @@ export class VirtualAccounts {
    * Provisions a virtual account (`POST /virtual-accounts`). Safe to retry: after an
    * ambiguous failure the account reference is looked up first.
    *
-   * @returns the account (the flat creation answer, completed with currency_code and
+   * @returns the account (the flat creation response, completed with currency_code and
    *   metadata from the request).
    * @throws {RequestValidationError} (bvn must be 11 digits); {@link ConflictError} on a
    *   duplicate account_reference; APIError, ConnectionError, TimeoutError, AbortError.

@@ -12,7 +12,7 @@ const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The raw answer being normalized, for error messages and `rawBody`. */
-export interface RawAnswer {
+export interface RawResponse {
   body: unknown;
   rawBody: string;
   context: ErrorContext;
@@ -31,7 +31,7 @@ export function recordOf(body: unknown): unknown {
 }
 
 /**
- * The items of an answer that is a bare array or an object holding them in `data`
+ * The items of a response that is a bare array or an object holding them in `data`
  * (docs/endpoints.md, `banks.list` and `refunds.listForPayment`).
  */
 export function itemsOf(body: unknown): unknown {
@@ -85,7 +85,7 @@ function listOf(body: unknown): {
 export function conform<T extends v.GenericSchema>(
   schema: T,
   value: unknown,
-  answer: RawAnswer,
+  answer: RawResponse,
 ): v.InferOutput<T> {
   const where = `${answer.context.method ?? ''} ${answer.context.url ?? ''}`.trim();
   return parseOrThrow(
@@ -108,12 +108,12 @@ const PageMeta = v.object({
 /**
  * A validated page of `itemSchema` items from any list variant.
  *
- * @param requested - the page and page size asked for, used when the answer omits them.
+ * @param requested - the page and page size asked for, used when the response omits them.
  * @throws {ResponseValidationError} when the items or the counts are missing or wrong.
  */
 export function pageOf<T extends v.GenericSchema>(
   itemSchema: T,
-  answer: RawAnswer,
+  answer: RawResponse,
   requested: { page: number; pageSize: number },
 ): Page<v.InferOutput<T>> {
   const list = listOf(answer.body);

@@ -5,7 +5,7 @@ import type { Optional } from '../schemas/common.ts';
 import { type Open, OptionalMetadata, OptionalText, ResponseAmount } from './common.ts';
 
 /**
- * A virtual account. The creation answer is flat and lacks currency_code, metadata and
+ * A virtual account. The creation response is flat and lacks currency_code, metadata and
  * created_at, so those are optional. `account_status`: active, inactive, frozen, or newer.
  */
 export const VirtualAccountSchema: v.LooseObjectSchema<

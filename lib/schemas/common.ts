@@ -217,7 +217,7 @@ export type CheckedObjectSchema<Entries extends v.ObjectEntries> = v.SchemaWithP
 /**
  * A rule across fields of an object, reported on one of them (an `end_date` before
  * `start_date` is an issue on `end_date`). It runs when the fields it reads have no
- * issues of their own, even if other fields do, so one answer lists every problem: what
+ * issues of their own, even if other fields do, so one response lists every problem: what
  * valibot's `forward(partialCheck())` does, in a tenth of the bundled size (bench/README.md).
  *
  * @param reads - the fields `requirement` reads; the issue is reported on the last one.

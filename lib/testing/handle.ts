@@ -23,7 +23,7 @@ import { settleDue } from './settlement.ts';
 
 /**
  * Rejection of `Sandbox.fetch` when fault injection drops the connection, like a reset
- * socket: with `drop_rate` the request was processed (and committed) but its answer is
+ * socket: with `drop_rate` the request was processed (and committed) but its response is
  * lost; with a `drop_then_commit` rule it is processed later. A `TypeError`, as `fetch`
  * rejects on network errors.
  */

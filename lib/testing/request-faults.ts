@@ -1,4 +1,4 @@
-// Request faults: an answer that says nothing about what happened. `error` answers a 5xx and
+// Request faults: a response that says nothing about what happened. `error` answers a 5xx and
 // processes nothing; `error_then_commit` and `drop_then_commit` answer a 5xx or nothing and
 // process the request later, as a provider's backend does behind a failing load balancer;
 // `delay` holds the request before processing it, past a short client timeout.

@@ -8,7 +8,7 @@ import type { SandboxRequestContext } from './request.ts';
  */
 export type RouteAccess = 'signed' | 'public' | 'control' | 'page';
 
-/** A route handler; throws SandboxHttpError for error answers. */
+/** A route handler; throws SandboxHttpError for error responses. */
 export type Handler = (ctx: SandboxRequestContext) => Response | Promise<Response>;
 
 /** One entry of the route table. */

@@ -213,7 +213,7 @@ function finish(
 }
 
 /**
- * A just-queued transfer as the creation answers echo it, major units; `fee` only when
+ * A just-queued transfer as the creation responses echo it, major units; `fee` only when
  * `withFee` (`POST /direct-debits/disburse` shows it, `POST /disbursements/initialize` does not).
  */
 export function queuedTransferView(

@@ -42,7 +42,7 @@ export interface WebhookRecord {
   attempts: number;
   /** When the next retry is due (real time, ISO 8601), while one is scheduled. */
   next_attempt_at?: string;
-  /** Status of the last attempt, when it got an answer. */
+  /** Status of the last attempt, when it got a response. */
   response_status?: number;
   /** Error of the last attempt, when it got none. */
   error?: string;

@@ -8,8 +8,8 @@ export interface SmokeTarget {
   timeoutMs: number;
 }
 
-/** One answer, read whole: status, headers, the exact body text and its JSON when it is JSON. */
-export interface SmokeAnswer {
+/** One response, read whole: status, headers, the exact body text and its JSON when it is JSON. */
+export interface SmokeResponse {
   status: number;
   headers: Headers;
   text: string;
@@ -34,29 +34,29 @@ export interface SmokeRequest {
  */
 export class SmokeCheckError extends Error {
   override name = 'SmokeCheckError';
-  /** The answer that broke the check, when there was one. */
-  readonly answer: SmokeAnswer | undefined;
+  /** The response that broke the check, when there was one. */
+  readonly answer: SmokeResponse | undefined;
 
   /**
    * @param message - what was expected, e.g. `expected 200`.
-   * @param answer - the answer that broke it; none when the request itself failed.
+   * @param answer - the response that broke it; none when the request itself failed.
    * @param options - `cause`, the network or timeout error behind a failed request.
    */
-  constructor(message: string, answer?: SmokeAnswer, options?: ErrorOptions) {
+  constructor(message: string, answer?: SmokeResponse, options?: ErrorOptions) {
     super(message, options);
     this.answer = answer;
   }
 }
 
 /**
- * Sends one request to the gateway and reads the whole answer before `timeoutMs` runs out.
+ * Sends one request to the gateway and reads the whole response before `timeoutMs` runs out.
  *
  * @param target - the gateway and the per-request deadline (milliseconds).
  * @param request - method, path, optional bearer token, headers and JSON body.
- * @returns the answer; any status, 4xx and 5xx included.
- * @throws {SmokeCheckError} when no answer came in time or the connection failed.
+ * @returns the response; any status, 4xx and 5xx included.
+ * @throws {SmokeCheckError} when no response came in time or the connection failed.
  */
-export async function send(target: SmokeTarget, request: SmokeRequest): Promise<SmokeAnswer> {
+export async function send(target: SmokeTarget, request: SmokeRequest): Promise<SmokeResponse> {
   const url = `${target.gateway}${request.path}`;
   const headers: Record<string, string> = { Accept: 'application/json', ...request.headers };
   if (request.token !== undefined) headers.Authorization = `Bearer ${request.token}`;
@@ -82,24 +82,24 @@ export async function send(target: SmokeTarget, request: SmokeRequest): Promise<
 }
 
 /**
- * Checks an answer's status.
+ * Checks a response's status.
  *
- * @param answer - the answer read by {@link send}.
+ * @param answer - the response read by {@link send}.
  * @param expected - the status the step requires.
  * @throws {SmokeCheckError} `expected <status>` when it differs.
  */
-export function expectStatus(answer: SmokeAnswer, expected: number): void {
+export function expectStatus(answer: SmokeResponse, expected: number): void {
   if (answer.status !== expected) throw new SmokeCheckError(`expected ${expected}`, answer);
 }
 
 /**
  * A field of a JSON object body.
  *
- * @param answer - the answer read by {@link send}.
+ * @param answer - the response read by {@link send}.
  * @param key - the top-level key.
  * @returns its value, or `undefined` when the body is not an object or lacks the key.
  */
-export function field(answer: SmokeAnswer, key: string): unknown {
+export function field(answer: SmokeResponse, key: string): unknown {
   const body = answer.json;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   return (body as Record<string, unknown>)[key];

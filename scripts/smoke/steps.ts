@@ -4,8 +4,8 @@ import { REQUEST_ID_HEADER } from '../../lib/shared.ts';
 import {
   expectStatus,
   field,
-  type SmokeAnswer,
   SmokeCheckError,
+  type SmokeResponse,
   type SmokeTarget,
   send,
 } from './http.ts';
@@ -28,7 +28,7 @@ export interface SmokeStep {
   skipReason: string | undefined;
   /**
    * Runs the check.
-   * @throws {SmokeCheckError} when the gateway's answer is not the expected one.
+   * @throws {SmokeCheckError} when the gateway's response is not the expected one.
    */
   run: () => Promise<void>;
 }
@@ -161,7 +161,7 @@ async function checkAuthRequired(options: SmokeOptions): Promise<void> {
   }
 }
 
-function expectHeader(answer: SmokeAnswer, name: string, expected: string): void {
+function expectHeader(answer: SmokeResponse, name: string, expected: string): void {
   const value = answer.headers.get(name);
   if (value !== expected) {
     throw new SmokeCheckError(`expected ${name}: ${expected}, got ${value ?? 'none'}`, answer);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AdminApi, ApiError, path } from '../../console/src/api.ts';
 
-/** Stubs `fetch` with one answer and records the requests made. */
+/** Stubs `fetch` with one response and records the requests made. */
 function answer(status: number, body: string | null, headers: Record<string, string> = {}) {
   const requests: Request[] = [];
   vi.stubGlobal('fetch', async (input: string, init: RequestInit) => {

@@ -168,7 +168,7 @@ describe('local stack', () => {
       gateway = await startOurGateway();
       const downtimeMs = Date.now() - killed;
 
-      // 4. Every request again with its key until a final answer, then once more.
+      // 4. Every request again with its key until a final response, then once more.
       const all = [...transfers, ...payments];
       const finals: FinalAnswer[] = await mapBounded(all, 8, (request) =>
         sendUntilFinal(gatewayUrl, request, 40),

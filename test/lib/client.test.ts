@@ -227,7 +227,7 @@ describe('PaymentsClient', () => {
       const reference = uniqueRef('dropped');
       const before = (await sandbox.state()).balance;
       const sdk = client({
-        // The answer is lost on the wire; clear the fault so the lookup gets through.
+        // The response is lost on the wire; clear the fault so the lookup gets through.
         onResponse: (event) => {
           if (event.status === undefined) void sandbox.control('faults', {});
         },

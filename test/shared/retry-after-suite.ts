@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 /**
- * How one side reads a `Retry-After` value it got in an answer.
+ * How one side reads a `Retry-After` value it got in a response.
  *
  * @returns the seconds it will wait, or `undefined` when it ignores the value and keeps
  *   its own schedule.

@@ -10,7 +10,7 @@ export type BodyBuilder = (overrides?: Record<string, unknown>) => Record<string
 
 /** Signed `POST` requests to one create endpoint. */
 export interface CreationRequests {
-  /** Sends `build(overrides)`; the answer is returned unchecked. */
+  /** Sends `build(overrides)`; the response is returned unchecked. */
   send(overrides?: Record<string, unknown>): Promise<ApiResponse>;
   /** Sends `build(overrides)` and asserts a 200 `status: 'success'` answer. */
   create(overrides?: Record<string, unknown>): Promise<ApiResponse>;

@@ -42,7 +42,7 @@ export function expectValidation(res: ApiResponse, paths: string[]): void {
   expect(issues.map((issue) => issue.path)).toEqual(expect.arrayContaining(paths));
 }
 
-/** Asserts a 2xx answer with top-level `status: 'success'`. */
+/** Asserts a 2xx response with top-level `status: 'success'`. */
 export function expectSuccess(res: ApiResponse, httpStatus = 200): void {
   expect({ status: res.status, body: res.body?.status }, res.text).toEqual({
     status: httpStatus,

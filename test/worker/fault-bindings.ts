@@ -22,7 +22,7 @@ interface FaultPlan {
   readonly times?: number;
   /**
    * `before`: the call fails without running (nothing written); `after`: it runs, then
-   * its answer is lost (the write landed, the caller saw an error). @default 'before'
+   * its response is lost (the write landed, the caller saw an error). @default 'before'
    */
   readonly when?: 'before' | 'after';
 }
@@ -284,8 +284,8 @@ export function faultyKv(kv: KVNamespace, plan: KvFaultPlan): FaultyKv {
 /** What the upstream does to a request picked by {@link UpstreamFaults.inject}. */
 type UpstreamFault =
   /**
-   * Answers `status`; with `processed` the request reached the upstream first (the answer
-   * is what got lost); with `retryAfter` the answer carries that `Retry-After` value.
+   * Answers `status`; with `processed` the request reached the upstream first (the response
+   * is what got lost); with `retryAfter` the response carries that `Retry-After` value.
    */
   | {
       readonly kind: 'status';
@@ -296,7 +296,7 @@ type UpstreamFault =
   /** The upstream answers, then the connection closes after `afterBytes` bytes of the body. */
   | { readonly kind: 'cut-body'; readonly afterBytes: number }
   /**
-   * The answer comes `delayMs` late. With `processedLate` the request itself reaches the
+   * The response comes `delayMs` late. With `processedLate` the request itself reaches the
    * upstream only then (held up on the way), else it is processed at once.
    */
   | { readonly kind: 'late'; readonly delayMs: number; readonly processedLate?: boolean };
@@ -434,7 +434,7 @@ export interface SandboxFaultRule {
   readonly route?: string;
   /** `error` / `error_then_commit`: the 5xx answered. @default 503 */
   readonly status?: number;
-  /** Real milliseconds until the commit, the answer, the record's visibility or final state. */
+  /** Real milliseconds until the commit, the response, the record's visibility or final state. */
   readonly after_ms?: number;
   /** Request faults: how many matching requests. @default 1 */
   readonly times?: number;

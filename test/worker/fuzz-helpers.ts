@@ -1,7 +1,7 @@
 /**
  * Helpers of the fuzz tests (the fuzz-*.test.ts files under test/worker): the case count from the
  * `FUZZ_RUNS` binding, a tally of cases and statuses per property printed once per file,
- * the property every answer must keep (no 500, only documented 5xx, the error body shape,
+ * the property every response must keep (no 500, only documented 5xx, the error body shape,
  * no unexpected error logged), and the fast-check arbitraries the files share: hostile
  * strings, JSON documents, valid request bodies per proxied route and their mutations,
  * path segments and query strings.
@@ -84,12 +84,12 @@ export function useFuzzTally(entryPoint: string): FuzzTally {
   };
 }
 
-/** An answer that kept the property of {@link fuzzFetch}. */
+/** A response that kept the property of {@link fuzzFetch}. */
 export interface FuzzAnswer {
   readonly status: number;
   /** The parsed JSON body; `undefined` for an empty or non-JSON success body. */
   readonly json: Record<string, unknown> | undefined;
-  /** The answer's `X-Request-Id`. */
+  /** The response's `X-Request-Id`. */
   readonly requestId: string;
 }
 
@@ -105,7 +105,7 @@ const ERROR_BODY_KEYS = new Set(['status', 'message', 'code', 'issues', 'request
 
 /**
  * Sends `request` to the real Worker and asserts the property every fuzz case keeps: never
- * a 500, a 5xx only when `allowed5xx` lists it, an `X-Request-Id` on the answer, every
+ * a 500, a 5xx only when `allowed5xx` lists it, an `X-Request-Id` on the response, every
  * 4xx/5xx the error body `{ status: 'error', message, code, issues?, request_id,
  * upstream? }` carrying that id, and no `unexpected_error` among the log lines (each of
  * which must be JSON).
@@ -144,7 +144,7 @@ export async function fuzzFetch(
  * Asserts the error body shape of docs/gateway.md ("Error body").
  *
  * @param body - the parsed body.
- * @param requestId - the answer's `X-Request-Id`.
+ * @param requestId - the response's `X-Request-Id`.
  * @param what - names the case in failure messages.
  */
 function expectErrorBody(body: Record<string, unknown>, requestId: string, what = ''): void {
@@ -169,7 +169,7 @@ export const REFUSAL_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Whether an answer is the gateway's own refusal of the input (a 400, 413 or 415 it
+ * Whether a response is the gateway's own refusal of the input (a 400, 413 or 415 it
  * answered without the upstream), as opposed to a success or an upstream error.
  *
  * @param answer - a checked answer.

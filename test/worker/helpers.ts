@@ -84,7 +84,7 @@ export interface ErrorBody {
 }
 
 /**
- * Expects the answer to invalid settings: 503 `configuration_error` naming exactly
+ * Expects the response to invalid settings: 503 `configuration_error` naming exactly
  * `variables` (never a value), with the request id.
  */
 export async function expectConfigurationError(

@@ -4,7 +4,7 @@
  * `X-Signature` values, subscription `whsec_` secrets) is driven through every route,
  * valid and invalid requests alike (wrong tokens, bad bodies, upstream errors, webhook
  * ingress, deliveries to the recording receiver, admin reads), and must appear in no log
- * line and no error body; a subscription secret appears in its create answer only. Full
+ * line and no error body; a subscription secret appears in its create response only. Full
  * account numbers sent in bodies and webhook payloads appear in no log line (masked forms
  * such as `******7890` are fine).
  */
@@ -37,9 +37,9 @@ interface Exchanges {
   readonly answers: { status: number; text: string; what: string }[];
   /** Secrets that must appear in no log line and no error body. */
   readonly secrets: Set<string>;
-  /** Subscription secrets: none in any answer except `allowedIn`. */
+  /** Subscription secrets: none in any response except `allowedIn`. */
   readonly subscriptionSecrets: Set<string>;
-  /** The create answers allowed to hold a subscription secret. */
+  /** The create responses allowed to hold a subscription secret. */
   readonly allowedIn: Set<string>;
 }
 
@@ -58,7 +58,7 @@ function exchanges(): Exchanges {
   };
 }
 
-/** Sends `request` and records the answer. */
+/** Sends `request` and records the response. */
 async function send(seen: Exchanges, request: Request, overrides: Partial<Env> = {}) {
   const signature = request.headers.get('X-Signature');
   if (signature !== null) seen.secrets.add(signature);
@@ -257,7 +257,7 @@ describe('secrets', () => {
       expect(delivery).toBeDefined();
       await runQueue('edgepay-deliveries', [{ body: { deliveryId: delivery?.id } }]);
       expect(await receivedUnder(key)).toHaveLength(1);
-      // A failing subscriber: its answer is recorded, never logged with a secret.
+      // A failing subscriber: its response is recorded, never logged with a secret.
       const failing = await createReceiverSubscription({
         eventTypes: ['disbursement_success'],
         query: { status: '500' },

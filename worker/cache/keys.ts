@@ -45,7 +45,7 @@ async function resolveKeyOf(body: ValidBody | undefined): Promise<string | undef
 
 /**
  * The KV key a `POST /banks/resolve` body is cached under, from its bytes: for tools and
- * tests finding where an answer went (the proxy keys the body its validation parsed).
+ * tests finding where a response went (the proxy keys the body its validation parsed).
  *
  * @param body - the exact request body bytes.
  * @returns the key, or `undefined` (not cacheable) when the body is not a JSON object

@@ -7,32 +7,32 @@ import type { CachePolicy } from '../routes/route.ts';
 interface CachedMetadata {
   /** The upstream's `Content-Type`. */
   readonly content_type: string | null;
-  /** When the answer was stored, in epoch milliseconds (for `Age`). */
+  /** When the response was stored, in epoch milliseconds (for `Age`). */
   readonly stored_at: number;
 }
 
 /** A cached upstream 200 answer. */
-export interface CachedAnswer {
+export interface CachedResponse {
   readonly body: ArrayBuffer;
   readonly metadata: CachedMetadata;
 }
 
 /**
- * Reads a cached answer. A KV failure (outage, quota, limits) is logged and reads as
+ * Reads a cached response. A KV failure (outage, quota, limits) is logged and reads as
  * `'error'`: the cache must never fail the request.
  *
  * @param kv - the `CACHE` namespace.
  * @param key - from worker/cache/keys.ts.
  * @param policy - which cache, for the log.
  * @param context - the request's context, for the log.
- * @returns the answer, `undefined` when absent, `'error'` when KV failed.
+ * @returns the response, `undefined` when absent, `'error'` when KV failed.
  */
 export async function readCached(
   kv: KVNamespace,
   key: string,
   policy: CachePolicy,
   context: RequestContext,
-): Promise<CachedAnswer | undefined | 'error'> {
+): Promise<CachedResponse | undefined | 'error'> {
   try {
     const found = await kv.getWithMetadata<CachedMetadata>(key, 'arrayBuffer');
     if (found.value === null || found.metadata === null) return undefined;
@@ -44,7 +44,7 @@ export async function readCached(
 }
 
 /**
- * Stores an answer for `ttlSec` seconds after the response is sent (`waitUntil`), so
+ * Stores a response for `ttlSec` seconds after the response is sent (`waitUntil`), so
  * the caller never waits for the write; a failed write is logged, never thrown.
  *
  * @param kv - the `CACHE` namespace.
@@ -57,7 +57,7 @@ export async function readCached(
 export function writeCached(
   kv: KVNamespace,
   key: string,
-  answer: CachedAnswer,
+  answer: CachedResponse,
   ttlSec: number,
   policy: CachePolicy,
   context: RequestContext,

@@ -1,6 +1,6 @@
 /**
  * D1 queries on `idempotency_keys` (migrations/0001): the atomic claim of a key, the
- * completion that stores the answer, lock release, expiry and settle window, and the
+ * completion that stores the response, lock release, expiry and settle window, and the
  * retention purge.
  * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
@@ -8,7 +8,7 @@
 /** `in_flight`: claimed, answer not stored yet; `completed`: answer stored. */
 type IdempotencyKeyState = 'in_flight' | 'completed';
 
-/** A stored answer, replayed byte-identically. */
+/** A stored response, replayed byte-identically. */
 export interface StoredResponse {
   readonly status: number;
   /** Lowercased header names to values (only the headers that matter). */
@@ -26,7 +26,7 @@ export interface IdempotencyKeyRecord {
   readonly state: IdempotencyKeyState;
   /** Epoch ms after which an in-flight claim is presumed dead; also the owner's fencing token. */
   readonly lockedUntil: number;
-  /** The stored answer; `undefined` while in flight. */
+  /** The stored response; `undefined` while in flight. */
   readonly response: StoredResponse | undefined;
   readonly createdAt: number;
   /** Epoch ms from which the key is treated as absent (and purged). */
@@ -146,7 +146,7 @@ export async function claimIdempotencyKey(
 }
 
 /**
- * Stores the answer and marks the key completed, only while `lock` is still held.
+ * Stores the response and marks the key completed, only while `lock` is still held.
  *
  * @returns `false` when the lock was lost (taken over after a timeout): nothing stored.
  */
@@ -191,7 +191,7 @@ export async function releaseIdempotencyKey(
 /**
  * Ends a held lock now, storing nothing: the claim becomes stale at once, so the next
  * request with the key goes through verify-before-resend (after a lookup that sent nothing,
- * or on a keyed route that moves no money; a money POST's ambiguous answer takes
+ * or on a keyed route that moves no money; a money POST's ambiguous response takes
  * {@link settleIdempotencyLock} instead).
  *
  * @param now - epoch ms written as the new `locked_until`.

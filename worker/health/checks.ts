@@ -12,7 +12,7 @@ import { settingsOf } from '../config.ts';
 import { logEvent } from '../http/log.ts';
 import { upstreamClient } from '../upstream/sdk.ts';
 
-/** The dependencies the deep check probes, in the order the answer lists them. */
+/** The dependencies the deep check probes, in the order the response lists them. */
 export type HealthCheckName = 'd1' | 'kv' | 'queue' | 'upstream';
 
 /** The outcome of one probe. */

@@ -55,7 +55,7 @@ interface HttpErrorOptions extends ErrorOptions {
  */
 export class HttpError extends Error {
   override name = 'HttpError';
-  /** HTTP status code of the answer. */
+  /** HTTP status code of the response. */
   readonly status: number;
   /** Stable snake_case code. */
   readonly code: ErrorCode;

@@ -93,7 +93,7 @@ export function logUnexpectedError(context: RequestContext, error: unknown): voi
  * fault, never a setting's value.
  *
  * @param context - the request's context (request id, route).
- * @param error - the error rendered as the answer.
+ * @param error - the error rendered as the response.
  */
 export function logServerError(context: RequestContext, error: HttpError): void {
   const cause = error.cause;

@@ -64,7 +64,7 @@ export function renderError(error: unknown, request: IRequest): Response {
  * The router's last `finally` stage: stamps `X-Request-Id` on the response and writes
  * the access log line.
  *
- * @param response - the answer so far (always a `Response` after itty's formatting).
+ * @param response - the response so far (always a `Response` after itty's formatting).
  * @param request - the request being answered.
  * @returns a copy of `response` with mutable headers and the request id set.
  */

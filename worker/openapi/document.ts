@@ -32,7 +32,7 @@ const OPENAPI_VERSION = '3.1.0';
  * `webhookSignature`), path and query parameters, the `Idempotency-Key` header (required
  * where the endpoint moves money, optional on the other proxied writes), its JSON body,
  * success status and error responses (each with the gateway's error body, except a
- * route's `failureAnswer`, which has its own).
+ * route's `failureResponse`, which has its own).
  *
  * @param routes - the routes to describe (the route table's `ROUTES`).
  * @returns the OpenAPI 3.1 document as JSON-ready data.
@@ -51,8 +51,8 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
     if (route.response !== undefined) {
       components.add(schemaName(route, 'Response'), route.response);
     }
-    if (route.failureAnswer !== undefined) {
-      components.add(schemaName(route, 'Failure'), route.failureAnswer.schema);
+    if (route.failureResponse !== undefined) {
+      components.add(schemaName(route, 'Failure'), route.failureResponse.schema);
     }
   }
   const schemas = convertSchemas(components.named);
@@ -175,11 +175,11 @@ function operation(
           { $ref: `#/components/responses/${errorComponent(route.auth, status)}` },
         ]),
       ),
-      ...(route.failureAnswer === undefined
+      ...(route.failureResponse === undefined
         ? {}
         : {
-            [String(route.failureAnswer.status)]: {
-              description: route.failureAnswer.description,
+            [String(route.failureResponse.status)]: {
+              description: route.failureResponse.description,
               headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
               content: {
                 'application/json': { schema: { $ref: refOf(schemaName(route, 'Failure')) } },

@@ -13,7 +13,7 @@ const PROXY_ERROR_STATUSES = ERROR_RESPONSES.map((response) => response.status);
  * the admin token is taken (failed sign-ins are throttled), 400 when
  * it validates a body or a query, 413 and 415 with a body, 404 with a path parameter (an
  * unknown record), 500 unless it touches nothing, and the route's `extraErrors`. A
- * `failureAnswer`'s status is not among them: it is answered with the route's own body.
+ * `failureResponse`'s status is not among them: it is answered with the route's own body.
  *
  * @param route - the route.
  * @returns the statuses, ascending.

@@ -20,7 +20,7 @@ export const FORWARDED_RESPONSE_HEADERS: readonly string[] = ['content-type', 'r
  * with the request id, and records the upstream status for the access log. A GET whose
  * connection fails is sent once more (reads are safe to repeat); a timeout is not
  * retried (the caller already waited the whole `UPSTREAM_TIMEOUT_MS`), and neither is
- * a POST or PATCH (it may have landed). Success answers pass through unchanged; errors
+ * a POST or PATCH (it may have landed). Success responses pass through unchanged; errors
  * (4xx/5xx) keep their status with the body of {@link upstreamErrorBody}.
  *
  * @throws {UpstreamTimeoutError} 504 / {UpstreamUnreachableError} 502 from `sendUpstream`.
@@ -59,7 +59,7 @@ export const forwardUpstream: ProxyTerminal = async (exchange) => {
  * body bytes, with only {@link FORWARDED_RESPONSE_HEADERS} kept (the `finally` stage
  * adds the gateway's own `X-Request-Id`, whatever id the upstream answered with).
  *
- * @param upstream - the upstream's answer, body read.
+ * @param upstream - the upstream's response, body read.
  * @returns a new response; no body for an empty body or a null-body status (204, 304...).
  *
  * @internal Exported for the tests, which call it directly.
@@ -74,7 +74,7 @@ export function callerResponse(upstream: UpstreamResponse): Response {
  * The response the caller gets for an upstream 4xx/5xx: the upstream's status and
  * `Retry-After`, the gateway's error body of {@link upstreamErrorBody} as JSON.
  *
- * @param upstream - the upstream's error answer, body read.
+ * @param upstream - the upstream's error response, body read.
  * @param requestId - the gateway's request id, repeated in the body.
  */
 function upstreamErrorResponse(upstream: UpstreamResponse, requestId: string): Response {

@@ -45,7 +45,7 @@ export type ProxyNext = () => Promise<Response>;
 
 /**
  * A stage of the proxy pipeline: it may answer itself (validation error, cached or
- * replayed response) or call `next` and look at or store the answer (idempotency,
+ * replayed response) or call `next` and look at or store the response (idempotency,
  * caching). Stages are chosen per route from the route's data.
  */
 export type ProxyStage = (exchange: ProxyExchange, next: ProxyNext) => Promise<Response>;

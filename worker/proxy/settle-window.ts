@@ -1,6 +1,6 @@
 // How long an idempotency claim is held: its lock while a request runs, and the settle
-// window after an ambiguous answer of a money POST (an upstream 5xx, a connection closed
-// before or during the answer, the gateway's own timeout). A payment service can commit a
+// window after an ambiguous response of a money POST (an upstream 5xx, a connection closed
+// before or during the response, the gateway's own timeout). A payment service can commit a
 // request seconds after its load balancer answered 502/503/504 or the connection dropped,
 // and its reads can lag its writes: a lookup made at once can miss a record that is about
 // to exist, and the resend that follows would move the money twice.
@@ -10,7 +10,7 @@ import type { Settings } from '../config.ts';
 /**
  * The lock of a new or taken-over claim: the larger of `IDEMPOTENCY_LOCK_TIMEOUT_SEC` and
  * twice `UPSTREAM_TIMEOUT_MS`, since a holder may spend a lookup and a send (each up to the
- * upstream timeout) before it stores an answer.
+ * upstream timeout) before it stores a response.
  *
  * @param settings - the gateway's settings.
  * @returns the lock's length in milliseconds (60 000 with the defaults).
@@ -20,16 +20,16 @@ export function claimLockMs(settings: Settings): number {
 }
 
 /**
- * The settle window after an ambiguous answer of a money POST: how long the claim stays
+ * The settle window after an ambiguous response of a money POST: how long the claim stays
  * locked before a retry with the key may look the record up and, finding nothing, resend.
  * It is `UPSTREAM_TIMEOUT_MS` (a request the service accepted is committed, or given up,
- * within the time the gateway waits for an answer), or the upstream's `Retry-After` when
- * that asks for longer, capped at the claim's lock ({@link claimLockMs}) so an answer
+ * within the time the gateway waits for a response), or the upstream's `Retry-After` when
+ * that asks for longer, capped at the claim's lock ({@link claimLockMs}) so a response
  * asking for hours cannot hold a key that long.
  *
  * @param settings - the gateway's settings.
  * @param retryAfter - the upstream's `Retry-After` (delay-seconds or an HTTP-date), `null`
- *   when there was none or no answer at all.
+ *   when there was none or no response at all.
  * @param now - epoch milliseconds, to read an HTTP-date against.
  * @returns the window in milliseconds, from `UPSTREAM_TIMEOUT_MS` up to the lock.
  */

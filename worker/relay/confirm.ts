@@ -26,7 +26,7 @@ export interface ConfirmationDecision {
  * it (another amount, currency or final state, or no reference the service could look up);
  * `awaiting_confirmation` when it cannot say yet (no record yet, a state that is not final,
  * or the upstream could not answer: a network error, a timeout, an error status other than
- * 400/404, an answer of the wrong shape). Never throws for the upstream's sake: an outage
+ * 400/404, a response of the wrong shape). Never throws for the upstream's sake: an outage
  * defers the decision.
  *
  * @param env - upstream settings and credentials, `CONFIRM_MONEY_EVENTS`.

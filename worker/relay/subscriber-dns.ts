@@ -4,7 +4,7 @@
  * `accept: application/dns-json`), and the delivery goes ahead only when every address
  * answered is public (special-purpose-addresses.ts). CNAME chains need no following: the
  * resolver answers with the whole chain, the final A or AAAA records included, and every
- * A and AAAA record in the answer is checked.
+ * A and AAAA record in the response is checked.
  */
 import * as v from 'valibot';
 import { parseIpv4, parseIpv6 } from './ip-address.ts';
@@ -63,8 +63,8 @@ class DnsLookupError extends Error {
  *
  * @param hostName - the normalized host name (no trailing dot), not an IP address.
  * @param options - the resolver, whether loopback answers are allowed, the fetch to use.
- * @returns `{ ok: true, addresses }` when every answer is public (loopback too in local
- *   mode); `{ ok: false, retry: false }` when any answer is a special-purpose address;
+ * @returns `{ ok: true, addresses }` when every response is public (loopback too in local
+ *   mode); `{ ok: false, retry: false }` when any response is a special-purpose address;
  *   `{ ok: false, retry: true }` on a resolver failure (network, timeout, non-200,
  *   a status other than NOERROR and NXDOMAIN, an unreadable answer) or when the name has
  *   no address (NXDOMAIN, or no A and no AAAA).
@@ -115,7 +115,7 @@ export async function checkSubscriberHost(
   return { ok: true, addresses };
 }
 
-/** One query: the A or AAAA data of the answer (CNAME and other records left out). */
+/** One query: the A or AAAA data of the response (CNAME and other records left out). */
 async function query(
   hostName: string,
   type: keyof typeof RECORD_TYPES,

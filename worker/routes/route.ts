@@ -36,7 +36,7 @@ type SuccessStatus = 200 | 201 | 202 | 204;
  * An error status answered with a body of the route's own (not the error body): the deep
  * health check's 503 `degraded`.
  */
-interface RouteFailureAnswer {
+interface RouteFailureResponse {
   readonly status: number;
   /** The OpenAPI response's description. */
   readonly description: string;
@@ -75,11 +75,11 @@ export interface GatewayRoute<Name extends string = string> {
   /** Error statuses besides those implied by `auth`, `body`, `query` and path parameters. */
   readonly extraErrors: readonly number[];
   /** An error status answered with the route's own body instead of the error body. */
-  readonly failureAnswer: RouteFailureAnswer | undefined;
+  readonly failureResponse: RouteFailureResponse | undefined;
   /** Proxied routes: the endpoint forwarded upstream with the same method and path. */
   readonly endpoint: NamedEndpoint | undefined;
   readonly idempotency: IdempotencyPolicy;
-  /** Proxied routes whose answers are kept in KV. */
+  /** Proxied routes whose responses are kept in KV. */
   readonly cache: CachePolicy | undefined;
 }
 
@@ -119,7 +119,7 @@ export interface OwnRoute<Name extends string = string> extends GatewayRoute<Nam
 export type ServedRoute = OwnRoute | ProxyRoute;
 
 type RouteOptions = Partial<
-  Pick<GatewayRoute, 'status' | 'body' | 'response' | 'extraErrors' | 'failureAnswer'>
+  Pick<GatewayRoute, 'status' | 'body' | 'response' | 'extraErrors' | 'failureResponse'>
 >;
 
 /**
@@ -154,7 +154,7 @@ export function route<const Name extends string>(
     query,
     response: status === 204 ? undefined : (options.response ?? SuccessEnvelopeSchema),
     extraErrors: options.extraErrors ?? [],
-    failureAnswer: options.failureAnswer,
+    failureResponse: options.failureResponse,
   });
 }
 
@@ -185,7 +185,7 @@ export function proxied(endpoint: NamedEndpoint): ProxyRoute {
     query: endpoint.query,
     response: SuccessEnvelopeSchema,
     extraErrors: [],
-    failureAnswer: undefined,
+    failureResponse: undefined,
     endpoint,
     idempotency: idempotencyOf(endpoint),
     cache: CACHED[endpoint.name],

@@ -84,7 +84,7 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     queried(HealthQuerySchema, 'declared-once', health),
     {
       response: HealthResponseSchema,
-      failureAnswer: {
+      failureResponse: {
         status: 503,
         description:
           'The settings are invalid (`status` `misconfigured`, `invalid_settings` names them), ' +

@@ -17,7 +17,7 @@ export interface UpstreamRequest {
   readonly auth: 'signed' | 'none';
 }
 
-/** The upstream's answer, body fully read. */
+/** The upstream's response, body fully read. */
 export interface UpstreamResponse {
   readonly status: number;
   readonly headers: Headers;
@@ -48,7 +48,7 @@ interface SendUpstreamOptions {
  * @param request - method, URL, headers, body bytes and whether to sign.
  * @param options - credentials, timeout (ms) and optionally `fetch`.
  * @returns status, headers and body bytes, whatever the status (4xx/5xx included).
- * @throws {UpstreamTimeoutError} 504 when the answer (body included) takes longer than `timeoutMs`.
+ * @throws {UpstreamTimeoutError} 504 when the response (body included) takes longer than `timeoutMs`.
  * @throws {UpstreamUnreachableError} 502 when the connection fails.
  * @throws {InternalError} 500 when a signed request lacks `UPSTREAM_KEY_ID`/`UPSTREAM_SECRET`.
  */

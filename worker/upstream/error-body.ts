@@ -23,9 +23,9 @@ interface UpstreamErrorBody {
 }
 
 /**
- * Builds the {@link UpstreamErrorBody} of an upstream error answer.
+ * Builds the {@link UpstreamErrorBody} of an upstream error response.
  *
- * @param upstream - the upstream's answer (status 400 or above), body read.
+ * @param upstream - the upstream's response (status 400 or above), body read.
  * @param requestId - the gateway's request id.
  * @returns the body to send with the upstream's status.
  */

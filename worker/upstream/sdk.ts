@@ -1,5 +1,5 @@
 // The payments API as the gateway reads it for itself (confirming webhooks, recovering
-// stale idempotency claims): through the SDK, so an answer is parsed and normalized the
+// stale idempotency claims): through the SDK, so a response is parsed and normalized the
 // same way here as in any merchant's code.
 import { PaymentsClient } from '../../lib/index.ts';
 import { settingsOf } from '../config.ts';

@@ -1,7 +1,7 @@
 /**
  * The callers' side of the crash test: money POSTs through the gateway, each with an
  * Idempotency-Key, sent once, retried with the same key and the same bytes until the
- * gateway gives a final answer, and replayed.
+ * gateway gives a final response, and replayed.
  */
 
 /** The caller token of `.dev.vars.example`. */
@@ -32,7 +32,7 @@ export interface Answer {
   readonly headers: Headers;
 }
 
-/** One attempt: an answer, or the network error that came instead. */
+/** One attempt: a response, or the network error that came instead. */
 export type Attempt = { readonly answer: Answer } | { readonly error: string };
 
 /** A transfer of `1000 + index` NGN to the README's account. */
@@ -78,7 +78,7 @@ export function paymentRequest(run: string, index: number): MoneyRequest {
  *
  * @param gatewayUrl - the gateway's base URL.
  * @param request - the request.
- * @returns the answer, or the error when none came (the gateway down or killed mid-request).
+ * @returns the response, or the error when none came (the gateway down or killed mid-request).
  */
 export async function sendOnce(gatewayUrl: string, request: MoneyRequest): Promise<Attempt> {
   try {
@@ -100,7 +100,7 @@ export async function sendOnce(gatewayUrl: string, request: MoneyRequest): Promi
   }
 }
 
-/** Whether an answer is the gateway's "another request holds this key" (409 in flight). */
+/** Whether a response is the gateway's "another request holds this key" (409 in flight). */
 function inFlight(answer: Answer): boolean {
   return answer.status === 409 && answer.body.includes('"idempotency_key_in_flight"');
 }
@@ -115,15 +115,15 @@ export interface FinalAnswer {
 }
 
 /**
- * Retries a request with the same key and body until an answer that is not 409
+ * Retries a request with the same key and body until a response that is not 409
  * `idempotency_key_in_flight` comes, waiting `Retry-After` (capped at 3 s) after a 409 and
- * 0.5 s after an attempt without an answer, as a careful caller does.
+ * 0.5 s after an attempt without a response, as a careful caller does.
  *
  * @param gatewayUrl - the gateway's base URL.
  * @param request - the request.
  * @param maxAttempts - the most attempts.
- * @returns the final answer with the count of attempts.
- * @throws {Error} naming the key when no final answer came within `maxAttempts`.
+ * @returns the final response with the count of attempts.
+ * @throws {Error} naming the key when no final response came within `maxAttempts`.
  */
 export async function sendUntilFinal(
   gatewayUrl: string,

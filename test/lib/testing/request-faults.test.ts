@@ -195,7 +195,7 @@ describe('request faults', () => {
       // The POST is signed and sent concurrently with the checks below: let it reach the
       // sandbox (its hold is a pending timer) before looking, or a fast verify can overtake it.
       await heldBySandbox();
-      // While it is held nothing is committed and no answer has come.
+      // While it is held nothing is committed and no response has come.
       expect((await verify(reference)).status).toBe(404);
       expect(answered).toBe(false);
       expect((await s.control('state')).body.counts.pending_timers).toBe(1);

@@ -75,7 +75,7 @@ describe('gateway', () => {
 
     it('should let the configured token through to the upstream, without the token', async () => {
       const id = uniqueRequestId();
-      // Not /banks: its answers are cached (cache.test.ts), so only the first would arrive.
+      // Not /banks: its responses are cached (cache.test.ts), so only the first would arrive.
       const res = await fetchGateway(gatewayRequest('/refunds/count-by-status', { requestId: id }));
       expect(res.status).toBe(200);
       const reached = await onlySandboxRequest(id);

@@ -63,7 +63,7 @@ describe('cache stage under KV faults', () => {
     expect(failed.body).toMatchObject({ status: 'success', data: [] });
     await expectInjected(kv, 1);
     expect(failures('read')).toHaveLength(1);
-    // KV back: the next request stores the answer and the one after is served from it.
+    // KV back: the next request stores the response and the one after is served from it.
     expect(await send(banks, kv)).toMatchObject({ status: 200, xCache: 'MISS', reached: 1 });
     await settledWrite('banks:v1:XF');
     expect(await send(banks, kv)).toMatchObject({ status: 200, xCache: 'HIT', reached: 0 });

@@ -21,14 +21,14 @@ const logs = useCapturedLogs();
 /** `UPSTREAM_SECRET` as configured in vitest.config.ts. */
 const UPSTREAM_SECRET = 'sandbox-secret';
 
-/** A check of the deep answer. */
+/** A check of the deep response. */
 interface Check {
   status: 'ok' | 'error';
   latency_ms: number;
   error?: string;
 }
 
-/** The deep answer's body. */
+/** The deep response's body. */
 interface DeepBody {
   status: 'ok' | 'degraded';
   checks: Record<'d1' | 'kv' | 'queue' | 'upstream', Check>;

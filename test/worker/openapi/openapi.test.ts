@@ -483,7 +483,8 @@ describe('GET /openapi.json', () => {
         const responses = operationOf(route).responses as Json;
         const statuses = errorStatuses(route).map(String);
         // A failure answered with the route's own body (the deep health check's 503).
-        const own = route.failureAnswer === undefined ? [] : [String(route.failureAnswer.status)];
+        const own =
+          route.failureResponse === undefined ? [] : [String(route.failureResponse.status)];
         expect(Object.keys(responses).sort(), route.name).toEqual(
           [String(route.status), ...statuses, ...own].sort(),
         );

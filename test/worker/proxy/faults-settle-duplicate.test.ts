@@ -1,6 +1,6 @@
 /**
- * A resend refused as a duplicate reference after an ambiguous answer: the first request
- * did land, so the refusal is never the key's answer. The gateway looks the record up
+ * A resend refused as a duplicate reference after an ambiguous response: the first request
+ * did land, so the refusal is never the key's response. The gateway looks the record up
  * again and answers it (`Idempotent-Recovered: true`), or, while the payment service's
  * reads still lag, keeps the claim locked for another settle window. The sandbox's fault
  * rules play the timings (one reference per test); every try goes under one request id.

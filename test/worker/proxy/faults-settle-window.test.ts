@@ -1,5 +1,5 @@
 /**
- * The settle window of a money POST: after an ambiguous answer (an upstream 5xx, a dropped
+ * The settle window of a money POST: after an ambiguous response (an upstream 5xx, a dropped
  * connection, the gateway's own timeout) the idempotency claim stays locked before any
  * lookup may decide to resend, because the payment service can commit the request after
  * it answered. The sandbox plays the timings with its fault rules (one reference per test,

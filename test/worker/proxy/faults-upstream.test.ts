@@ -1,7 +1,7 @@
 /**
  * The proxy when the upstream fails mid-exchange: the connection closing in the middle
- * of the body, an answer after `UPSTREAM_TIMEOUT_MS`, a 5xx then a success (a money POST's
- * retry inside the settle window after such an answer is 409 in flight). The faults
+ * of the body, a response after `UPSTREAM_TIMEOUT_MS`, a 5xx then a success (a money POST's
+ * retry inside the settle window after such a response is 409 in flight). The faults
  * sit between the real Worker and the real sandbox (`faultyUpstream`), keyed by request
  * id, so no other test file sees them (the fault sandbox's faults are global, and
  * test/worker/upstream/upstream.test.ts drives it). One request id per test, reused on retries:
@@ -31,7 +31,7 @@ const TRANSFER = '/disbursements/initialize';
 const COUNTS = '/refunds/count-by-status';
 const POST_TRANSFER = { method: 'POST', path: TRANSFER } as const;
 // 1 s lock (the larger of the lock timeout and twice the upstream timeout), 500 ms timeout,
-// so a 500 ms settle window after an ambiguous answer.
+// so a 500 ms settle window after an ambiguous response.
 const SHORT = { IDEMPOTENCY_LOCK_TIMEOUT_SEC: '1', UPSTREAM_TIMEOUT_MS: '500' };
 const SETTLE_MS = 500;
 
@@ -42,7 +42,7 @@ async function expectSettling(res: Response): Promise<void> {
   expect((await errorBody(res)).code).toBe('idempotency_key_in_flight');
 }
 
-/** Sends `request` again once the settle window of its ambiguous answer is over. */
+/** Sends `request` again once the settle window of its ambiguous response is over. */
 function afterSettleWindow(request: RetriedRequest): Promise<Response> {
   return sleep(SETTLE_MS + 100).then(() => request.send(SHORT));
 }

@@ -152,7 +152,7 @@ describe('idempotency stage', () => {
         status: 'success',
         data: { reference: body.reference, amount: 7.25 },
       });
-      // Stored: the next retry replays the recovered answer and reaches nothing.
+      // Stored: the next retry replays the recovered response and reaches nothing.
       const replayId = uniqueRequestId();
       const replay = await fetchGateway(keyed(TRANSFER, body, key, replayId));
       expect(replay.headers.get('Idempotent-Replayed')).toBe('true');

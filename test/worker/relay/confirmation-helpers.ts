@@ -95,7 +95,7 @@ export async function waitUntil(read: () => Promise<unknown>, expected: unknown)
 /** What the gateway sent to `DELIVERIES` while handling one request or batch. */
 export type Sent = MessageSendRequest[];
 
-/** POSTs `body` to the ingress, signed, with confirmation on; returns the answer and what it enqueued. */
+/** POSTs `body` to the ingress, signed, with confirmation on; returns the response and what it enqueued. */
 export async function ingest(body: string): Promise<{ res: Response; sent: Sent }> {
   const recorder = recordingQueue();
   const res = await fetchGateway(await webhookRequest(body), confirmOn(recorder.queue));

@@ -25,7 +25,7 @@ const TYPES = { A: 1, CNAME: 5, AAAA: 28 } as const;
 interface ZoneEntry {
   readonly A?: readonly string[];
   readonly AAAA?: readonly string[];
-  /** The name is an alias: its answers are the CNAME record, then the target's. */
+  /** The name is an alias: its responses are the CNAME record, then the target's. */
   readonly cname?: string;
   /** A DNS status other than NOERROR (2 SERVFAIL, 5 REFUSED). */
   readonly status?: number;

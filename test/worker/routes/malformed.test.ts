@@ -71,7 +71,7 @@ interface Outcome {
 }
 
 /**
- * Sends `request`, asserts the answer is never a 5xx and every error is an error
+ * Sends `request`, asserts the response is never a 5xx and every error is an error
  * body carrying the response's request id, and counts what reached the sandbox.
  */
 async function send(request: Request, requestId: string, env: Partial<Env> = {}): Promise<Outcome> {

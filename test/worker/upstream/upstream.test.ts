@@ -379,7 +379,7 @@ describe('gateway', () => {
       await setFaults({});
     });
 
-    // Routes the gateway never caches: a cached answer would never reach the fault sandbox.
+    // Routes the gateway never caches: a cached response would never reach the fault sandbox.
     it('should keep an injected upstream 503 and its body under upstream', async () => {
       await setFaults({ error_rate: 1 });
       const id = uniqueRequestId();
@@ -476,7 +476,7 @@ describe('gateway', () => {
           expect(await res.json()).toMatchObject({ status: 'success' });
           return;
         }
-        // Never more than one retry, and no retry after an answer.
+        // Never more than one retry, and no retry after a response.
         expect(reached.length).toBe(reached[0]?.status === null ? 2 : 1);
       }
       expect.fail('no request was answered on its retry');

@@ -1,10 +1,10 @@
 import { cacheKeyFor } from '../../cache/keys.ts';
-import { type CachedAnswer, readCached, writeCached } from '../../cache/store.ts';
+import { type CachedResponse, readCached, writeCached } from '../../cache/store.ts';
 import { settingsIn } from '../../http/context.ts';
 import type { ProxyRoute } from '../../routes/route.ts';
 import type { ProxyStage } from '../pipeline.ts';
 
-/** Response header telling whether the answer came from the gateway's KV cache. */
+/** Response header telling whether the response came from the gateway's KV cache. */
 const CACHE_STATUS_HEADER = 'X-Cache';
 
 /**
@@ -48,7 +48,7 @@ export function cacheStage(route: ProxyRoute): ProxyStage | undefined {
   };
 }
 
-function hitResponse(cached: CachedAnswer): Response {
+function hitResponse(cached: CachedResponse): Response {
   const headers = new Headers({ [CACHE_STATUS_HEADER]: 'HIT' });
   if (cached.metadata.content_type !== null) {
     headers.set('Content-Type', cached.metadata.content_type);

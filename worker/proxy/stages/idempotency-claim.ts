@@ -1,5 +1,5 @@
-// What the idempotency stage does with a claim it holds: store the answer, release the
-// key, hand the lock back stale or locked for a settle window, and the answers it gives
+// What the idempotency stage does with a claim it holds: store the response, release the
+// key, hand the lock back stale or locked for a settle window, and the responses it gives
 // (a replay byte for byte, 409 in flight with `Retry-After`).
 import {
   completeIdempotencyKey,
@@ -20,14 +20,14 @@ import { settleWindowMs } from '../settle-window.ts';
 const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
 
 /**
- * Stores the answer under the held lock and gives it back; the answer stands even when
+ * Stores the response under the held lock and gives it back; the response stands even when
  * D1 fails to record it (the claim then stays in flight and is recovered once its lock
  * runs out).
  *
- * @param outcome - what the access log records when the answer was stored.
- * @returns the stored answer as a response.
+ * @param outcome - what the access log records when the response was stored.
+ * @returns the stored response as a response.
  */
-export async function storeAnswer(
+export async function storeResponse(
   exchange: ProxyExchange,
   lock: IdempotencyLock,
   stored: StoredResponse,
@@ -46,7 +46,7 @@ export async function releaseClaim(exchange: ProxyExchange, lock: IdempotencyLoc
 
 /**
  * Stores nothing and hands the lock back stale at once: the next request with the key
- * verifies again, so it gets the same answer and nothing is ever sent twice.
+ * verifies again, so it gets the same response and nothing is ever sent twice.
  */
 export async function keepStale(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
   await bestEffort(exchange, expireIdempotencyLock(exchange.env.DB, lock, Date.now()));
@@ -72,7 +72,7 @@ export async function holdForSettleWindow(
   return windowMs;
 }
 
-// A D1 write of the stage that may fail without failing the answer: logged, reported.
+// A D1 write of the stage that may fail without failing the response: logged, reported.
 async function bestEffort(exchange: ProxyExchange, write: Promise<boolean>): Promise<boolean> {
   const { requestId } = exchange.context;
   try {
@@ -91,7 +91,7 @@ async function bestEffort(exchange: ProxyExchange, write: Promise<boolean>): Pro
   return false;
 }
 
-/** The status, kept headers and exact body bytes of an answer, to store. */
+/** The status, kept headers and exact body bytes of a response, to store. */
 export async function storedOf(response: Response): Promise<StoredResponse> {
   const headers: Record<string, string> = {};
   for (const name of STORED_HEADERS) {
@@ -101,7 +101,7 @@ export async function storedOf(response: Response): Promise<StoredResponse> {
   return { status: response.status, headers, body: new Uint8Array(await response.arrayBuffer()) };
 }
 
-/** The same bytes for the first answer and every replay, with `extra` headers set. */
+/** The same bytes for the first response and every replay, with `extra` headers set. */
 export function responseOf(stored: StoredResponse, extra: Record<string, string>): Response {
   const headers = new Headers(stored.headers);
   for (const [name, value] of Object.entries(extra)) headers.set(name, value);

@@ -1,14 +1,14 @@
 // Verify before resend: the record a money POST creates, looked up by its merchant
-// reference through the SDK as the endpoint's lookup says, and the answer rebuilt from it.
+// reference through the SDK as the endpoint's lookup says, and the response rebuilt from it.
 import { APIError, type Lookup, lookupMismatches, NotFoundError } from '../../../lib/index.ts';
 import type { IdempotencyLock, StoredResponse } from '../../db/idempotency-keys.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { upstreamClient } from '../../upstream/sdk.ts';
 import type { ProxyExchange } from '../pipeline.ts';
-import { holdForSettleWindow, inFlight, keepStale, storeAnswer } from './idempotency-claim.ts';
+import { holdForSettleWindow, inFlight, keepStale, storeResponse } from './idempotency-claim.ts';
 
-/** Set to `true` on an answer built from the upstream record after a stale claim (verify before resend). */
+/** Set to `true` on a response built from the upstream record after a stale claim (verify before resend). */
 const IDEMPOTENT_RECOVERED_HEADER = 'Idempotent-Recovered';
 
 // How a payment service refuses a second creation under a merchant reference it already
@@ -31,7 +31,7 @@ export type RecordLookup =
     }
   /** The lookup answered 404: no record as far as the service's reads show. */
   | { readonly kind: 'absent' }
-  /** No answer, or another error status: the outcome is still unknown. */
+  /** No response, or another error status: the outcome is still unknown. */
   | { readonly kind: 'unknown' }
   /** The route has no lookup, or the body names no reference: nothing to look up. */
   | { readonly kind: 'impossible' };
@@ -60,14 +60,14 @@ export async function lookUpRecord(exchange: ProxyExchange): Promise<RecordLooku
     context.upstreamStatus = 200;
     return { kind: 'found', lookup, reference: found, record };
   } catch (error) {
-    // Anything but a 404 (no answer, an error status, missing settings) leaves the outcome unknown.
+    // Anything but a 404 (no response, an error status, missing settings) leaves the outcome unknown.
     if (error instanceof APIError) context.upstreamStatus = error.status;
     return error instanceof NotFoundError ? { kind: 'absent' } : { kind: 'unknown' };
   }
 }
 
 /**
- * The answer of a request whose record was found: the POST's own success shape rebuilt
+ * The response of a request whose record was found: the POST's own success shape rebuilt
  * from the record with `Idempotent-Recovered: true`, once the record is checked against
  * the request (the reference alone proves nothing: another request may have used it for
  * other money).
@@ -76,7 +76,7 @@ export async function lookUpRecord(exchange: ProxyExchange): Promise<RecordLooku
  * @param found - the record its lookup found.
  * @returns the 200 answer to store, or the error to answer with nothing stored: 409
  *   `idempotency_record_mismatch` (amount, currency or destination differ) or 409
- *   `idempotency_answer_lost` (no read gives the answer back, as for a payment session).
+ *   `idempotency_answer_lost` (no read gives the response back, as for a payment session).
  */
 function recoveredFromRecord(
   exchange: ProxyExchange,
@@ -99,7 +99,7 @@ function recoveredFromRecord(
         'differ from this request; nothing was sent. Use a new reference and a new key',
     );
   }
-  // The endpoint table says whether (and how) the POST's own answer comes back from the record.
+  // The endpoint table says whether (and how) the POST's own response comes back from the record.
   const recover = found.lookup.recover;
   if (recover === null) {
     return new HttpError(
@@ -118,7 +118,7 @@ function recoveredFromRecord(
 }
 
 /**
- * Whether an answer is the service refusing a creation because its merchant reference
+ * Whether a response is the service refusing a creation because its merchant reference
  * already exists (409 `duplicate_reference`, or "Refund already exists"), read from the
  * gateway's error body of the upstream answer. Reads a clone: the response stays usable.
  *
@@ -144,11 +144,11 @@ export async function isDuplicateReference(response: Response): Promise<boolean>
  *
  * @param lock - the claim held.
  * @param found - the record the lookup found.
- * @returns the recovered answer.
+ * @returns the recovered response.
  * @throws {HttpError} 409 `idempotency_record_mismatch` / `idempotency_answer_lost`
  *   (see {@link recoveredFromRecord}).
  */
-export async function answerFromRecord(
+export async function responseFromRecord(
   exchange: ProxyExchange,
   lock: IdempotencyLock,
   found: Extract<RecordLookup, { kind: 'found' }>,
@@ -158,20 +158,20 @@ export async function answerFromRecord(
     await keepStale(exchange, lock);
     throw answer;
   }
-  return storeAnswer(exchange, lock, answer, 'recovered');
+  return storeResponse(exchange, lock, answer, 'recovered');
 }
 
 /**
  * After a resend (verify before resend found nothing) was refused as a duplicate
  * reference: the first request did land. Looks the record up again and answers it as
- * {@link answerFromRecord} does; when it is still not readable (the service's reads lag
+ * {@link responseFromRecord} does; when it is still not readable (the service's reads lag
  * its writes), keeps the claim locked for another settle window. The refusal itself is
- * never stored as the key's answer.
+ * never stored as the key's response.
  *
  * @param lock - the claim held.
- * @returns the recovered answer.
+ * @returns the recovered response.
  * @throws {HttpError} 409 `idempotency_key_in_flight` with `Retry-After` (the window), or
- *   the errors of {@link answerFromRecord}.
+ *   the errors of {@link responseFromRecord}.
  */
 export async function reconcileDuplicate(
   exchange: ProxyExchange,
@@ -183,7 +183,7 @@ export async function reconcileDuplicate(
     route: exchange.route.name,
     record_found: found.kind === 'found',
   });
-  if (found.kind === 'found') return answerFromRecord(exchange, lock, found);
+  if (found.kind === 'found') return responseFromRecord(exchange, lock, found);
   const windowMs = await holdForSettleWindow(exchange, lock, null);
   exchange.context.idempotency = 'in_flight';
   throw inFlight(

@@ -15,19 +15,19 @@ import {
   keepStale,
   releaseClaim,
   responseOf,
-  storeAnswer,
   storedOf,
+  storeResponse,
 } from './idempotency-claim.ts';
 import {
-  answerFromRecord,
   isDuplicateReference,
   lookUpRecord,
   reconcileDuplicate,
+  responseFromRecord,
 } from './idempotency-record.ts';
 
 /** The request header naming the key (draft-ietf-httpapi-idempotency-key-header). */
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-/** Set to `true` on a stored answer replayed for a repeated key. */
+/** Set to `true` on a stored response replayed for a repeated key. */
 const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 /** Longest key accepted, in characters. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -44,10 +44,10 @@ const NOT_PROCESSED = new Set([401, 403, 408, 429]);
 
 /**
  * The proxy stage for `Idempotency-Key`: claims the key per
- * caller in D1, runs the request once, stores and replays its answer, answers 422 for
+ * caller in D1, runs the request once, stores and replays its response, answers 422 for
  * another request under the same key and 409 while the first is in flight, and recovers
  * a stale claim by looking the record up upstream before resending. After an ambiguous
- * answer of a money POST (an upstream 5xx, no answer, a timeout) the claim stays locked
+ * answer of a money POST (an upstream 5xx, no response, a timeout) the claim stays locked
  * for the settle window (`settleWindowMs`) before any lookup may decide to resend, and a
  * resend refused as a duplicate reference is answered from the record looked up again.
  *
@@ -84,7 +84,7 @@ export function idempotencyStage(route: ProxyRoute): ProxyStage | undefined {
     });
     if (outcome.kind === 'claimed') return runOnce(exchange, next, outcome.lock, 'stored');
     if (outcome.kind === 'taken_over') return recover(exchange, next, outcome.lock);
-    return answerExisting(context, outcome.record, fingerprint, now, lockMs);
+    return respondExisting(context, outcome.record, fingerprint, now, lockMs);
   };
 }
 
@@ -130,7 +130,7 @@ function readIdempotencyKey(headers: Headers, route: ProxyRoute): string | undef
   });
 }
 
-function answerExisting(
+function respondExisting(
   context: RequestContext,
   record: IdempotencyKeyRecord,
   fingerprint: string,
@@ -163,7 +163,7 @@ function answerExisting(
   );
 }
 
-// Runs the request under a held claim and settles the claim with its answer.
+// Runs the request under a held claim and settles the claim with its response.
 async function runOnce(
   exchange: ProxyExchange,
   next: ProxyNext,
@@ -189,15 +189,15 @@ async function runOnce(
     return response;
   }
   // A resend after a lookup found nothing, refused because the reference exists: the first
-  // request did land, and its record was not readable yet. Never the key's final answer.
+  // request did land, and its record was not readable yet. Never the key's final response.
   const looksUp = exchange.route.endpoint.lookup !== undefined;
   if (outcome === 'recovered' && looksUp && (await isDuplicateReference(response))) {
     return reconcileDuplicate(exchange, lock);
   }
-  return storeAnswer(exchange, lock, await storedOf(response), outcome);
+  return storeResponse(exchange, lock, await storedOf(response), outcome);
 }
 
-// The outcome is unknown (an upstream 5xx, no answer, the gateway's timeout). A money
+// The outcome is unknown (an upstream 5xx, no response, the gateway's timeout). A money
 // POST keeps its claim locked for the settle window, so no retry looks the record up
 // before the upstream can have committed it. Other keyed requests move no money and are
 // resent without a lookup: their claim goes stale at once, except after a timeout, when
@@ -226,7 +226,7 @@ async function recover(
   const found = await lookUpRecord(exchange);
   switch (found.kind) {
     case 'found':
-      return answerFromRecord(exchange, lock, found);
+      return responseFromRecord(exchange, lock, found);
     case 'absent':
       return runOnce(exchange, next, lock, 'recovered');
     case 'unknown':

@@ -16,7 +16,7 @@ const NO_MEMBERS = v.custom<Record<string, never>>(
 /**
  * The proxy stage that lets nothing malformed leave: the body through lib's one JSON
  * body reader (413 `payload_too_large`, 415 `unsupported_media_type`, 400
- * `validation_failed` listing every issue with its dot path, the same answers as the
+ * `validation_failed` listing every issue with its dot path, the same responses as the
  * webhook ingress, the admin API and the sandbox give), and the query string against
  * the route's query schema (the gateway's one query reader, leniently: see `QueryRule`).
  * It puts the parsed query and body on the exchange (`query`, `content`) for the later stages and never changes the bytes: those signed and forwarded are those received.

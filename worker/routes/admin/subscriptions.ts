@@ -1,7 +1,7 @@
 /**
  * The admin API's subscription routes (`/admin/subscriptions`): create,
  * list, get, update, delete, rotate secret. The admin guard (`requireAdmin`, mounted on every admin route) has
- * already checked `ADMIN_TOKEN`. A secret is in the answer only of create and rotate.
+ * already checked `ADMIN_TOKEN`. A secret is in the response only of create and rotate.
  */
 import type { IRequest } from 'itty-router';
 import type * as v from 'valibot';
