@@ -1,4 +1,5 @@
-import { type ErrorContext, type Issue, PaymentsError } from './errors.ts';
+import { type ErrorContext, type Issue, RedactedError } from './errors.ts';
+import { redactIssues } from './internal/redact.ts';
 import { REQUEST_ID_HEADER } from './internal/request-id.ts';
 
 /** Context of an {@link APIError}: a response always arrived. */
@@ -13,22 +14,27 @@ export interface APIErrorContext extends ErrorContext {
 /**
  * The service answered with an error status. Subclasses exist per status, for the spec's
  * four known 409s and for a taken reference; `status`, `code`, `issues`, `headers`,
- * `requestId` and `rawBody` come from the response.
+ * `requestId` and `rawBody` come from the response. Email addresses and account numbers
+ * are masked in the message, the URL and the issues' messages; `rawBody` keeps them (it is
+ * the body unredacted, and not enumerable).
  */
-export class APIError extends PaymentsError {
+export class APIError extends RedactedError {
   override name = 'APIError';
   /** HTTP status of the response (400..599). */
   declare readonly status: number;
   /** Stable error code from the body, when given. */
   readonly code: string | undefined;
-  /** Per-field problems from the body, when listed. */
+  /** Per-field problems from the body, when listed; personal data in the messages is masked. */
   readonly issues: Issue[];
 
-  /** @param message - names the status, method and URL, then the service's message. */
+  /**
+   * @param message - names the status, method and URL, then the service's message;
+   *   personal data in it is masked.
+   */
   constructor(message: string, context: APIErrorContext) {
     super(message, context);
     this.code = context.code;
-    this.issues = context.issues ?? [];
+    this.issues = redactIssues(context.issues ?? []);
   }
 }
 
@@ -135,7 +141,8 @@ export interface FailedResponse {
  * 409 by the spec's known messages (or our stable codes).
  *
  * @returns an APIError subclass whose message is
- *   `Request failed with status 409: POST https://... (Insufficient funds)`.
+ *   `Request failed with status 409: POST https://... (Insufficient funds)`, with email
+ *   addresses and account numbers masked (`[email]`, `******6789`); `rawBody` keeps them.
  */
 export function createAPIError(response: FailedResponse): APIError {
   const body = parseErrorBody(response.rawBody);

@@ -1,3 +1,5 @@
+import { redactIssues, redactPersonalData } from './internal/redact.ts';
+
 /** What an error knows of the HTTP exchange it came from (all optional: some errors happen before any). */
 export interface ErrorContext {
   /** HTTP method of the request, e.g. `POST`. */
@@ -10,7 +12,10 @@ export interface ErrorContext {
   headers?: Headers;
   /** `X-Request-Id` of the response (or of the request when no response arrived). */
   requestId?: string | undefined;
-  /** The response body exactly as received, when one arrived. */
+  /**
+   * The response body exactly as received, when one arrived: unredacted, so it may hold
+   * personal data (names, emails, account numbers).
+   */
   rawBody?: string;
   /** The underlying error (a fetch rejection, an abort reason, a valibot failure...). */
   cause?: unknown;
@@ -39,7 +44,12 @@ export class PaymentsError extends Error {
   declare readonly headers: Headers | undefined;
   /** The response's `X-Request-Id`, else the one the SDK sent: quote it to support. */
   declare readonly requestId: string | undefined;
-  /** The response's body exactly as received, when one arrived. */
+  /**
+   * The response's body exactly as received, when one arrived. Unlike the message, the URL
+   * and the issues, it is NOT redacted: it may hold personal data (names, emails, account
+   * numbers), so never log it whole. It is not enumerable, so serializing the error
+   * (`JSON.stringify`, `console.log`, a structured logger) leaves it out; read it by name.
+   */
   declare readonly rawBody: string | undefined;
 
   /**
@@ -50,6 +60,28 @@ export class PaymentsError extends Error {
     // Error takes `cause` from the context (only when it has one); the exchange is copied on.
     super(message, context);
     Object.assign(this, context);
+  }
+}
+
+/**
+ * A {@link PaymentsError} that may describe a call or a body, and so may quote personal data:
+ * email addresses and account numbers in its message, URL and issues are masked
+ * (`[email]`, `******6789`; docs/assumptions.md), and its `rawBody`, the one field kept as
+ * received, is not enumerable. Every error of the SDK but a signature failure is one.
+ * Signature failures quote nothing received (and stay small for `verifyRequestSignature`).
+ */
+export class RedactedError extends PaymentsError {
+  /**
+   * @param message - human readable; personal data in it is masked.
+   * @param context - the HTTP exchange and the `cause`; `url` is masked like the message.
+   */
+  constructor(message: string, context: ErrorContext = {}) {
+    const { url, rawBody } = context;
+    super(
+      redactPersonalData(message),
+      url === undefined ? context : { ...context, url: redactPersonalData(url) },
+    );
+    if (rawBody !== undefined) Object.defineProperty(this, 'rawBody', { enumerable: false });
   }
 }
 
@@ -83,12 +115,12 @@ export class SignatureVerificationError extends PaymentsError {
 }
 
 /** The request never got an answer: DNS, refused or reset connection, TLS. */
-export class ConnectionError extends PaymentsError {
+export class ConnectionError extends RedactedError {
   override name = 'ConnectionError';
 }
 
 /** No complete answer arrived within the timeout (headers and body). */
-export class TimeoutError extends PaymentsError {
+export class TimeoutError extends RedactedError {
   override name = 'TimeoutError';
   /** The timeout that ran out, in milliseconds. */
   readonly timeoutMs: number;
@@ -111,7 +143,7 @@ export class TimeoutError extends PaymentsError {
  * `transfers.verify(reference)`) before doing anything else, and never send the same
  * money again under a new reference until it has been. `cause` is the refusal.
  */
-export class OutcomeUnknownError extends PaymentsError {
+export class OutcomeUnknownError extends RedactedError {
   override name = 'OutcomeUnknownError';
   /** The merchant reference whose outcome is unknown. */
   readonly reference: string;
@@ -128,12 +160,13 @@ export class OutcomeUnknownError extends PaymentsError {
 }
 
 /** The caller's `AbortSignal` aborted the request; `cause` is the abort reason. */
-export class AbortError extends PaymentsError {
+export class AbortError extends RedactedError {
   override name = 'AbortError';
 }
 
 /** An error that lists every problem it found, each with a dot path. */
-class IssuesError extends PaymentsError {
+class IssuesError extends RedactedError {
+  /** Every problem found, each with a dot path; personal data in the messages is masked. */
   readonly issues: Issue[];
 
   /**
@@ -142,7 +175,7 @@ class IssuesError extends PaymentsError {
    */
   constructor(message: string, issues: Issue[], context: ErrorContext = {}) {
     super(message, context);
-    this.issues = issues;
+    this.issues = redactIssues(issues);
   }
 }
 

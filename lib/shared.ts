@@ -19,6 +19,8 @@ export {
   readJsonBody,
   requestIssues,
 } from './internal/json-body.ts';
+// Masking email addresses and account numbers (the SDK's errors and hooks, the gateway's logs).
+export { redactPersonalData } from './internal/redact.ts';
 // Request ids (the SDK, the sandbox and the gateway).
 export { REQUEST_ID_HEADER, resolveRequestId } from './internal/request-id.ts';
 // Retry-After (the SDK's retries, the relay's delivery schedule).

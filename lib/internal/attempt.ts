@@ -4,6 +4,7 @@ import { createAPIError } from '../api-errors.ts';
 import { AbortError, ConnectionError, type PaymentsError, TimeoutError } from '../errors.ts';
 import { signRequest } from '../signing.ts';
 import type { RequestEvent, ResponseEvent } from './hooks.ts';
+import { redactPersonalData } from './redact.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
 import type { CallResponse, CallSpec, TransportSettings } from './transport.ts';
 import { untilAborted } from './until-aborted.ts';
@@ -52,12 +53,14 @@ export async function sendAttempt(
     0,
     Math.min(spec.timeoutMs ?? settings.timeoutMs, deadlineAt - settings.now()),
   );
-  settings.onRequest?.(event);
-  settings.logger?.debug('edgepay request', event);
+  // The hooks and the logger see the URL with personal data masked, like error messages.
+  const seen = { ...event, url: redactPersonalData(event.url) };
+  settings.onRequest?.(seen);
+  settings.logger?.debug('edgepay request', seen);
   const attemptStarted = settings.now();
   const report = (status: number | undefined, error?: PaymentsError) => {
     if (settings.onResponse === undefined && settings.logger === undefined) return;
-    const done: ResponseEvent = { ...event, status, elapsedMs: settings.now() - attemptStarted };
+    const done: ResponseEvent = { ...seen, status, elapsedMs: settings.now() - attemptStarted };
     if (error !== undefined) done.error = error;
     settings.onResponse?.(done);
     settings.logger?.debug('edgepay response', done);

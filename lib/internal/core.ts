@@ -2,7 +2,7 @@
 import type * as v from 'valibot';
 import { NotFoundError } from '../api-errors.ts';
 import type { Endpoint } from '../endpoints.ts';
-import { PaymentsError, RequestValidationError } from '../errors.ts';
+import { RedactedError, RequestValidationError } from '../errors.ts';
 import { type Page, PagedList } from '../pagination.ts';
 import { conform, pageOf, type RawResponse } from '../responses/envelope.ts';
 import { parseOrThrow } from './issues.ts';
@@ -118,14 +118,14 @@ export class ClientCore {
     if (retry) return result.value as Out;
     const mismatched = lookup && lookupMismatches(lookup, body ?? {}, result.value);
     if (mismatched?.length) {
-      throw new PaymentsError(
+      throw new RedactedError(
         `${operation}: ${String(reference)} exists with another ${mismatched}; not resent`,
       );
     }
     // A lookup that recovers answers reads the POST's own record (its type says so): that
     // record is this call's normalized response.
     if (lookup?.recover) return result.value as Out;
-    throw new PaymentsError(
+    throw new RedactedError(
       `${operation} was carried out but its answer is lost: start over with a new reference`,
     );
   }

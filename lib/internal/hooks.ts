@@ -4,6 +4,7 @@ import type { PaymentsError } from '../errors.ts';
 /** What the `onRequest` hook receives before each attempt. */
 export interface RequestEvent {
   method: string;
+  /** The URL, query included, with email addresses and account numbers masked. */
   url: string;
   /** 1 for the first attempt. */
   attempt: number;
@@ -17,12 +18,17 @@ export interface ResponseEvent extends RequestEvent {
   status: number | undefined;
   /** Wall time of the attempt in milliseconds, body read included. */
   elapsedMs: number;
+  /**
+   * The attempt's failure: its message, URL and issues are masked; its `rawBody` is not,
+   * and is left out when the error is serialized (it is not enumerable).
+   */
   error?: PaymentsError;
 }
 
 /**
  * A log sink. It receives the hook events (method, URL, attempt, status, elapsed ms,
- * request id) and never a header, a body, the secret, a signature or an account number.
+ * request id) and never a header, a body, the secret, a signature, an email address or a
+ * full account number (masked in the URL and in an error's message).
  */
 export interface Logger {
   debug(message: string, fields: RequestEvent | ResponseEvent): void;

@@ -4,6 +4,7 @@ import {
   ConnectionError,
   OutcomeUnknownError,
   PaymentsError,
+  RedactedError,
   TimeoutError,
 } from '../errors.ts';
 import { sendAttempt } from './attempt.ts';
@@ -249,7 +250,7 @@ export class Transport {
 function lookupFailed(error: PaymentsError, event: RequestEvent) {
   return (cause: unknown): never => {
     if (cause instanceof AbortError) throw cause;
-    throw new PaymentsError(
+    throw new RedactedError(
       `${error.message}; looking the reference up before resending failed too`,
       { method: event.method, url: event.url, requestId: event.requestId, cause },
     );

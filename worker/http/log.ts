@@ -1,31 +1,16 @@
+import { redactPersonalData } from '../../lib/shared.ts';
 import type { RequestContext } from './context.ts';
 import { type HttpError, InternalError } from './errors.ts';
 
 /** Severity of a log line. */
 type LogLevel = 'info' | 'warn' | 'error';
 
-// A run of 10 to 34 digits standing alone (NUBAN is 10, IBAN bodies and card numbers
-// fit): a possible account number. Digits inside a longer token (UUID groups, hex) are not.
-const ACCOUNT_NUMBER = /(?<![\w-])(\d{6,30})(\d{4})(?![\w-])/g;
-
-/**
- * Masks what could be an account number in free text, keeping the last 4 digits:
- * `account 0123456789` becomes `account ******6789`.
- *
- * @param text - any text headed for a log line.
- * @returns the text with every standalone run of 10 to 34 digits masked.
- *
- * @internal Exported for the tests, which call it directly.
- */
-export function maskAccountNumbers(text: string): string {
-  return text.replace(ACCOUNT_NUMBER, (_, _hidden: string, last: string) => `******${last}`);
-}
-
 /**
  * Writes one structured JSON log line. Callers must never pass secrets, tokens,
- * signatures or full account numbers (logs reach more people and systems than those
- * values may); as a safety net, every top-level string field but `request_id` goes
- * through {@link maskAccountNumbers} (the request id
+ * signatures, email addresses or full account numbers (logs reach more people and systems
+ * than those values may); as a safety net, every top-level string field but `request_id`
+ * goes through the SDK's `redactPersonalData` (emails become `[email]`, account numbers
+ * keep their last 4 digits, the same rule as the SDK's error messages; the request id
  * is the caller's own, sent upstream and echoed as it is: masking it in the log would
  * only break the correlation).
  *
@@ -38,7 +23,7 @@ export function logEvent(level: LogLevel, event: string, fields: Record<string, 
   const masked: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(fields)) {
     masked[name] =
-      typeof value === 'string' && name !== 'request_id' ? maskAccountNumbers(value) : value;
+      typeof value === 'string' && name !== 'request_id' ? redactPersonalData(value) : value;
   }
   const line = JSON.stringify({ level, event, ...masked });
   console[level](line);
