@@ -8,6 +8,7 @@ import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { consoleHeadersFile } from '../worker/http/console-headers.ts';
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const source = join(root, 'console');
@@ -36,8 +37,9 @@ export interface ConsoleBuild {
  * Builds the console: esbuild bundles and minifies console/src/main.ts (Preact, htm,
  * uPlot) and console/src/console.css (uPlot's style sheet imported) under content-hashed
  * names into `<outDir>/console/assets/`, writes `<outDir>/console/index.html` from
- * console/static/index.html naming them, and copies console/static/_headers to
- * `<outDir>/_headers`.
+ * console/static/index.html naming them, and `<outDir>/_headers` with the console's security
+ * headers (worker/http/console-headers.ts, which the gateway also puts on its own answers
+ * under /console/).
  *
  * Each file is written to a temporary name and renamed, and files of earlier builds are
  * removed only after, so a `wrangler dev` serving the folder (two e2e stacks may build
@@ -86,7 +88,7 @@ export async function buildConsole(outDir: string = CONSOLE_DIST): Promise<Conso
   const written = [
     ...result.outputFiles.map((file) => writeAtomically(file.path, file.contents)),
     writeAtomically(join(out, BASE, 'index.html'), page),
-    writeAtomically(join(out, '_headers'), readFileSync(join(source, 'static', '_headers'))),
+    writeAtomically(join(out, '_headers'), consoleHeadersFile()),
   ];
   for (const entry of readdirSync(assets)) {
     // A `.tmp` file is another build's, about to be renamed.

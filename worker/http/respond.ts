@@ -1,5 +1,6 @@
 import type { IRequest } from 'itty-router';
 import { REQUEST_ID_HEADER } from '../../lib/shared.ts';
+import { CONSOLE_SECURITY_HEADERS, isConsolePath } from './console-headers.ts';
 import { contextOf } from './context.ts';
 import { HttpError, InternalError } from './errors.ts';
 import { logRequest, logServerError, logUnexpectedError } from './log.ts';
@@ -61,8 +62,9 @@ export function renderError(error: unknown, request: IRequest): Response {
 }
 
 /**
- * The router's last `finally` stage: stamps `X-Request-Id` on the response and writes
- * the access log line.
+ * The router's last `finally` stage: stamps `X-Request-Id`, `X-Content-Type-Options:
+ * nosniff` and (when the response has none) `Cache-Control: no-store` on the response, the
+ * console's security headers on an answer under `/console/`, and writes the access log line.
  *
  * @param response - the response so far (always a `Response` after itty's formatting).
  * @param request - the request being answered.
@@ -73,6 +75,15 @@ export function finalizeResponse(response: Response, request: IRequest): Respons
   // Copy: a Response from elsewhere may have immutable headers.
   const stamped = new Response(response.body, response);
   stamped.headers.set(REQUEST_ID_HEADER, context.requestId);
+  // Every answer is for one caller: never stored by a browser or a shared cache (proxied
+  // 2xx, cache hits and replays carry no Cache-Control of their own), never type-sniffed.
+  if (!stamped.headers.has('Cache-Control')) stamped.headers.set('Cache-Control', 'no-store');
+  stamped.headers.set('X-Content-Type-Options', 'nosniff');
+  if (isConsolePath(new URL(request.url).pathname)) {
+    for (const [name, value] of Object.entries(CONSOLE_SECURITY_HEADERS)) {
+      stamped.headers.set(name, value);
+    }
+  }
   logRequest(context, request.method, stamped.status);
   return stamped;
 }

@@ -332,7 +332,14 @@ describe('gateway', () => {
       expect(names(direct.headers)).toEqual(
         expect.arrayContaining(['content-type', 'date', 'x-request-id']),
       );
-      expect(names(res.headers)).toEqual(['content-type', 'x-cache', 'x-request-id']);
+      // Content-Type is the upstream's; the rest are the gateway's own.
+      expect(names(res.headers)).toEqual([
+        'cache-control',
+        'content-type',
+        'x-cache',
+        'x-content-type-options',
+        'x-request-id',
+      ]);
       expect(res.headers.get('X-Request-Id')).toBe(id);
     });
 
