@@ -1,79 +1,161 @@
-// Failed admin sign-ins, counted per client address in the rate limiter Durable Object, so
-// the admin token cannot be guessed at the speed of the network.
+// Failed admin sign-ins, counted in the rate limiter Durable Object per client address and
+// for the whole gateway, so the admin token cannot be guessed at the speed of the network.
 import type { RequestContext } from '../http/context.ts';
 import { HttpError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import type { CallerRateLimiter } from './caller-rate-limiter.ts';
+import { clientBucket } from './client-bucket.ts';
 
 /** Failed admin sign-ins allowed per client address: a burst of 10, then one every 6 s. */
 export const ADMIN_FAILURES_PER_MINUTE = 10;
 
-/** Prefix of the limiter's object names, apart from caller names. */
-const OBJECT_PREFIX = 'admin-failures/';
+/**
+ * Failed admin sign-ins allowed across the whole gateway, every address together: a burst
+ * of 120, then one every 0.5 s. It caps a guesser spreading over many addresses.
+ */
+export const ADMIN_FAILURES_PER_MINUTE_GLOBAL = 120;
+
+/** `Retry-After` while the limiter cannot be reached, in seconds. */
+const LIMITER_FAULT_RETRY_AFTER_SEC = 10;
+
+/** A count of failed sign-ins: its limiter object's name and its limit per minute. */
+interface FailureBudget {
+  /** Whose failures: one client address (or /64), or the whole gateway. */
+  readonly scope: 'address' | 'gateway';
+  /** The limiter object's name (`admin-failures/...`, apart from caller names). */
+  readonly name: string;
+  /** Failures per minute. */
+  readonly limit: number;
+}
+
+const GLOBAL_BUDGET: FailureBudget = {
+  scope: 'gateway',
+  name: 'admin-failures/global',
+  limit: ADMIN_FAILURES_PER_MINUTE_GLOBAL,
+};
 
 /** The bindings the throttle reads. */
 interface AdminFailureBindings {
   readonly RATE_LIMITER?: DurableObjectNamespace<CallerRateLimiter>;
 }
 
-/**
- * The throttle of one client address's failed admin sign-ins. `check` runs before the
- * token is compared (a throttled address is refused whatever it sends, so a right guess
- * is worth nothing while throttled); `fail` counts a wrong token. A limiter that cannot be
- * reached is logged and lets the request through: the token check still stands.
- */
-export interface AdminFailureThrottle {
-  /** @throws {HttpError} 429 `rate_limited` with `Retry-After` while the address is throttled. */
-  check(): Promise<void>;
+/** A failed sign-in reserved before the token is compared. */
+export interface AdminSignInSlot {
   /**
-   * Counts one failed sign-in.
-   * @throws {HttpError} 429 `rate_limited` with `Retry-After` when it is one too many.
+   * Gives the reservation back: the token was right, so nothing failed. Never throws (a
+   * refund that cannot be made is logged: the count is only higher than it should be).
    */
-  fail(): Promise<void>;
+  refund(): Promise<void>;
 }
 
 /**
- * The throttle of the request's client address (`CF-Connecting-IP`, which Cloudflare sets
- * and a client cannot; `unknown` without it, as under local tools, so they share one count).
+ * Reserves one failed sign-in in the client address's budget ({@link ADMIN_FAILURES_PER_MINUTE}),
+ * then in the gateway's ({@link ADMIN_FAILURES_PER_MINUTE_GLOBAL}), before the token is
+ * compared: each reservation is one Durable Object call that checks and counts at once,
+ * so concurrent guesses cannot all pass a check none of them has counted yet, and no more
+ * tokens are compared than the budgets hold. A refused request compares nothing, the
+ * right token included (a throttled guesser learns nothing from a lucky guess). The
+ * address goes first, so one throttled address cannot spend the gateway's budget; a
+ * reservation that is refused further on is given back. When the limiter cannot be
+ * reached the request is refused too: an outage of the limiter must not reopen guessing.
  *
  * @param env - the bindings: `RATE_LIMITER`.
- * @param headers - the request headers.
+ * @param headers - the request headers (`CF-Connecting-IP`, see {@link clientBucket}).
  * @param context - the request's context (request id, for the logs).
- * @returns the throttle.
+ * @returns the reservation; call `refund()` once the token turned out right.
+ * @throws {HttpError} 429 `rate_limited` with `Retry-After` (whole seconds, at least 1)
+ *   when a budget is spent or the limiter fails.
  */
-export function adminFailureThrottle(
+export async function reserveAdminSignIn(
   env: AdminFailureBindings,
   headers: Headers,
   context: RequestContext,
-): AdminFailureThrottle {
-  const client = headers.get('CF-Connecting-IP') ?? 'unknown';
-  const ask = async (method: 'peek' | 'take'): Promise<void> => {
+): Promise<AdminSignInSlot> {
+  const client = clientBucket(headers);
+  const budgets: FailureBudget[] = [
+    { scope: 'address', name: `admin-failures/client/${client}`, limit: ADMIN_FAILURES_PER_MINUTE },
+    GLOBAL_BUDGET,
+  ];
+  const limiter = env.RATE_LIMITER;
+  if (limiter === undefined) {
+    throw limiterFailed(context, new Error('the RATE_LIMITER binding is missing'));
+  }
+  const held: FailureBudget[] = [];
+  const refund = () => refundAll(limiter, held, context);
+  for (const budget of budgets) {
     let decision: { allowed: boolean; retryAfterMs: number };
     try {
-      if (env.RATE_LIMITER === undefined) throw new Error('the RATE_LIMITER binding is missing');
-      const limiter = env.RATE_LIMITER.getByName(`${OBJECT_PREFIX}${client}`);
-      decision = await limiter[method](ADMIN_FAILURES_PER_MINUTE);
+      decision = await limiter.getByName(budget.name).take(budget.limit);
     } catch (error) {
-      logEvent('error', 'rate_limiter_failed', {
-        request_id: context.requestId,
-        limit: 'admin_failures',
-        error_message: error instanceof Error ? error.message : String(error),
-      });
-      return;
+      await refund();
+      throw limiterFailed(context, error);
     }
-    if (decision.allowed) return;
-    const retryAfter = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-    logEvent('warn', 'admin_sign_in_throttled', {
-      request_id: context.requestId,
-      client,
-      retry_after_sec: retryAfter,
-    });
-    throw new HttpError(
-      429,
-      'rate_limited',
-      `Too many failed admin sign-ins from this address; retry in ${retryAfter} s`,
-      { headers: { 'Retry-After': String(retryAfter) } },
-    );
-  };
-  return { check: () => ask('peek'), fail: () => ask('take') };
+    if (!decision.allowed) {
+      await refund();
+      throw throttled(context, client, budget, decision.retryAfterMs);
+    }
+    held.push(budget);
+  }
+  return { refund };
+}
+
+/** Gives back every reservation in `held`, at once; failures are logged, never thrown. */
+async function refundAll(
+  limiter: DurableObjectNamespace<CallerRateLimiter>,
+  held: readonly FailureBudget[],
+  context: RequestContext,
+): Promise<void> {
+  await Promise.all(
+    held.map(async (budget) => {
+      try {
+        await limiter.getByName(budget.name).refund(budget.limit);
+      } catch (error) {
+        logEvent('error', 'rate_limiter_failed', {
+          request_id: context.requestId,
+          limit: 'admin_failures',
+          operation: 'refund',
+          error_message: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }),
+  );
+}
+
+/** The 429 of a spent budget, logged. */
+function throttled(
+  context: RequestContext,
+  client: string,
+  budget: FailureBudget,
+  retryAfterMs: number,
+): HttpError {
+  const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  logEvent('warn', 'admin_sign_in_throttled', {
+    request_id: context.requestId,
+    client,
+    scope: budget.scope,
+    retry_after_sec: retryAfter,
+  });
+  const where = budget.scope === 'address' ? 'from this address' : 'to this gateway';
+  return new HttpError(
+    429,
+    'rate_limited',
+    `Too many failed admin sign-ins ${where}; retry in ${retryAfter} s`,
+    { headers: { 'Retry-After': String(retryAfter) } },
+  );
+}
+
+/** The 429 of a limiter that cannot be reached (fail closed), logged. */
+function limiterFailed(context: RequestContext, error: unknown): HttpError {
+  logEvent('error', 'rate_limiter_failed', {
+    request_id: context.requestId,
+    limit: 'admin_failures',
+    operation: 'reserve',
+    error_message: error instanceof Error ? error.message : String(error),
+  });
+  return new HttpError(
+    429,
+    'rate_limited',
+    `Failed admin sign-ins cannot be counted right now; retry in ${LIMITER_FAULT_RETRY_AFTER_SEC} s`,
+    { headers: { 'Retry-After': String(LIMITER_FAULT_RETRY_AFTER_SEC) }, cause: error },
+  );
 }

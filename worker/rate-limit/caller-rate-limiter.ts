@@ -15,12 +15,16 @@ interface RateLimitDecision {
 const TAT_KEY = 'tat';
 
 /**
- * The rate limiter of one caller (`RATE_LIMIT_PER_MINUTE`), and of the failed admin
- * sign-ins of one client address: a Durable Object, one instance per name, so every request of that caller is counted in one place,
- * strongly consistent (KV, eventually consistent, could not count). It runs the generic cell
- * rate algorithm (GCRA): `limit` requests per minute, a burst of up to `limit`, then one
- * every `60 s / limit`; a refusal knows exactly when the next request fits
- * (`Retry-After`). The state survives eviction in the object's SQLite-backed storage.
+ * The rate limiter of one caller (`RATE_LIMIT_PER_MINUTE`), and of failed admin sign-ins
+ * (one instance per client address, one for the whole gateway): a Durable Object, one
+ * instance per name, so everything it limits is counted in one place, strongly consistent
+ * (KV, eventually consistent, could not count). Each method runs without awaiting, so
+ * concurrent calls to one instance never interleave: a `take` checks and counts at once.
+ * It runs the generic cell rate algorithm (GCRA): `limit` requests per minute, a burst of
+ * up to `limit`, then one every `60 s / limit`; a refusal knows exactly when the next
+ * request fits (`Retry-After`), and is not counted, so a wait is never longer than one
+ * interval however many requests were refused. The state survives eviction in the
+ * object's SQLite-backed storage.
  *
  * @example
  * ```ts
@@ -29,7 +33,7 @@ const TAT_KEY = 'tat';
  */
 export class CallerRateLimiter extends DurableObject {
   /**
-   * Counts one request against `limit` requests per minute.
+   * Counts one request against `limit` requests per minute, when it is allowed.
    *
    * @param limit - requests per minute, a positive integer (RATE_LIMIT_PER_MINUTE).
    * @returns whether it is allowed and, when not, the wait in milliseconds.
@@ -41,15 +45,17 @@ export class CallerRateLimiter extends DurableObject {
   }
 
   /**
-   * Whether one more request would be allowed now, counting nothing: for limits on
-   * failures, checked before the attempt and taken only when it fails.
+   * Gives back one request counted by {@link take}: for reservations that turned out not
+   * to count, such as an admin sign-in reserved before its token was compared and refunded
+   * when the token was right. A refund never gives back more than was taken: a schedule
+   * that has meanwhile fallen behind now is as good as empty either way.
    *
-   * @param limit - requests per minute, a positive integer.
-   * @returns the decision {@link take} would make.
+   * @param limit - the same `limit` as the `take` it refunds.
    */
-  peek(limit: number): RateLimitDecision {
-    const { allowed, retryAfterMs } = this.decide(limit);
-    return { allowed, retryAfterMs };
+  refund(limit: number): void {
+    const stored = this.ctx.storage.kv.get<number>(TAT_KEY);
+    if (stored === undefined) return;
+    this.ctx.storage.kv.put(TAT_KEY, stored - RATE_LIMIT_WINDOW_MS / limit);
   }
 
   private decide(limit: number): RateLimitDecision & { next: number } {

@@ -1,0 +1,76 @@
+/**
+ * `RATE_LIMITER` bindings for the throttle tests, over the real Durable Object namespace:
+ * one with a private set of objects (fresh counts, the gateway-wide budget of failed admin
+ * sign-ins included, so a test that spends it throttles no other test), and one that fails
+ * chosen calls as an unreachable object would. Pass them to the real Worker with
+ * `fetchGateway(request, { RATE_LIMITER })`.
+ */
+import { env } from 'cloudflare:workers';
+import type { CallerRateLimiter } from '../../../worker/rate-limit/caller-rate-limiter.ts';
+
+type Limiter = DurableObjectNamespace<CallerRateLimiter>;
+type LimiterStub = DurableObjectStub<CallerRateLimiter>;
+
+/** The limiter methods the gateway calls. */
+type LimiterMethod = 'take' | 'refund';
+
+/**
+ * The real namespace, each object name prefixed with a fresh id: the same Durable Object
+ * class and storage, but objects no other test reaches.
+ */
+export function privateLimiter(): Limiter {
+  const prefix = `test-${crypto.randomUUID()}/`;
+  const namespace = {
+    getByName: (name: string): LimiterStub => env.RATE_LIMITER.getByName(`${prefix}${name}`),
+  };
+  return namespace as unknown as Limiter;
+}
+
+/** Which limiter calls fail. */
+export interface LimiterFaultPlan {
+  /** The method that fails. */
+  readonly method: LimiterMethod;
+  /** The object names whose calls fail. */
+  readonly failOn: RegExp;
+  /** How many matching calls fail; later ones reach the object. @default Infinity */
+  readonly times?: number;
+}
+
+/** A limiter binding with injected failures; `injected` says how many fired. */
+export interface FaultyLimiter {
+  readonly binding: Limiter;
+  readonly injected: () => number;
+}
+
+/**
+ * A {@link privateLimiter} whose matching calls reject without reaching the object, as
+ * a call to an object that cannot be reached does; every other call reaches the real one.
+ *
+ * @param plan - which method fails on which object names.
+ */
+export function faultyLimiter(plan: LimiterFaultPlan): FaultyLimiter {
+  const real = privateLimiter();
+  const times = plan.times ?? Number.POSITIVE_INFINITY;
+  let injected = 0;
+  const guard =
+    (name: string, method: LimiterMethod, call: (limit: number) => Promise<unknown>) =>
+    (limit: number) => {
+      if (plan.method !== method || !plan.failOn.test(name) || injected >= times) {
+        return call(limit);
+      }
+      injected += 1;
+      return Promise.reject(
+        new Error(`Network connection lost. (injected fault on ${method} ${name})`),
+      );
+    };
+  const namespace = {
+    getByName: (name: string) => {
+      const stub = real.getByName(name);
+      return {
+        take: guard(name, 'take', (limit) => stub.take(limit)),
+        refund: guard(name, 'refund', (limit) => stub.refund(limit)),
+      };
+    },
+  };
+  return { binding: namespace as unknown as Limiter, injected: () => injected };
+}
