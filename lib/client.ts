@@ -58,11 +58,17 @@ export interface PaymentsClientOptions {
   now?: () => number;
   /** Random source in [0, 1) for retry jitter. @default Math.random */
   random?: () => number;
-  /** Called before every attempt with method, URL, attempt number and request id. */
+  /**
+   * Called before every attempt with method, URL (emails and account numbers masked),
+   * attempt number and request id.
+   */
   onRequest?: (event: RequestEvent) => void;
   /** Called after every attempt with status (or error), attempt, elapsed ms and request id. */
   onResponse?: (event: ResponseEvent) => void;
-  /** Debug log sink. @default none (silent); it never receives secrets, signatures or account numbers. */
+  /**
+   * Debug log sink. @default none (silent); it never receives secrets, signatures, email
+   * addresses or full account numbers (masked in the URL and in an error's message).
+   */
   logger?: Logger;
 }
 
