@@ -89,14 +89,19 @@ describe('gateway', () => {
         ]);
       });
 
-      it('should keep one entry per country, NG by default', async () => {
-        const ng = await send(banks(''));
-        expect(JSON.parse(await ng.res.text()).data).toContainEqual(
+      it('should keep one entry per country, and no query apart from an explicit NG', async () => {
+        await Promise.all(['banks:v1:NG', 'banks:v1:default'].map((k) => env.CACHE.delete(k)));
+        const bare = await send(banks(''));
+        expect(JSON.parse(await bare.res.text()).data).toContainEqual(
           expect.objectContaining({ bank_name: 'Zenith Bank' }),
         );
-        await stored('banks:v1:NG');
+        await stored('banks:v1:default');
+        expect(await send(banks(''))).toMatchObject({ reached: 0 });
+        // Another upstream request (the country named), so another entry.
         const explicit = await send(banks('?country_code=NG'));
-        expect(explicit).toMatchObject({ reached: 0 });
+        expect(explicit).toMatchObject({ reached: 1 });
+        await stored('banks:v1:NG');
+        expect(await send(banks('?country_code=NG'))).toMatchObject({ reached: 0 });
         const gh = await send(banks('?country_code=GH'));
         expect(gh.reached).toBe(1);
         const ghBody = JSON.parse(await gh.res.text()) as { data: { bank_name: string }[] };

@@ -196,7 +196,7 @@ describe('gateway', () => {
 
     it('should keep the query string unchanged', async () => {
       const id = uniqueRequestId();
-      const query = 'status=success&page=2&page_size=5&customer_email=a%2Bb%40x.com&x=a%20b&x=c';
+      const query = 'status=success&page=2&page_size=5&customer_email=a%2Bb%40x.com';
       await fetchGateway(gatewayRequest(`/merchants/transactions?${query}`, { requestId: id }));
       expect((await onlySandboxRequest(id)).query).toBe(query);
     });
@@ -241,15 +241,16 @@ describe('gateway', () => {
 
     it('should join a base URL with a path prefix without double slashes', async () => {
       const id = uniqueRequestId();
-      const res = await fetchGateway(gatewayRequest('/payments/verify/r1?x=1', { requestId: id }), {
-        UPSTREAM_BASE_URL: `${inject('sandboxUrl')}/api/v1/`,
-      });
+      const res = await fetchGateway(
+        gatewayRequest('/merchants/refunds?page=2', { requestId: id }),
+        { UPSTREAM_BASE_URL: `${inject('sandboxUrl')}/api/v1/` },
+      );
       // The sandbox has no /api/v1 prefix: its 404 passes through, and its log shows the URL.
       expect(res.status).toBe(404);
       expect(await onlySandboxRequest(id)).toMatchObject({
         method: 'GET',
-        path: '/api/v1/payments/verify/r1',
-        query: 'x=1',
+        path: '/api/v1/merchants/refunds',
+        query: 'page=2',
       });
     });
   });

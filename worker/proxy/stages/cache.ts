@@ -11,10 +11,13 @@ const CACHE_STATUS_HEADER = 'X-Cache';
  * The proxy stage caching upstream answers in KV, last
  * before the upstream call, on routes with a cache policy: `GET /banks` per country for
  * `BANKS_CACHE_TTL_SEC`, `POST /banks/resolve` per (bank, account, currency) for
- * `RESOLVE_CACHE_TTL_SEC`. Only upstream 200 answers are stored (body and
- * `Content-Type`); a hit answers them with `X-Cache: HIT` and `Age`, anything served
- * by the upstream carries `X-Cache: MISS`. A KV failure never fails the request: it is
- * logged, recorded as `cache: error` and the upstream answers.
+ * `RESOLVE_CACHE_TTL_SEC`. A request is cached only when what is forwarded is exactly
+ * the request its key stands for (worker/cache/keys.ts): an answer is never reused for
+ * another upstream request. Only upstream 200 answers are stored (body and
+ * `Content-Type`); a hit answers them with `X-Cache: HIT` and `Age`, a cacheable request
+ * served by the upstream carries `X-Cache: MISS`, one that is not cacheable neither. A
+ * KV failure never fails the request: it is logged, recorded as `cache: error` and the
+ * upstream answers.
  *
  * @param route - the route being proxied.
  * @returns the stage, or `undefined` when the route has no cache policy.
@@ -26,7 +29,9 @@ export function cacheStage(route: ProxyRoute): ProxyStage | undefined {
     const { env, context } = exchange;
     const ttlSec = settingsIn(context).cacheTtlSec[policy];
     const key =
-      ttlSec === 0 ? undefined : await cacheKeyFor(policy, exchange.query, exchange.content);
+      ttlSec === 0
+        ? undefined
+        : await cacheKeyFor(policy, exchange.search, exchange.query, exchange.content);
     if (key === undefined) return next();
     const cached = await readCached(env.CACHE, key, policy, context);
     if (cached !== undefined && cached !== 'error') {

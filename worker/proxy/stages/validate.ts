@@ -13,32 +13,36 @@ const NO_MEMBERS = v.custom<Record<string, never>>(
   'Expected no body or an empty JSON object',
 );
 
+// A route without a query schema declares no parameter: any one it is sent is refused.
+const NO_PARAMETERS = v.object({});
+
 /**
  * The proxy stage that lets nothing malformed leave: the body through lib's one JSON
  * body reader (413 `payload_too_large`, 415 `unsupported_media_type`, 400
  * `validation_failed` listing every issue with its dot path, the same responses as the
  * webhook ingress, the admin API and the sandbox give), and the query string against
- * the route's query schema (the gateway's one query reader, leniently: see `QueryRule`).
+ * the route's query schema (the gateway's one query reader, `declared-only`: a parameter
+ * the route does not declare, or any parameter on a route without a query schema, is a
+ * 400 issue at its name, since the query is forwarded as received).
  * It puts the parsed query and body on the exchange (`query`, `content`) for the later stages and never changes the bytes: those signed and forwarded are those received.
  *
  * @param route - the route being proxied; its `body` and `query` schemas are used.
- * @returns the stage, or `undefined` for a GET route without a query schema.
+ * @returns the stage.
  * @throws {HttpError} 413, 415 or 400 from the stage, rendered by the router.
  *
  * @example
  * ```ts
  * const stage = validationStage(route); // wired in by stagesFor (worker/routes/proxy.ts)
- * const response = stage === undefined ? await next() : await stage(exchange, next);
+ * const response = await stage(exchange, next);
  * ```
  */
-export function validationStage(route: ProxyRoute): ProxyStage | undefined {
+export function validationStage(route: ProxyRoute): ProxyStage {
   const takesBody = route.method !== 'GET';
-  if (!takesBody && route.query === undefined) return undefined;
+  const schema = route.query ?? NO_PARAMETERS;
   return async (exchange, next) => {
-    if (route.query !== undefined) {
-      // Every query schema is an object's: its output is one.
-      exchange.query = readQuery(route.query, exchange.search, 'lenient') as ValidQuery;
-    }
+    // Every query schema is an object's: its output is one.
+    const query = readQuery(schema, exchange.search, 'declared-only') as ValidQuery;
+    if (route.query !== undefined) exchange.query = query;
     if (takesBody) exchange.content = await withHttpErrors(() => validateBody(route, exchange));
     return next();
   };
