@@ -100,6 +100,13 @@ function page(route: Route, api: AdminApi) {
       return html`<${SubscriptionsPage} api=${api} />`;
     case 'deliveries':
       return html`<${DeliveriesPage} api=${api} />`;
+    case 'invalid':
+      return html`<h1 tabindex="-1">No such page</h1>
+        <p role="alert">
+          The link <code>${route.fragment}</code> names no page of the console: its event id is
+          not valid percent-encoding.
+        </p>
+        <p><a href="#/events">Back to the events</a></p>`;
     default:
       return html`<${EventsPage} api=${api} filters=${route.filters} />`;
   }

@@ -24,6 +24,13 @@ describe('console routes', () => {
       expect(parseRoute('#/events/evt%2F1%20a')).toEqual({ page: 'event', id: 'evt/1 a' });
     });
 
+    it('should read an event link that is not valid percent-encoding as the invalid page', () => {
+      for (const hash of ['#/events/%', '#/events/%E0%A4%A', '#/events/evt%ZZ']) {
+        expect(parseRoute(hash)).toEqual({ page: 'invalid', fragment: hash });
+      }
+      expect(hrefOf(parseRoute('#/events/%'))).toBe('#/events/%');
+    });
+
     it('should read the other pages and default to the event list', () => {
       expect(parseRoute('#/subscriptions')).toEqual({ page: 'subscriptions' });
       expect(parseRoute('#/deliveries')).toEqual({ page: 'deliveries' });

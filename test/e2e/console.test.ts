@@ -428,6 +428,14 @@ describe('operator console', () => {
     }
   });
 
+  it('should show an error page, not a blank one, for a crafted event link', async () => {
+    await page.goto(consoleUrl('#/events/%'));
+    await page.getByRole('heading', { name: 'No such page', level: 1 }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'not valid percent-encoding' }).waitFor();
+    await page.getByRole('link', { name: 'Back to the events' }).click();
+    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+  });
+
   it('should sign out and remove the token from sessionStorage', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin token', { exact: true }).waitFor();
