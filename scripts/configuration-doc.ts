@@ -2,7 +2,7 @@
 // drift from the code. Run: `npm run docs:configuration`; a test checks the page is current.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { SETTING_NAMES, SETTINGS } from '../worker/config.ts';
+import { CROSS_RULES, SETTING_NAMES, SETTINGS } from '../worker/config.ts';
 
 /** Where the page lives, from the repository root. */
 export const CONFIGURATION_DOC_PATH = 'docs/configuration.md';
@@ -15,10 +15,15 @@ function defaultOf({ unset }: Row): string {
   return unset.default === '' ? 'empty' : `\`${unset.default}\``;
 }
 
-// The production rule's message says "outside local mode"; the column already says it.
+// A production rule's message says "outside local mode"; the column already says it.
+function ruleText(problem: string): string {
+  return problem.replace(' outside local mode', '');
+}
+
 function acceptedOf(row: Row): string {
-  if (row.production === undefined) return row.doc;
-  return `${row.doc}. *Production:* ${row.production.problem.replace(' outside local mode', '')}`;
+  const rules = row.production ?? [];
+  if (rules.length === 0) return row.doc;
+  return `${row.doc}. *Production:* ${rules.map((rule) => ruleText(rule.problem)).join('; ')}`;
 }
 
 /**
@@ -72,6 +77,13 @@ export function renderConfigurationDoc(): string {
     '| name | kind | default | accepted values |',
     '|---|---|---|---|',
     ...rows,
+    '',
+    'Production rules between settings, each reported against the first variable named:',
+    '',
+    ...CROSS_RULES.map((rule) => `- \`${rule.variable}\` ${ruleText(rule.problem)}.`),
+    '',
+    "In every mode, `ADMIN_TOKEN` must differ from every caller's token, and callers' names and",
+    'tokens are unique.',
     '',
     'Switches take `1`, `true`, `yes` or `on`, and `0`, `false`, `no` or `off`, in any case;',
     'empty means the default. Values that are not secrets may have spaces around them.',

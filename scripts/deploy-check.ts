@@ -36,9 +36,11 @@ Options:
 /** The secrets `wrangler secret put` sets; stand-ins satisfy the production rules. */
 const STAND_IN_SECRETS: Readonly<Record<string, string>> = {
   UPSTREAM_KEY_ID: 'stand-in-key-id',
-  UPSTREAM_SECRET: 'stand-in-secret',
-  GATEWAY_CALLERS: JSON.stringify([{ name: 'stand-in', token: 'c'.repeat(40) }]),
-  ADMIN_TOKEN: 'a'.repeat(40),
+  UPSTREAM_SECRET: 'stand-in-merchant-secret',
+  GATEWAY_CALLERS: JSON.stringify([
+    { name: 'stand-in', token: 'stand-in-caller-token-0123456789abcdef' },
+  ]),
+  ADMIN_TOKEN: 'stand-in-admin-token-0123456789abcdef',
   WEBHOOK_SECRET: 'stand-in-webhook-secret',
 };
 

@@ -8,6 +8,9 @@ import { parseSettings, type SettingName, type Settings } from '../../worker/con
 export const LONG_CALLER_TOKEN = 'caller-token-0123456789abcdefghijklmnop';
 export const LONG_ADMIN_TOKEN = 'admin-token-0123456789abcdefghijklmnopq';
 
+/** A merchant secret long and varied enough for production (16+ characters). */
+export const LIVE_MERCHANT_SECRET = 'live-merchant-secret-7c41';
+
 /** Valid local-mode settings: a loopback upstream, short tokens, no rate limit. */
 export const LOCAL_VARS: Readonly<Partial<Record<SettingName, string>>> = {
   GATEWAY_MODE: 'local',
@@ -24,7 +27,7 @@ export const PRODUCTION_VARS: Readonly<Partial<Record<SettingName, string>>> = {
   GATEWAY_MODE: 'production',
   UPSTREAM_BASE_URL: 'https://api.payments.example',
   UPSTREAM_KEY_ID: 'live-key',
-  UPSTREAM_SECRET: 'live-secret',
+  UPSTREAM_SECRET: LIVE_MERCHANT_SECRET,
   GATEWAY_CALLERS: JSON.stringify([{ name: 'checkout', token: LONG_CALLER_TOKEN }]),
   ADMIN_TOKEN: LONG_ADMIN_TOKEN,
   WEBHOOK_SECRET: 'provider-webhook-secret',

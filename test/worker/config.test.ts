@@ -243,6 +243,7 @@ describe('settings', () => {
       const { GATEWAY_MODE: _, ...unset } = LOCAL_VARS;
       expect(Object.keys(problemsWith({}, unset))).toEqual([
         'UPSTREAM_BASE_URL',
+        'UPSTREAM_SECRET',
         'RATE_LIMIT_PER_MINUTE',
         'GATEWAY_CALLERS',
         'ADMIN_TOKEN',

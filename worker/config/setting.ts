@@ -24,7 +24,7 @@ type WhenUnset =
  * A rule that holds in local mode and is enforced outside it.
  *
  * `holds` takes the setting's parsed value; `problem` is the whole message when it does
- * not hold (it says "outside local mode").
+ * not hold (it says "outside local mode", and never quotes the value).
  */
 interface ProductionRule<T> {
   // A method, so a row of any value type is a row of `unknown` values.
@@ -42,7 +42,8 @@ interface SettingFacts<TField extends string, TValue, TUnset extends WhenUnset> 
   readonly field: TField;
   /** What values are accepted and what they do: one line of docs/configuration.md. */
   readonly doc: string;
-  readonly production?: ProductionRule<ValueOf<TValue, TUnset>>;
+  /** The production rules, checked in order; the first broken one is reported. */
+  readonly production?: readonly ProductionRule<ValueOf<TValue, TUnset>>[];
 }
 
 type ValueOf<TValue, TUnset> = TUnset extends { readonly off: string }
@@ -55,7 +56,7 @@ interface Setting<TField extends string = string, TOutput = unknown> {
   readonly unset: WhenUnset;
   readonly field: TField;
   readonly doc: string;
-  readonly production?: ProductionRule<TOutput>;
+  readonly production?: readonly ProductionRule<TOutput>[];
   /** The whole reader: the binding's text, the default or the unset rule, then the value. */
   readonly schema: v.GenericSchema<unknown, TOutput>;
 }

@@ -6,6 +6,17 @@
  * variables to the defaults given here, which a test checks.
  */
 import * as v from 'valibot';
+import {
+  DIFFERENT_CHARACTERS,
+  isOpenablePort,
+  isVaried,
+  MAX_PRODUCTION_BODY_BYTES,
+  MAX_WEBHOOK_BODY_BYTES,
+  MIN_PROVIDER_SECRET_LENGTH,
+  MIN_TOKEN_LENGTH,
+  SERVICE_PORTS,
+  strongSecret,
+} from './safety.ts';
 import { type SettingsOf, setting } from './setting.ts';
 import {
   absoluteUrl,
@@ -34,13 +45,6 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 /** The resolver asked when `SUBSCRIBER_DNS_RESOLVER` is unset. */
 const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
 
-/**
- * The shortest gateway or admin token accepted outside local mode, in characters.
- *
- * @internal Exported for the tests, which check against the same value.
- */
-export const MIN_TOKEN_LENGTH = 32;
-
 /** The largest request body a Worker may receive (Cloudflare's 100 MB limit), in bytes. */
 const MAX_REQUEST_BODY_BYTES = 100 * 1024 * 1024;
 
@@ -61,10 +65,12 @@ export const SETTINGS = {
     value: absoluteUrl(['http:', 'https:'], 'an http(s) URL'),
     field: 'upstream.baseUrl',
     doc: 'absolute http(s) URL, no query, fragment or credentials; may carry a path prefix',
-    production: {
-      holds: (url) => url.startsWith('https:'),
-      problem: 'must be an https URL outside local mode',
-    },
+    production: [
+      {
+        holds: (url) => url.startsWith('https:'),
+        problem: 'must be an https URL outside local mode',
+      },
+    ],
   }),
   UPSTREAM_TIMEOUT_MS: setting({
     kind: 'var',
@@ -86,20 +92,34 @@ export const SETTINGS = {
     value: anyText,
     field: 'upstream.secret',
     doc: 'the merchant secret requests are signed with',
+    production: strongSecret(MIN_PROVIDER_SECRET_LENGTH),
   }),
   MAX_BODY_BYTES: setting({
     kind: 'var',
     unset: { default: '65536' },
     value: wholeNumber(1, MAX_REQUEST_BODY_BYTES, 'bytes'),
     field: 'maxBodyBytes',
-    doc: '1 to 104,857,600 bytes; larger bodies get 413',
+    doc: 'largest body of a proxied or admin request: 1 to 104,857,600 bytes; larger bodies get 413',
+    production: [
+      {
+        holds: (bytes) => bytes <= MAX_PRODUCTION_BODY_BYTES,
+        problem: `must be at most ${MAX_PRODUCTION_BODY_BYTES} bytes (1 MiB) outside local mode`,
+      },
+    ],
+  }),
+  WEBHOOK_MAX_BODY_BYTES: setting({
+    kind: 'var',
+    unset: { default: '262144' },
+    value: wholeNumber(1, MAX_WEBHOOK_BODY_BYTES, 'bytes'),
+    field: 'webhooks.maxBodyBytes',
+    doc: 'largest body of `POST /webhooks`, read before its signature is checked: 1 to 1,048,576 bytes (1 MiB) in every mode; larger bodies get 413',
   }),
   IDEMPOTENCY_RETENTION_SEC: setting({
     kind: 'var',
     unset: { default: '86400' },
     value: wholeNumber(60, 31_536_000, 'seconds'),
     field: 'idempotency.retentionSec',
-    doc: '60 to 31,536,000 seconds a completed idempotency key is kept',
+    doc: '60 to 31,536,000 seconds a completed idempotency key is kept (an in-flight one is never purged)',
   }),
   IDEMPOTENCY_LOCK_TIMEOUT_SEC: setting({
     kind: 'var',
@@ -128,10 +148,12 @@ export const SETTINGS = {
     value: wholeNumber(0, 1_000_000, 'requests'),
     field: 'rateLimitPerMinute',
     doc: 'requests a minute per caller, 0 (off) to 1,000,000',
-    production: {
-      holds: (limit) => limit > 0,
-      problem: `must be at least 1 outside local mode (unset for ${DEFAULT_RATE_LIMIT_PER_MINUTE})`,
-    },
+    production: [
+      {
+        holds: (limit) => limit > 0,
+        problem: `must be at least 1 outside local mode (unset for ${DEFAULT_RATE_LIMIT_PER_MINUTE})`,
+      },
+    ],
   }),
   GATEWAY_CALLERS: setting({
     kind: 'secret',
@@ -139,10 +161,16 @@ export const SETTINGS = {
     value: callers,
     field: 'callers',
     doc: 'JSON array of `{ "name", "token", "routes"? }`; names and tokens unique, tokens visible ASCII; `[]` lets nobody in',
-    production: {
-      holds: (list) => list.every((caller) => caller.token.length >= MIN_TOKEN_LENGTH),
-      problem: `every token must be at least ${MIN_TOKEN_LENGTH} characters outside local mode`,
-    },
+    production: [
+      {
+        holds: (list) => list.every((caller) => caller.token.length >= MIN_TOKEN_LENGTH),
+        problem: `every token must be at least ${MIN_TOKEN_LENGTH} characters outside local mode`,
+      },
+      {
+        holds: (list) => list.every((caller) => isVaried(caller.token)),
+        problem: `every token must have ${DIFFERENT_CHARACTERS}`,
+      },
+    ],
   }),
   ADMIN_TOKEN: setting({
     kind: 'secret',
@@ -150,10 +178,7 @@ export const SETTINGS = {
     value: token,
     field: 'adminToken',
     doc: 'visible ASCII, different from every caller token',
-    production: {
-      holds: (admin) => admin === undefined || admin.length >= MIN_TOKEN_LENGTH,
-      problem: `must be at least ${MIN_TOKEN_LENGTH} characters outside local mode`,
-    },
+    production: strongSecret(MIN_TOKEN_LENGTH),
   }),
   WEBHOOK_SECRET: setting({
     kind: 'secret',
@@ -161,10 +186,13 @@ export const SETTINGS = {
     value: anyText,
     field: 'webhooks.secret',
     doc: 'the secret the provider signs webhooks with',
-    production: {
-      holds: (secret) => secret !== undefined,
-      problem: 'must be set outside local mode (the provider signs webhooks with it)',
-    },
+    production: [
+      {
+        holds: (secret) => secret !== undefined,
+        problem: 'must be set outside local mode (the provider signs webhooks with it)',
+      },
+      ...strongSecret(MIN_PROVIDER_SECRET_LENGTH),
+    ],
   }),
   ALLOW_UNSIGNED_WEBHOOKS: setting({
     kind: 'var',
@@ -172,7 +200,7 @@ export const SETTINGS = {
     value: flag,
     field: 'webhooks.allowUnsigned',
     doc: 'switch: accept unsigned webhooks while `WEBHOOK_SECRET` is unset',
-    production: { holds: (allowed) => !allowed, problem: DEVELOPMENT_SWITCH },
+    production: [{ holds: (allowed) => !allowed, problem: DEVELOPMENT_SWITCH }],
   }),
   CONFIRM_MONEY_EVENTS: setting({
     kind: 'var',
@@ -187,14 +215,21 @@ export const SETTINGS = {
     value: flag,
     field: 'subscribers.allowLocal',
     doc: 'switch: loopback subscriber URLs (http or https, any port)',
-    production: { holds: (allowed) => !allowed, problem: DEVELOPMENT_SWITCH },
+    production: [{ holds: (allowed) => !allowed, problem: DEVELOPMENT_SWITCH }],
   }),
   SUBSCRIBER_PORTS: setting({
     kind: 'var',
     unset: { default: '' },
     value: subscriberPorts,
     field: 'subscribers.ports',
-    doc: `comma-separated ports (1 to 65535) subscriber URLs may use besides ${STANDARD_PORTS.join(' and ')}`,
+    doc: `comma-separated ports (1 to 65535) subscriber URLs may use besides ${STANDARD_PORTS.join(' and ')}; production refuses those below 1024 and ${SERVICE_PORTS.join(', ')}`,
+    production: [
+      {
+        holds: (ports) => [...ports].every(isOpenablePort),
+        problem:
+          'must not list a system port (below 1024) nor a well-known service port (databases, caches, queues, cluster APIs, remote access) outside local mode',
+      },
+    ],
   }),
   SUBSCRIBER_DNS_RESOLVER: setting({
     kind: 'var',

@@ -72,6 +72,16 @@ const WHERE_KEY = 'caller = ?1 AND idempotency_key = ?2';
 const WHERE_LOCK = `${WHERE_KEY} AND state = 'in_flight' AND locked_until = ?3`;
 
 /**
+ * The condition of a completed key past its retention, `now` being the parameter that
+ * binds "now" (epoch ms): the only rows ever purged. An in-flight claim is kept whatever
+ * its age: its request may have reached the payment service, and without the row a retry
+ * would be sent again without a lookup.
+ */
+function purgeable(now: string): string {
+  return `state = 'completed' AND expires_at <= ${now}`;
+}
+
+/**
  * Maps a row to the domain record.
  *
  * @param row - a row of `idempotency_keys` (D1 returns BLOBs as arrays of bytes).
@@ -99,7 +109,8 @@ function toIdempotencyKeyRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
 
 /**
  * Claims a key in one round trip (one `DB.batch()`, a transaction): drops the key if it
- * expired, optionally takes over a stale in-flight claim of the same request
+ * is completed and expired (an in-flight claim is never dropped: its request may have
+ * reached the payment service, so a retry must go through verify-before-resend), optionally takes over a stale in-flight claim of the same request
  * (conditional UPDATE on the old lock), inserts a new claim with
  * `INSERT ... ON CONFLICT DO NOTHING` on the (caller, key) primary key, and reads the row.
  *
@@ -113,7 +124,7 @@ export async function claimIdempotencyKey(
   const { caller, key, now, lockedUntil } = claim;
   const statements = [
     db
-      .prepare(`DELETE FROM idempotency_keys WHERE ${WHERE_KEY} AND expires_at <= ?3`)
+      .prepare(`DELETE FROM idempotency_keys WHERE ${WHERE_KEY} AND ${purgeable('?3')}`)
       .bind(caller, key, now),
     ...(claim.takeOverStale
       ? [
@@ -251,7 +262,8 @@ export async function findIdempotencyKey(
 }
 
 /**
- * Deletes up to `limit` keys whose retention ended (`expires_at <= now`), oldest first.
+ * Deletes up to `limit` completed keys whose retention ended (`expires_at <= now`),
+ * oldest first. In-flight claims are never deleted, however old (see `purgeable`).
  *
  * @param now - epoch ms.
  * @param limit - most rows deleted by this call.
@@ -265,7 +277,7 @@ export async function purgeExpiredIdempotencyKeys(
   const result = await db
     .prepare(
       `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys
-         WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)`,
+         WHERE ${purgeable('?1')} ORDER BY expires_at LIMIT ?2)`,
     )
     .bind(now, limit)
     .run();

@@ -20,7 +20,9 @@ export const WEBHOOKS_PATH = '/webhooks';
 export const WEBHOOK_TOLERANCE_SEC = 300;
 
 /**
- * `POST /webhooks`, the relay's ingress. In order: the body limit (`MAX_BODY_BYTES`, 413);
+ * `POST /webhooks`, the relay's ingress. In order: its own body limit
+ * (`WEBHOOK_MAX_BODY_BYTES`, at most 1 MiB in every mode, since the body is read before
+ * anything authenticates it; 413);
  * when `WEBHOOK_SECRET` is set, the provider's `X-Timestamp` / `X-Signature` over the exact
  * body bytes (300 s both ways, constant time; 401 `invalid_signature`); then lib's one JSON
  * body reader and the envelope schema (415, 400). Money events are checked upstream
@@ -38,7 +40,7 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * (local development only): then unsigned webhooks are accepted, each logged as a warning.
  *
  * @param request - the incoming request.
- * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `ALLOW_UNSIGNED_WEBHOOKS`, `MAX_BODY_BYTES`,
+ * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `ALLOW_UNSIGNED_WEBHOOKS`, `WEBHOOK_MAX_BODY_BYTES`,
  *   `CONFIRM_MONEY_EVENTS` and the upstream settings (confirmation lookups).
  * @returns 200 `{ status: 'success', event_id, duplicate }`.
  * @throws {HttpError} 413, 401, 415, 400, or 503 `configuration_error` (no secret),
@@ -56,7 +58,7 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
 export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {
   const context = contextOf(request);
   const settings = settingsIn(context);
-  const body = await withHttpErrors(() => readBody(request, settings.maxBodyBytes));
+  const body = await withHttpErrors(() => readBody(request, settings.webhooks.maxBodyBytes));
   const { secret, allowUnsigned } = settings.webhooks;
   if (secret !== undefined) await verifySignature(secret, body, request.headers);
   else refuseUnlessUnsignedAllowed(allowUnsigned, context.requestId);

@@ -84,9 +84,10 @@ describe('idempotency-keys (D1)', () => {
       expect(other.kind).toBe('claimed');
     });
 
-    it('should treat an expired key as absent', async () => {
+    it('should treat an expired completed key as absent', async () => {
       const first = claim({ expiresAt: NOW + 1000 });
       await claimIdempotencyKey(env.DB, first);
+      await completeIdempotencyKey(env.DB, first, stored);
       const later = NOW + 1000;
       const again = await claimIdempotencyKey(env.DB, {
         ...first,
@@ -242,13 +243,15 @@ describe('idempotency-keys (D1)', () => {
       const caller = `db-${crypto.randomUUID()}`;
       // Far in the past, so rows of other tests (expiring around NOW) are not counted.
       const past = 1_000_000;
+      // Completed: an in-flight claim is never purged (idempotency-purge-db.test.ts).
       for (const key of ['a', 'b', 'c']) {
-        await claimIdempotencyKey(env.DB, claim({ caller, key, now: 0, expiresAt: past }));
+        const held = claim({ caller, key, now: 0, expiresAt: past });
+        await claimIdempotencyKey(env.DB, held);
+        await completeIdempotencyKey(env.DB, held, stored);
       }
-      await claimIdempotencyKey(
-        env.DB,
-        claim({ caller, key: 'live', now: 0, expiresAt: past + 2 }),
-      );
+      const live = claim({ caller, key: 'live', now: 0, expiresAt: past + 2 });
+      await claimIdempotencyKey(env.DB, live);
+      await completeIdempotencyKey(env.DB, live, stored);
       expect(await purgeExpiredIdempotencyKeys(env.DB, past, 2)).toBe(2);
       expect(await purgeExpiredIdempotencyKeys(env.DB, past, 2)).toBe(1);
       expect(await purgeExpiredIdempotencyKeys(env.DB, past, 2)).toBe(0);

@@ -102,15 +102,15 @@ describe('webhooks', () => {
       expect(await rowCount(String(event.event_id))).toBe(0);
     });
 
-    it('should answer 413 to a body over 64 KiB', async () => {
-      const event = envelope({ data: { padding: 'x'.repeat(65_536) } });
+    it('should answer 413 to a body over 256 KiB (WEBHOOK_MAX_BODY_BYTES)', async () => {
+      const event = envelope({ data: { padding: 'x'.repeat(262_144) } });
       const res = await fetchGateway(await webhookRequest(JSON.stringify(event)));
       expect(res.status).toBe(413);
       expect((await errorBody(res)).code).toBe('payload_too_large');
       expect(await rowCount(String(event.event_id))).toBe(0);
     });
 
-    it('should answer 413 to a streamed body without Content-Length over MAX_BODY_BYTES', async () => {
+    it('should answer 413 to a streamed body without Content-Length over WEBHOOK_MAX_BODY_BYTES', async () => {
       const chunk = new TextEncoder().encode('x'.repeat(64));
       const stream = new ReadableStream<Uint8Array>({
         pull(controller) {
@@ -124,7 +124,7 @@ describe('webhooks', () => {
         body: stream,
       });
       expect(request.headers.get('Content-Length')).toBeNull();
-      const res = await fetchGateway(request, { MAX_BODY_BYTES: '1000' });
+      const res = await fetchGateway(request, { WEBHOOK_MAX_BODY_BYTES: '1000' });
       expect(res.status).toBe(413);
     });
 

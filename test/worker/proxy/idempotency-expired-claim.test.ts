@@ -1,0 +1,75 @@
+/**
+ * An in-flight claim past its retention, through the real gateway, real D1 and the real
+ * sandbox: a worker died after sending a transfer, and the client retries after the key's
+ * retention ended. The retry must look the transfer up, never send it again blind.
+ */
+import { env } from 'cloudflare:workers';
+import { describe, expect, inject, it } from 'vitest';
+import { signRequest } from '../../../lib/signing.ts';
+import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
+import {
+  CALLER_NAME,
+  fetchGateway,
+  postJson,
+  sandboxRequests,
+  uniqueRequestId,
+} from '../helpers.ts';
+
+const TRANSFER = '/disbursements/initialize';
+
+function transferBody(): Record<string, unknown> {
+  return {
+    customer_name: 'Ada Obi',
+    customer_email: 'ada@example.com',
+    reference: `exp-${crypto.randomUUID()}`,
+    amount: 7.25,
+    currency: 'NGN',
+    destination_bank_code: '058',
+    destination_bank_account: '0123456789',
+    destination_bank_name: 'GTBank',
+  };
+}
+
+describe('idempotency stage: an in-flight claim past its retention', () => {
+  it('should look the request up on a retry instead of sending it again', async () => {
+    const body = transferBody();
+    const raw = JSON.stringify(body);
+    // The dead worker's transfer reached the payment service.
+    const signature = await signRequest({
+      keyId: 'sandbox-key',
+      secret: 'sandbox-secret',
+      body: raw,
+    });
+    const landed = await fetch(`${inject('sandboxUrl')}${TRANSFER}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...signature },
+      body: raw,
+    });
+    expect(landed.status, await landed.text()).toBe(200);
+    // Its claim: locked long ago, retention over a minute ago.
+    const key = crypto.randomUUID();
+    const now = Date.now();
+    await env.DB.prepare(
+      `INSERT INTO idempotency_keys
+         (caller, idempotency_key, fingerprint, state, locked_until, created_at, expires_at)
+       VALUES (?1, ?2, ?3, 'in_flight', ?4, ?5, ?6)`,
+    )
+      .bind(
+        CALLER_NAME,
+        key,
+        await requestFingerprint('POST', TRANSFER, new TextEncoder().encode(raw)),
+        now - 3_600_000,
+        now - 3_660_000,
+        now - 60_000,
+      )
+      .run();
+    const requestId = uniqueRequestId();
+    const res = await fetchGateway(
+      postJson(TRANSFER, body, { requestId, headers: { 'Idempotency-Key': key } }),
+    );
+    const reached = (await sandboxRequests(requestId)).map((e) => `${e.method} ${e.path}`);
+    expect(reached).toEqual([`GET /disbursements/verify/${body.reference}`]);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('Idempotent-Recovered')).toBe('true');
+  });
+});
