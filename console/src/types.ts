@@ -72,7 +72,10 @@ export interface EventDetail extends EventSummary {
   raw_body: string;
   /** `null` when the event was never checked (not a money event, or confirmation is off). */
   confirmation: Confirmation | null;
+  /** The latest of `forced_replays`, or `null`. */
   forced_replay: ForcedReplay | null;
+  /** Every forced replay, oldest first (an append-only history). */
+  forced_replays: ForcedReplay[];
   deliveries: Array<Delivery & { attempt_log: Attempt[] }>;
 }
 

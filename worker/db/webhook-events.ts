@@ -57,24 +57,12 @@ export interface WebhookEventRecord {
   readonly reference: string | null;
   /** The body exactly as received (UTF-8 JSON text): what is delivered onwards. */
   readonly rawBody: string;
-  /** The last forced replay of an `unconfirmed` event, if there was one. */
-  readonly forcedReplay?: ForcedReplay;
   /** Its confirmation against the payment service; absent when it was never checked. */
   readonly confirmation?: ConfirmationState;
 }
 
-/** An admin's replay of an event the payment service did not confirm: who and when. */
-export interface ForcedReplay {
-  /** When it was forced, epoch milliseconds. */
-  readonly at: number;
-  /** The operator name sent with the replay, or `admin` when none was. */
-  readonly by: string;
-  /** The client address the admin request came from (`CF-Connecting-IP`), or `unknown`. */
-  readonly from: string;
-}
-
 /** Input of {@link insertWebhookEvent}; the status starts as `received`. */
-export type NewWebhookEvent = Omit<WebhookEventRecord, 'status' | 'forcedReplay' | 'confirmation'>;
+export type NewWebhookEvent = Omit<WebhookEventRecord, 'status' | 'confirmation'>;
 
 interface WebhookEventRow {
   event_id: string;
@@ -83,9 +71,6 @@ interface WebhookEventRow {
   received_at: number;
   reference: string | null;
   raw_body: string;
-  replay_forced_at?: number | null;
-  replay_forced_by?: string | null;
-  replay_forced_from?: string | null;
   confirmation_reason?: string | null;
   confirmation_checks?: number | null;
   confirmation_checked_at?: number | null;
@@ -121,37 +106,7 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
             nextCheckAt: row.next_check_at ?? null,
           },
         }),
-    ...(row.replay_forced_at == null
-      ? {}
-      : {
-          forcedReplay: {
-            at: row.replay_forced_at,
-            by: row.replay_forced_by ?? 'admin',
-            from: row.replay_forced_from ?? 'unknown',
-          },
-        }),
   };
-}
-
-/**
- * The statement recording a forced replay on its event (the last one wins), for the same
- * `DB.batch()` as the replay's delivery rows.
- *
- * @param eventId - the event replayed.
- * @param forced - who, from where and when (epoch ms).
- */
-export function recordForcedReplayStatement(
-  db: D1Database,
-  eventId: string,
-  forced: ForcedReplay,
-): D1PreparedStatement {
-  return db
-    .prepare(
-      `UPDATE webhook_events
-       SET replay_forced_at = ?2, replay_forced_by = ?3, replay_forced_from = ?4
-       WHERE event_id = ?1`,
-    )
-    .bind(eventId, forced.at, forced.by, forced.from);
 }
 
 /**

@@ -76,7 +76,7 @@ interface EventBodyProps {
 
 function EventBody({ api, event, subscriptions, reload }: EventBodyProps) {
   const byId = new Map(subscriptions.map((s) => [s.id, s]));
-  const forced = event.forced_replay;
+  const forced = event.forced_replays;
   return html`<dl class="facts">
       <dt>Event id</dt><dd><code>${event.event_id}</code></dd>
       <dt>Type</dt><dd>${event.event_type}</dd>
@@ -86,9 +86,12 @@ function EventBody({ api, event, subscriptions, reload }: EventBodyProps) {
       <dd><${StatusBadge} status=${event.status} /> ${CONFIRMATION[event.status]}</dd>
       ${event.confirmation !== null && html`<${ConfirmationFacts} confirmation=${event.confirmation} />`}
       ${
-        forced !== null &&
-        html`<dt>Forced replay</dt>
-        <dd>by ${forced.by} from ${forced.from} at <time datetime=${forced.at}>${formatTime(forced.at)}</time></dd>`
+        forced.length > 0 &&
+        html`<dt>${forced.length === 1 ? 'Forced replay' : 'Forced replays'}</dt>
+        ${forced.map(
+          (replay) =>
+            html`<dd>by ${replay.by} from ${replay.from} at <time datetime=${replay.at}>${formatTime(replay.at)}</time></dd>`,
+        )}`
       }
     </dl>
     <h2>Deliveries</h2>

@@ -9,11 +9,14 @@ import { replayDeliveries } from '../../db/admin-deliveries.ts';
 import { listWebhookEvents, type WebhookEventSummary } from '../../db/admin-queries.ts';
 import { listEventDeliveries } from '../../db/deliveries.ts';
 import { listDeliveryAttempts } from '../../db/delivery-attempts.ts';
+import {
+  appendForcedReplayStatement,
+  type ForcedReplay,
+  listForcedReplays,
+} from '../../db/forced-replays.ts';
 import { findSubscription } from '../../db/subscriptions.ts';
 import {
-  type ForcedReplay,
   findWebhookEvent,
-  recordForcedReplayStatement,
   WEBHOOK_EVENT_STATUSES,
   type WebhookEventRecord,
 } from '../../db/webhook-events.ts';
@@ -132,8 +135,10 @@ export async function listEvents(
  * `GET /admin/events/:id`: the event with its parsed `body` and exact `raw_body`, its
  * `confirmation` against the payment service (`null` when never checked, else `{ reason,
  * checks, checked_at, next_check_at }`: the last check's finding, how many checks were
- * made, when the last one was and when the next is due, ISO 8601 or `null`), its
- * deliveries (oldest first) and each one's `attempt_log` (first attempt first).
+ * made, when the last one was and when the next is due, ISO 8601 or `null`), its forced
+ * replays (`forced_replays`, oldest first, each `{ at, by, from }`; `forced_replay` is the
+ * latest or `null`), its deliveries (oldest first) and each one's `attempt_log` (first
+ * attempt first).
  *
  * @throws {HttpError} 404 `not_found`.
  */
@@ -141,19 +146,14 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
   const event = await foundEvent(request, env);
   const deliveries = await listEventDeliveries(env.DB, event.eventId);
   const attempts = await Promise.all(deliveries.map((d) => listDeliveryAttempts(env.DB, d.id)));
+  const forcedReplays = (await listForcedReplays(env.DB, event.eventId)).map(toForcedReplayView);
   const data = {
     ...toEventSummaryView(event),
     body: parseBody(event.rawBody),
     raw_body: event.rawBody,
     confirmation: toConfirmationView(event),
-    forced_replay:
-      event.forcedReplay === undefined
-        ? null
-        : {
-            at: new Date(event.forcedReplay.at).toISOString(),
-            by: event.forcedReplay.by,
-            from: event.forcedReplay.from,
-          },
+    forced_replay: forcedReplays.at(-1) ?? null,
+    forced_replays: forcedReplays,
     deliveries: deliveries.map((delivery, index) => ({
       ...toDeliveryView(delivery),
       attempt_log: (attempts[index] ?? []).map(toDeliveryAttemptView),
@@ -172,8 +172,8 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  * An `unconfirmed` event (the payment service contradicted it, or never confirmed it) or
  * one still `awaiting_confirmation` is replayed only with `"force": true` (a replay would
  * deliver money the service has not confirmed); who forced it (`operator`, else `admin`), from which address and when
- * is recorded on the event in the same transaction, and shown by `GET /admin/events/:id`
- * as `forced_replay`.
+ * is appended to the event's forced-replay history in the same transaction (never
+ * overwritten), and shown by `GET /admin/events/:id` as `forced_replays`.
  *
  * @param body - the validated body; `undefined` for a bare POST (no Content-Type, no or a
  *   zero Content-Length), which means "all". Its row reads it first (415, 413, or 400
@@ -223,7 +223,7 @@ export async function replayEvent(
     }
   }
   const before =
-    forced === undefined ? [] : [recordForcedReplayStatement(env.DB, event.eventId, forced)];
+    forced === undefined ? [] : [appendForcedReplayStatement(env.DB, event.eventId, forced)];
   const ids = await replayDeliveries(env.DB, event, subscriptionId, now, before);
   await enqueueDeliveryIds(env.DELIVERIES, ids);
   logEvent(forced === undefined ? 'info' : 'warn', 'event_replayed', {
@@ -238,6 +238,10 @@ export async function replayEvent(
     { status: 'success', data: { event_id: event.eventId, delivery_ids: ids } },
     { status: 202 },
   );
+}
+
+function toForcedReplayView(forced: ForcedReplay) {
+  return { at: new Date(forced.at).toISOString(), by: forced.by, from: forced.from };
 }
 
 function toEventSummaryView(event: WebhookEventSummary | WebhookEventRecord) {

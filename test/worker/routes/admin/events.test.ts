@@ -315,6 +315,42 @@ describe('admin events API', () => {
       expect(Date.parse(forced_replay.at ?? '')).toBeGreaterThanOrEqual(before);
     });
 
+    it('should keep every forced replay in an append-only history, oldest first', async () => {
+      const type = `unconfirmed_${crypto.randomUUID()}`;
+      const eventId = await storeEventAt(type, Date.now(), 'unconfirmed');
+      await createReceiverSubscription({ eventTypes: [type] });
+      const { queue } = recordedDeliveries();
+      for (const [operator, address] of [
+        ['ada@ops', '203.0.113.7'],
+        ['bola@ops', '2001:db8::1'],
+      ] as const) {
+        const forced = await fetchGateway(
+          adminRequest('POST', `/admin/events/${eventId}/replay`, {
+            json: { force: true, operator },
+            headers: { 'CF-Connecting-IP': address },
+          }),
+          { DELIVERIES: queue },
+        );
+        expect(forced.status).toBe(202);
+      }
+      const detail = await fetchGateway(adminRequest('GET', `/admin/events/${eventId}`));
+      const data = await dataOf<{
+        forced_replay: Record<string, string>;
+        forced_replays: Array<Record<string, string>>;
+      }>(detail);
+      expect(data.forced_replays).toEqual([
+        expect.objectContaining({ by: 'ada@ops', from: '203.0.113.7' }),
+        expect.objectContaining({ by: 'bola@ops', from: '2001:db8::1' }),
+      ]);
+      expect(data.forced_replay).toEqual(data.forced_replays[1]);
+      // The history cannot be rewritten, even by a query of the gateway's own.
+      await expect(
+        env.DB.prepare('UPDATE event_forced_replays SET forced_by = ?1 WHERE event_id = ?2')
+          .bind('someone else', eventId)
+          .run(),
+      ).rejects.toThrow(/append-only/);
+    });
+
     it('should show no forced replay on a confirmed event replayed normally', async () => {
       const eventId = await storeEventAt(`t_${crypto.randomUUID()}`, Date.now(), 'confirmed');
       expect((await replay(eventId, { force: true })).status).toBe(202);
