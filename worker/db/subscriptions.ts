@@ -1,5 +1,6 @@
 /**
- * D1 queries on `subscriptions` (migrations/0003): the relay's webhook subscriptions,
+ * D1 queries on `subscriptions` (migrations/0003) and the secrets their rotations replaced
+ * (`subscription_previous_secrets`, migrations/0009): the relay's webhook subscriptions,
  * managed through the admin API (`/admin/subscriptions`). Every time is epoch
  * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
@@ -16,18 +17,35 @@ export interface SubscriptionRecord {
   readonly enabled: boolean;
   /** The current `whsec_` signing secret. */
   readonly secret: string;
-  /** The secret before the last rotation, still signed with until it expires. */
-  readonly previousSecret: string | null;
-  /** When `previousSecret` stops being used, epoch milliseconds. */
-  readonly previousSecretExpiresAt: number | null;
+  /**
+   * The secrets earlier rotations replaced, newest first, each still signed with until its
+   * own expiry (expired ones may linger until the next rotation deletes them).
+   */
+  readonly previousSecrets: readonly PreviousSecret[];
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** A secret a rotation replaced. */
+export interface PreviousSecret {
+  /** The `whsec_` secret. */
+  readonly secret: string;
+  /** When it stops being signed with, epoch milliseconds. */
+  readonly expiresAt: number;
 }
 
 /** What an update may change (absent fields are left as they are). */
 export type SubscriptionChanges = Partial<
   Pick<SubscriptionRecord, 'url' | 'eventTypes' | 'description' | 'enabled'>
 >;
+
+// A subscription with its replaced secrets, newest first, as one JSON column.
+const SELECT_SUBSCRIPTIONS = `SELECT s.*, (
+    SELECT json_group_array(json_object('secret', p.secret, 'expires_at', p.expires_at))
+    FROM (SELECT secret, expires_at FROM subscription_previous_secrets
+          WHERE subscription_id = s.id ORDER BY expires_at DESC, rowid DESC) AS p
+  ) AS previous_secrets
+  FROM subscriptions AS s`;
 
 interface SubscriptionRow {
   id: string;
@@ -36,8 +54,8 @@ interface SubscriptionRow {
   description: string | null;
   enabled: number;
   secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: number | null;
+  /** JSON array of `{ secret, expires_at }`, newest first (from {@link SELECT_SUBSCRIPTIONS}). */
+  previous_secrets: string;
   created_at: number;
   updated_at: number;
 }
@@ -58,8 +76,7 @@ export function toSubscriptionRecord(row: SubscriptionRow): SubscriptionRecord {
     description: row.description,
     enabled: row.enabled === 1,
     secret: row.secret,
-    previousSecret: row.previous_secret,
-    previousSecretExpiresAt: row.previous_secret_expires_at,
+    previousSecrets: parsePreviousSecrets(row.previous_secrets),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -75,11 +92,11 @@ export async function insertSubscription(
   db: D1Database,
   record: SubscriptionRecord,
 ): Promise<void> {
-  await db
+  const insert = db
     .prepare(
       `INSERT INTO subscriptions (id, url, event_types, description, enabled, secret,
-         previous_secret, previous_secret_expires_at, created_at, updated_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`,
+         created_at, updated_at)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
     )
     .bind(
       record.id,
@@ -88,12 +105,18 @@ export async function insertSubscription(
       record.description,
       record.enabled ? 1 : 0,
       record.secret,
-      record.previousSecret,
-      record.previousSecretExpiresAt,
       record.createdAt,
       record.updatedAt,
-    )
-    .run();
+    );
+  const previous = record.previousSecrets.map((replaced) =>
+    db
+      .prepare(
+        `INSERT INTO subscription_previous_secrets (subscription_id, secret, expires_at)
+         VALUES (?1, ?2, ?3)`,
+      )
+      .bind(record.id, replaced.secret, replaced.expiresAt),
+  );
+  await db.batch([insert, ...previous]);
 }
 
 /**
@@ -107,7 +130,7 @@ export async function findSubscription(
   id: string,
 ): Promise<SubscriptionRecord | undefined> {
   const row = await db
-    .prepare('SELECT * FROM subscriptions WHERE id = ?1')
+    .prepare(`${SELECT_SUBSCRIPTIONS} WHERE s.id = ?1`)
     .bind(id)
     .first<SubscriptionRow>();
   return row === null ? undefined : toSubscriptionRecord(row);
@@ -119,7 +142,7 @@ export async function findSubscription(
  */
 export async function listSubscriptions(db: D1Database): Promise<SubscriptionRecord[]> {
   const { results } = await db
-    .prepare('SELECT * FROM subscriptions ORDER BY created_at DESC, id DESC')
+    .prepare(`${SELECT_SUBSCRIPTIONS} ORDER BY s.created_at DESC, s.id DESC`)
     .all<SubscriptionRow>();
   return results.map(toSubscriptionRecord);
 }
@@ -153,11 +176,10 @@ export async function updateSubscription(
   }
   if (changes.description !== undefined) assignments.push(set('description', changes.description));
   if (changes.enabled !== undefined) assignments.push(set('enabled', changes.enabled ? 1 : 0));
-  const row = await db
-    .prepare(`UPDATE subscriptions SET ${assignments.join(', ')} WHERE id = ?1 RETURNING *`)
-    .bind(...values)
-    .first<SubscriptionRow>();
-  return row === null ? undefined : toSubscriptionRecord(row);
+  const update = db
+    .prepare(`UPDATE subscriptions SET ${assignments.join(', ')} WHERE id = ?1`)
+    .bind(...values);
+  return updatedRecord(db, id, [update]);
 }
 
 /**
@@ -182,9 +204,10 @@ interface SecretRotation {
 }
 
 /**
- * Replaces the secret in one statement: the current one becomes `previous_secret`,
- * valid until `now + previousValidForMs`. A secret still in its grace period from an
- * earlier rotation is dropped (only one previous secret is kept).
+ * Replaces the secret in one transaction: the current one joins the replaced secrets,
+ * valid until `now + previousValidForMs`; every replaced secret still in its grace period
+ * is kept (a subscriber may still verify with any of them mid-rollout), and the expired
+ * ones are deleted.
  *
  * @param id - the subscription id.
  * @param rotation - the new secret, the time and the grace period.
@@ -195,16 +218,40 @@ export async function rotateSubscriptionSecret(
   id: string,
   rotation: SecretRotation,
 ): Promise<SubscriptionRecord | undefined> {
-  // SQLite evaluates every SET expression against the old row: `secret` is the old secret.
-  const row = await db
-    .prepare(
-      `UPDATE subscriptions
-       SET previous_secret = secret, previous_secret_expires_at = ?2, secret = ?3, updated_at = ?4
-       WHERE id = ?1 RETURNING *`,
-    )
-    .bind(id, rotation.now + rotation.previousValidForMs, rotation.secret, rotation.now)
-    .first<SubscriptionRow>();
-  return row === null ? undefined : toSubscriptionRecord(row);
+  const { secret, now, previousValidForMs } = rotation;
+  return updatedRecord(db, id, [
+    db
+      .prepare(
+        `INSERT INTO subscription_previous_secrets (subscription_id, secret, expires_at)
+         SELECT id, secret, ?2 FROM subscriptions WHERE id = ?1`,
+      )
+      .bind(id, now + previousValidForMs),
+    db
+      .prepare(
+        'DELETE FROM subscription_previous_secrets WHERE subscription_id = ?1 AND expires_at <= ?2',
+      )
+      .bind(id, now),
+    db
+      .prepare('UPDATE subscriptions SET secret = ?2, updated_at = ?3 WHERE id = ?1')
+      .bind(id, secret, now),
+  ]);
+}
+
+// Runs `writes` and reads the subscription back in one transaction; `undefined` when absent.
+async function updatedRecord(
+  db: D1Database,
+  id: string,
+  writes: readonly D1PreparedStatement[],
+): Promise<SubscriptionRecord | undefined> {
+  const read = db.prepare(`${SELECT_SUBSCRIPTIONS} WHERE s.id = ?1`).bind(id);
+  const results = await db.batch<SubscriptionRow>([...writes, read]);
+  const row = results.at(-1)?.results[0];
+  return row === undefined ? undefined : toSubscriptionRecord(row);
+}
+
+function parsePreviousSecrets(text: string): PreviousSecret[] {
+  const value = JSON.parse(text) as Array<{ secret: string; expires_at: number }>;
+  return value.map((entry) => ({ secret: entry.secret, expiresAt: entry.expires_at }));
 }
 
 function parseEventTypes(id: string, text: string): string[] {

@@ -132,10 +132,8 @@ export async function prepareDelivery(
   }
 }
 
-/** The current secret, then the previous one while its rotation grace period lasts. */
+/** The current secret, then every replaced one whose rotation grace period still lasts. */
 function signingSecrets(subscription: SubscriptionRecord, now: number): string[] {
-  const { secret, previousSecret, previousSecretExpiresAt } = subscription;
-  const previousValid =
-    previousSecret !== null && previousSecretExpiresAt !== null && previousSecretExpiresAt > now;
-  return previousValid ? [secret, previousSecret] : [secret];
+  const inGrace = subscription.previousSecrets.filter((replaced) => replaced.expiresAt > now);
+  return [subscription.secret, ...inGrace.map((replaced) => replaced.secret)];
 }

@@ -27,8 +27,7 @@ function newSubscription(overrides: Partial<SubscriptionRecord> = {}): Subscript
     description: 'ledger',
     enabled: true,
     secret: 'whsec_current',
-    previousSecret: null,
-    previousSecretExpiresAt: null,
+    previousSecrets: [],
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -111,8 +110,7 @@ describe('subscriptions (D1)', () => {
 
     it('should never touch the secrets', async () => {
       const record = newSubscription({
-        previousSecret: 'whsec_old',
-        previousSecretExpiresAt: NOW + DAY_MS,
+        previousSecrets: [{ secret: 'whsec_old', expiresAt: NOW + DAY_MS }],
       });
       await insertSubscription(env.DB, record);
       const updated = await updateSubscription(
@@ -123,8 +121,7 @@ describe('subscriptions (D1)', () => {
       );
       expect(updated).toMatchObject({
         secret: 'whsec_current',
-        previousSecret: 'whsec_old',
-        previousSecretExpiresAt: NOW + DAY_MS,
+        previousSecrets: [{ secret: 'whsec_old', expiresAt: NOW + DAY_MS }],
       });
     });
 
@@ -154,14 +151,13 @@ describe('subscriptions (D1)', () => {
       expect(rotated).toEqual({
         ...record,
         secret: 'whsec_next',
-        previousSecret: 'whsec_current',
-        previousSecretExpiresAt: NOW + 10 + DAY_MS,
+        previousSecrets: [{ secret: 'whsec_current', expiresAt: NOW + 10 + DAY_MS }],
         updatedAt: NOW + 10,
       });
       expect(await findSubscription(env.DB, record.id)).toEqual(rotated);
     });
 
-    it('should keep only the latest replaced secret on a second rotation', async () => {
+    it('should keep every replaced secret still in its grace period on a second rotation', async () => {
       const record = newSubscription();
       await insertSubscription(env.DB, record);
       await rotateSubscriptionSecret(env.DB, record.id, {
@@ -174,11 +170,38 @@ describe('subscriptions (D1)', () => {
         now: NOW + 1,
         previousValidForMs: DAY_MS,
       });
+      // Newest first: a subscriber mid-rollout may still verify with either.
       expect(rotated).toMatchObject({
         secret: 'whsec_3',
-        previousSecret: 'whsec_2',
-        previousSecretExpiresAt: NOW + 1 + DAY_MS,
+        previousSecrets: [
+          { secret: 'whsec_2', expiresAt: NOW + 1 + DAY_MS },
+          { secret: 'whsec_current', expiresAt: NOW + DAY_MS },
+        ],
       });
+    });
+
+    it('should delete the replaced secrets whose grace period has ended', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      await rotateSubscriptionSecret(env.DB, record.id, {
+        secret: 'whsec_2',
+        now: NOW,
+        previousValidForMs: DAY_MS,
+      });
+      const rotated = await rotateSubscriptionSecret(env.DB, record.id, {
+        secret: 'whsec_3',
+        now: NOW + DAY_MS,
+        previousValidForMs: DAY_MS,
+      });
+      expect(rotated?.previousSecrets).toEqual([
+        { secret: 'whsec_2', expiresAt: NOW + 2 * DAY_MS },
+      ]);
+      const { results } = await env.DB.prepare(
+        'SELECT secret FROM subscription_previous_secrets WHERE subscription_id = ?1',
+      )
+        .bind(record.id)
+        .all();
+      expect(results).toEqual([{ secret: 'whsec_2' }]);
     });
 
     it('should answer undefined for an unknown id', async () => {
@@ -195,8 +218,7 @@ describe('subscriptions (D1)', () => {
       description: null,
       enabled: 1,
       secret: 'whsec_a',
-      previous_secret: null,
-      previous_secret_expires_at: null,
+      previous_secrets: '[]',
       created_at: NOW,
       updated_at: NOW,
     };

@@ -11,7 +11,8 @@ import { listDeliveryAttempts } from '../../../worker/db/delivery-attempts.ts';
 import { updateSubscription } from '../../../worker/db/subscriptions.ts';
 import { DELIVERIES_DEAD_LETTER_QUEUE, DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { generateSubscriptionSecret } from '../../../worker/relay/subscription-secret.ts';
-import { useCapturedLogs } from '../helpers.ts';
+import { fetchGateway, useCapturedLogs } from '../helpers.ts';
+import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
 import {
   type ReceivedDelivery,
   receivedUnder,
@@ -57,6 +58,27 @@ describe('relay consumer', () => {
       const signatures = String(request.headers['webhook-signature']).split(' ');
       expect(signatures).toHaveLength(2);
       for (const secret of [stored.subscription.secret, previousSecret]) {
+        expect(new Webhook(secret).verify(request.body, request.headers)).toEqual(
+          JSON.parse(stored.rawBody),
+        );
+      }
+    });
+
+    it('should sign with every secret of two rotations in a row while each is in its grace period', async () => {
+      const stored = await storeDelivery();
+      const secrets = [stored.subscription.secret];
+      for (let rotation = 0; rotation < 2; rotation += 1) {
+        const res = await fetchGateway(
+          adminRequest('POST', `/admin/subscriptions/${stored.subscription.id}/rotate-secret`),
+        );
+        expect(res.status).toBe(200);
+        secrets.push((await dataOf<{ secret: string }>(res)).secret);
+      }
+      await runQueue(DELIVERIES_QUEUE, [{ body: { deliveryId: stored.deliveryId } }]);
+      const request = await onlyReceived(stored.key);
+      expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(3);
+      // A subscriber still on the first secret (mid-rollout) verifies as well as one on the last.
+      for (const secret of secrets) {
         expect(new Webhook(secret).verify(request.body, request.headers)).toEqual(
           JSON.parse(stored.rawBody),
         );

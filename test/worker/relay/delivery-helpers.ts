@@ -74,8 +74,10 @@ export async function createReceiverSubscription(
     description: null,
     enabled: init.enabled ?? true,
     secret: generateSubscriptionSecret(),
-    previousSecret: init.previousSecret ?? null,
-    previousSecretExpiresAt: init.previousSecretExpiresAt ?? null,
+    previousSecrets:
+      init.previousSecret == null
+        ? []
+        : [{ secret: init.previousSecret, expiresAt: init.previousSecretExpiresAt ?? now }],
     createdAt: now,
     updatedAt: now,
   };

@@ -33,7 +33,7 @@ interface SubscriptionView {
   event_types: readonly string[] | null;
   description: string | null;
   enabled: boolean;
-  /** Until when the secret replaced by the last rotation is still signed with; `null` when none is. */
+  /** Until when the last replaced secret is still signed with; `null` when none is (earlier ones expire sooner). */
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
@@ -47,15 +47,15 @@ interface SubscriptionView {
  * @param now - the current time, epoch milliseconds.
  */
 function toSubscriptionView(record: SubscriptionRecord, now: number): SubscriptionView {
-  const expiresAt = record.previousSecretExpiresAt;
+  // The replaced secrets are newest first: the first still in use lasts longest.
+  const expiresAt = record.previousSecrets.find((replaced) => replaced.expiresAt > now)?.expiresAt;
   return {
     id: record.id,
     url: record.url,
     event_types: record.eventTypes,
     description: record.description,
     enabled: record.enabled,
-    previous_secret_expires_at:
-      expiresAt !== null && expiresAt > now ? new Date(expiresAt).toISOString() : null,
+    previous_secret_expires_at: expiresAt === undefined ? null : new Date(expiresAt).toISOString(),
     created_at: new Date(record.createdAt).toISOString(),
     updated_at: new Date(record.updatedAt).toISOString(),
   };
@@ -86,8 +86,7 @@ export async function createSubscription(
     id: `sub_${crypto.randomUUID()}`,
     ...input,
     secret: generateSubscriptionSecret(),
-    previousSecret: null,
-    previousSecretExpiresAt: null,
+    previousSecrets: [],
     createdAt: now,
     updatedAt: now,
   };

@@ -27,8 +27,12 @@ async function getSubscription(id: string): Promise<Response> {
 }
 
 async function storedSecrets(id: string) {
+  // The current secret and the latest replaced one (migrations/0009 keeps every replaced one).
   return env.DB.prepare(
-    'SELECT secret, previous_secret, previous_secret_expires_at FROM subscriptions WHERE id = ?1',
+    `SELECT s.secret, p.secret AS previous_secret, p.expires_at AS previous_secret_expires_at
+     FROM subscriptions AS s LEFT JOIN subscription_previous_secrets AS p
+       ON p.subscription_id = s.id
+     WHERE s.id = ?1 ORDER BY p.expires_at DESC LIMIT 1`,
   )
     .bind(id)
     .first<{
@@ -225,7 +229,7 @@ describe('admin subscriptions', () => {
     it('should stop showing the previous secret expiry once it has passed', async () => {
       const created = await createSubscription();
       await env.DB.prepare(
-        "UPDATE subscriptions SET previous_secret = 'whsec_old', previous_secret_expires_at = ?2 WHERE id = ?1",
+        "INSERT INTO subscription_previous_secrets (subscription_id, secret, expires_at) VALUES (?1, 'whsec_old', ?2)",
       )
         .bind(created.id, Date.now() - 1)
         .run();
