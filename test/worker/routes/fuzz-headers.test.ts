@@ -18,6 +18,7 @@ import {
   validBody,
 } from '../fuzz-helpers.ts';
 import { CALLER_TOKEN, GATEWAY_ORIGIN, UUID } from '../helpers.ts';
+import { privateLimiter } from '../rate-limit/limiter-bindings.ts';
 import { ADMIN_TOKEN } from './admin/admin-helpers.ts';
 
 const tally = useFuzzTally('headers');
@@ -188,8 +189,9 @@ describe('fuzz: headers', () => {
     );
     await fc.assert(
       fc.asyncProperty(cases, async ({ target, authorization, key, requestId, contentType }) => {
-        // An address of its own: failed admin sign-ins are throttled per address (429),
-        // which admin-auth.test.ts covers; here every case is judged on its headers alone.
+        // An address and limiter objects of its own: failed admin sign-ins are throttled
+        // per address and across the gateway (429), which test/worker/auth covers; here
+        // every case is judged on its headers alone.
         const headers = new Headers({ 'CF-Connecting-IP': `fuzz-${crypto.randomUUID()}` });
         if (authorization !== undefined) headers.set('Authorization', authorization);
         if (key !== undefined) headers.set('Idempotency-Key', key);
@@ -200,7 +202,10 @@ describe('fuzz: headers', () => {
           headers,
           ...(target.body === undefined ? {} : { body: target.body }),
         });
-        const answer = await fuzzFetch(request, { allowed5xx: UPSTREAM_5XX });
+        const answer = await fuzzFetch(request, {
+          allowed5xx: UPSTREAM_5XX,
+          env: { RATE_LIMITER: privateLimiter() },
+        });
         tally.record('Authorization, Idempotency-Key, X-Request-Id, Content-Type', answer.status);
         const why = `${target.method} ${target.path} ${JSON.stringify([...headers])} ${answer.status} ${JSON.stringify(answer.json)}`;
 
