@@ -27,7 +27,7 @@ export interface SubscriptionRecord {
 }
 
 /** A secret a rotation replaced. */
-export interface PreviousSecret {
+interface PreviousSecret {
   /** The `whsec_` secret. */
   readonly secret: string;
   /** When it stops being signed with, epoch milliseconds. */
