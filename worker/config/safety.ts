@@ -9,8 +9,6 @@ import { STANDARD_PORTS } from './values.ts';
 /**
  * The shortest gateway or admin token accepted outside local mode, in characters: the
  * operator makes these up, so they can always be long.
- *
- * @internal Exported for the tests, which check against the same value.
  */
 export const MIN_TOKEN_LENGTH = 32;
 
@@ -18,8 +16,6 @@ export const MIN_TOKEN_LENGTH = 32;
  * The shortest merchant or webhook secret accepted outside local mode, in characters:
  * shorter than the tokens because the payment service issues them and the operator cannot
  * choose their length, long enough that a one-word or placeholder secret is refused.
- *
- * @internal Exported for the tests, which check against the same value.
  */
 export const MIN_PROVIDER_SECRET_LENGTH = 16;
 
@@ -27,16 +23,12 @@ export const MIN_PROVIDER_SECRET_LENGTH = 16;
  * The largest `MAX_BODY_BYTES` outside local mode, in bytes: a payments request is a few
  * kilobytes of JSON, and every body is held in memory (an isolate has 128 MB for all its
  * requests) to be validated and signed, so a few large bodies could reset the isolate.
- *
- * @internal Exported for the tests, which check against the same value.
  */
 export const MAX_PRODUCTION_BODY_BYTES = 1024 * 1024;
 
 /**
  * The largest webhook body in every mode, in bytes: the ingress is open and reads the
  * body before checking its signature, so its limit stays small whatever the mode.
- *
- * @internal Exported for the tests, which check against the same value.
  */
 export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
@@ -98,6 +90,8 @@ export function isOpenablePort(port: number): boolean {
  * short word typed over and over) that length alone lets through. Random text of 16
  * characters or more from any alphabet of 16 symbols or more has fewer than 6 different
  * ones about once in 30,000 (16 hex digits) or far more rarely (longer, or a larger alphabet).
+ *
+ * @internal Exported for the tests, which check against the same value.
  */
 export const MIN_DISTINCT_CHARACTERS = 6;
 
