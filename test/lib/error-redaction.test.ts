@@ -9,8 +9,10 @@ import {
   NotFoundError,
   PaymentsClient,
   type PaymentsClientOptions,
+  parseWebhookEventUnverified,
   type RequestEvent,
   type ResponseEvent,
+  ResponseValidationError,
   TimeoutError,
 } from '../../lib/index.ts';
 import { type SandboxClient, startSandboxClient } from '../support/sandbox-client.ts';
@@ -105,6 +107,32 @@ describe('redaction of personal data in errors', () => {
     expect(text).not.toContain(ACCOUNT);
     expect(text).not.toContain(encodeURIComponent(EMAIL));
     expect(seen.requests).toHaveLength(2);
+  });
+
+  it('should mask a value the validator quotes in the message and the issues, and keep it in rawBody', () => {
+    // valibot quotes a value of the wrong type: a reference sent as a 13-digit number.
+    const body = JSON.stringify({
+      event_type: 'charge_success',
+      event_id: 'evt-1',
+      timestamp: '2026-01-01T00:00:00Z',
+      data: { reference: 1234567890123, amount: 5, currency: 'NGN' },
+    });
+    const error = (() => {
+      try {
+        return parseWebhookEventUnverified(body);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    const invalid = error as ResponseValidationError;
+    expect(invalid.issues).toEqual([
+      { path: 'data.reference', message: 'Invalid type: Expected string but received ******0123' },
+    ]);
+    expect(invalid.message).toMatch(/received \*{6}0123$/);
+    expect(invalid.rawBody).toBe(body);
+    expect(JSON.stringify(error)).not.toContain('1234567890123');
   });
 
   it('should hand onResponse a failed attempt whose error is masked', async () => {
