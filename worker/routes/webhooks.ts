@@ -2,7 +2,12 @@ import type { IRequest } from 'itty-router';
 import { SignatureVerificationError, verifyRequestSignature } from '../../lib/index.ts';
 import { parseJsonBody, readBody } from '../../lib/shared.ts';
 import { fanOutDeliveriesStatement } from '../db/deliveries.ts';
-import { findWebhookEvent, insertWebhookEventStatement, UNCHECKED } from '../db/webhook-events.ts';
+import {
+  findWebhookEvent,
+  insertWebhookEventStatement,
+  UNCHECKED,
+  type WebhookEventRecord,
+} from '../db/webhook-events.ts';
 import { withHttpErrors } from '../http/body.ts';
 import { contextOf, settingsIn } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
@@ -34,8 +39,9 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * 200, with its `data.reference` (searched by the admin API), its check, and one `pending`
  * delivery per matching enabled subscription in the same transaction, then one
  * `{ deliveryId }` message per delivery goes to `DELIVERIES`; a duplicate answers 200 with
- * `duplicate: true` and enqueues no delivery (unless it is a retry of an event still
- * awaiting confirmation whose lookup now confirms it: that is its first fan-out). With `WEBHOOK_SECRET` empty the
+ * `duplicate: true` and enqueues no delivery, and costs no upstream lookup: a stored event
+ * is found before the money check, unless it is a byte-identical retry of an event still
+ * awaiting confirmation, whose lookup may now confirm it (that is its first fan-out). With `WEBHOOK_SECRET` empty the
  * ingress answers 503 `configuration_error`, unless `ALLOW_UNSIGNED_WEBHOOKS` is `true`
  * (local development only): then unsigned webhooks are accepted, each logged as a warning.
  *
@@ -73,6 +79,18 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     reference: referenceOf(envelope),
     rawBody,
   };
+  // A copy of a stored event is answered before any upstream lookup: a signed body posted
+  // again within its tolerance must not make the gateway query the payment service again.
+  // Only a provider's retry, byte for byte, of an event still awaiting confirmation is
+  // looked up, since the answer may settle it.
+  if (settings.confirmMoneyEvents) {
+    const existing = await storedEvent(env, event.eventId, context.requestId);
+    const settles = existing?.status === 'awaiting_confirmation' && existing.rawBody === rawBody;
+    if (existing !== undefined && !settles) {
+      logAccepted(context.requestId, event, { duplicate: true, status: existing.status }, secret);
+      return jsonResponse({ status: 'success', event_id: event.eventId, duplicate: true });
+    }
+  }
   // Money events are checked upstream first: confirmed ones fan out at once, ones that
   // cannot be confirmed yet are stored awaiting a re-check, contradicted ones stay undelivered.
   const decision = await decideConfirmation(env, envelope, context.requestId);
@@ -95,35 +113,77 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     stored = inserted?.meta.changes === 1;
     deliveryIds = stored ? (fanOut?.results ?? []).map((row) => row.id) : [];
   } catch (error) {
-    logEvent('error', 'webhook_store_failed', {
-      request_id: context.requestId,
-      event_id: event.eventId,
-      error_message: error instanceof Error ? error.message : String(error),
-    });
-    throw new InternalError('webhook event not stored', { cause: error });
+    throw storeFailed(context.requestId, event.eventId, error);
   }
-  if (secret === undefined) {
-    logEvent('warn', 'webhook_unsigned_accepted', {
-      request_id: context.requestId,
-      event_id: event.eventId,
-      event_type: event.eventType,
-    });
-  }
-  logEvent('info', 'webhook_received', {
-    request_id: context.requestId,
-    event_id: event.eventId,
-    event_type: event.eventType,
-    duplicate: !stored,
-    status: outcome.status,
-    ...(checked ? { reason: outcome.reason } : {}),
-    deliveries: deliveryIds.length,
-  });
+  logAccepted(
+    context.requestId,
+    event,
+    {
+      duplicate: !stored,
+      status: outcome.status,
+      ...(checked ? { reason: outcome.reason } : {}),
+      deliveries: deliveryIds.length,
+    },
+    secret,
+  );
   if (stored && outcome.delaySeconds !== undefined) {
     await enqueueCheck(env.DELIVERIES, { eventId: event.eventId, check: 1 }, outcome.delaySeconds);
   }
   if (!stored && checked) await settleAwaitingDuplicate(env, event, decision);
   await enqueueDeliveries(env.DELIVERIES, deliveryIds, context.requestId);
   return jsonResponse({ status: 'success', event_id: event.eventId, duplicate: !stored });
+}
+
+/**
+ * The stored event of this id, read before the upstream lookup a copy must not cost.
+ *
+ * @throws {InternalError} 500 `internal_error` when D1 fails (nothing acknowledged: the
+ *   provider retries).
+ */
+async function storedEvent(
+  env: Env,
+  eventId: string,
+  requestId: string,
+): Promise<WebhookEventRecord | undefined> {
+  try {
+    return await findWebhookEvent(env.DB, eventId);
+  } catch (error) {
+    throw storeFailed(requestId, eventId, error);
+  }
+}
+
+// Logs a failed read or write of the event store; the 500 it returns makes the provider retry.
+function storeFailed(requestId: string, eventId: string, error: unknown): InternalError {
+  logEvent('error', 'webhook_store_failed', {
+    request_id: requestId,
+    event_id: eventId,
+    error_message: error instanceof Error ? error.message : String(error),
+  });
+  return new InternalError('webhook event not stored', { cause: error });
+}
+
+// The access facts of an accepted webhook (stored or a duplicate), and a warning when it was
+// accepted unsigned.
+function logAccepted(
+  requestId: string,
+  event: { readonly eventId: string; readonly eventType: string },
+  facts: Record<string, unknown>,
+  secret: string | undefined,
+): void {
+  if (secret === undefined) {
+    logEvent('warn', 'webhook_unsigned_accepted', {
+      request_id: requestId,
+      event_id: event.eventId,
+      event_type: event.eventType,
+    });
+  }
+  logEvent('info', 'webhook_received', {
+    request_id: requestId,
+    event_id: event.eventId,
+    event_type: event.eventType,
+    deliveries: 0,
+    ...facts,
+  });
 }
 
 /**

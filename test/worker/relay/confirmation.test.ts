@@ -89,6 +89,28 @@ describe('confirmation', () => {
       ]);
     });
 
+    it('should answer copies of a confirmed event as duplicates without looking it up again', async () => {
+      const reference = await createPayment();
+      await completePayment(reference);
+      const event = envelope({
+        event_type: 'charge_success',
+        data: { reference, amount: 5000, currency: 'NGN', metadata: null },
+      });
+      const body = JSON.stringify(event);
+      const requestIds = [uniqueRequestId(), uniqueRequestId(), uniqueRequestId()];
+      for (const [index, requestId] of requestIds.entries()) {
+        const request = await webhookRequest(body, { headers: { 'X-Request-Id': requestId } });
+        const res = await fetchGateway(request, ON);
+        expect(res.status).toBe(200);
+        expect(await res.json()).toMatchObject({ duplicate: index > 0 });
+      }
+      // One lookup for the first; the copies (a replay inside the signature's tolerance, or a
+      // provider's retry) are answered from D1 alone.
+      const lookups = await Promise.all(requestIds.map((id) => sandboxRequests(id)));
+      expect(lookups.map((entries) => entries.length)).toEqual([1, 0, 0]);
+      expect((await findWebhookEvent(env.DB, String(event.event_id)))?.status).toBe('confirmed');
+    });
+
     it('should store a charge_success for an unknown payment as awaiting confirmation, undelivered, checked again 10 s later', async () => {
       await createReceiverSubscription({ eventTypes: ['charge_success'] });
       const eventId = await ingestCharge(`conf_unknown_${crypto.randomUUID()}`, ON);
