@@ -52,6 +52,9 @@ export default defineConfig({
                 // rules are tested by test/worker/config.test.ts with their own settings.
                 GATEWAY_MODE: 'local',
                 RATE_LIMIT_PER_MINUTE: '0',
+                // Off for the ingress tests' bursts; test/worker/routes/webhooks-rate-limit.test.ts
+                // turns it on per request.
+                WEBHOOK_RATE_LIMIT_PER_MINUTE: '0',
                 UPSTREAM_BASE_URL: inject('sandboxUrl'),
                 UPSTREAM_KEY_ID: 'sandbox-key',
                 UPSTREAM_SECRET: 'sandbox-secret',

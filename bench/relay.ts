@@ -160,6 +160,9 @@ await runBenchmark(async () => {
       `UPSTREAM_BASE_URL:${sandbox.url}`,
       '--var',
       'ALLOW_LOCAL_SUBSCRIBERS:true',
+      // The ingress throughput is what is measured: no per-address limit in the way.
+      '--var',
+      'WEBHOOK_RATE_LIMIT_PER_MINUTE:0',
     ],
     GATEWAY,
     state,

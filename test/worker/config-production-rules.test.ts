@@ -172,7 +172,12 @@ describe('production rules against unsafe settings', () => {
   it.each(UNSAFE)(
     'should answer 503 configuration_error for %s, naming the variable, never the value',
     async (_what, overrides, variable) => {
-      const production = { RATE_LIMIT_PER_MINUTE: '', ...PRODUCTION_VARS, ...overrides };
+      const production = {
+        RATE_LIMIT_PER_MINUTE: '',
+        WEBHOOK_RATE_LIMIT_PER_MINUTE: '',
+        ...PRODUCTION_VARS,
+        ...overrides,
+      };
       const res = await fetchGateway(
         new Request(`${GATEWAY_ORIGIN}/banks`, {
           headers: { Authorization: `Bearer ${LONG_CALLER_TOKEN}` },

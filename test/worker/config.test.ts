@@ -53,7 +53,12 @@ function problemsWith(
  * the test's own rate limit (0, off) unset so production's default applies.
  */
 function production(overrides: Partial<Record<SettingName, string>> = {}): Partial<Env> {
-  return { RATE_LIMIT_PER_MINUTE: '', ...PRODUCTION_VARS, ...overrides } as Partial<Env>;
+  return {
+    RATE_LIMIT_PER_MINUTE: '',
+    WEBHOOK_RATE_LIMIT_PER_MINUTE: '',
+    ...PRODUCTION_VARS,
+    ...overrides,
+  } as Partial<Env>;
 }
 
 /** `GET /banks` with the production caller token (answered 503 before any upstream call). */

@@ -42,6 +42,14 @@ const GATEWAY_MODES: readonly GatewayMode[] = ['local', 'production'];
  */
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
 
+/**
+ * Requests per minute to the webhook ingress per client address when
+ * `WEBHOOK_RATE_LIMIT_PER_MINUTE` is unset: 100 a second, above what one of a provider's
+ * sending addresses needs, low enough that one client replaying signed bodies cannot flood
+ * the event store.
+ */
+const DEFAULT_WEBHOOK_RATE_LIMIT_PER_MINUTE = 6000;
+
 /** The resolver asked when `SUBSCRIBER_DNS_RESOLVER` is unset. */
 const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
 
@@ -113,6 +121,19 @@ export const SETTINGS = {
     value: wholeNumber(1, MAX_WEBHOOK_BODY_BYTES, 'bytes'),
     field: 'webhooks.maxBodyBytes',
     doc: 'largest body of `POST /webhooks`, read before its signature is checked: 1 to 1,048,576 bytes (1 MiB) in every mode; larger bodies get 413',
+  }),
+  WEBHOOK_RATE_LIMIT_PER_MINUTE: setting({
+    kind: 'var',
+    unset: { default: String(DEFAULT_WEBHOOK_RATE_LIMIT_PER_MINUTE) },
+    value: wholeNumber(0, 1_000_000, 'requests'),
+    field: 'webhooks.rateLimitPerMinute',
+    doc: 'requests a minute to `POST /webhooks` per client address (IPv6 per /64), 0 (off) to 1,000,000; over it 429 with `Retry-After`, which the provider retries',
+    production: [
+      {
+        holds: (limit) => limit > 0,
+        problem: `must be at least 1 outside local mode (unset for ${DEFAULT_WEBHOOK_RATE_LIMIT_PER_MINUTE})`,
+      },
+    ],
   }),
   IDEMPOTENCY_RETENTION_SEC: setting({
     kind: 'var',

@@ -30,6 +30,8 @@ export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = Object
  * hash of their content.
  *
  * @returns the file's text (Cloudflare's `_headers` format).
+ *
+ * @internal Exported for the console build (scripts/build-console.ts), which writes the file.
  */
 export function consoleHeadersFile(): string {
   const lines = Object.entries(CONSOLE_SECURITY_HEADERS).map(

@@ -1,5 +1,5 @@
-// Which count a request's failed admin sign-ins go to: one per IPv4 address, one per IPv6
-// /64, one shared by every request without an address.
+// Which count a request goes to by its client address (failed admin sign-ins, webhook
+// ingress): one per IPv4 address, one per IPv6 /64, one shared by every request without an address.
 import { type IpAddress, parseIpv6 } from '../relay/ip-address.ts';
 
 /**

@@ -13,6 +13,7 @@ import { contextOf, settingsIn } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
+import { enforceWebhookRateLimit } from '../rate-limit/enforce.ts';
 import { type ConfirmationDecision, decideConfirmation } from '../relay/confirm.ts';
 import { applyCheck, enqueueCheck, scheduleOutcome } from '../relay/confirmation-check.ts';
 import { enqueueDeliveries } from '../relay/enqueue.ts';
@@ -25,7 +26,8 @@ export const WEBHOOKS_PATH = '/webhooks';
 export const WEBHOOK_TOLERANCE_SEC = 300;
 
 /**
- * `POST /webhooks`, the relay's ingress. In order: its own body limit
+ * `POST /webhooks`, the relay's ingress. In order: the per-address rate limit
+ * (`WEBHOOK_RATE_LIMIT_PER_MINUTE`, 429 with `Retry-After`); its own body limit
  * (`WEBHOOK_MAX_BODY_BYTES`, at most 1 MiB in every mode, since the body is read before
  * anything authenticates it; 413);
  * when `WEBHOOK_SECRET` is set, the provider's `X-Timestamp` / `X-Signature` over the exact
@@ -49,7 +51,7 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * @param env - the bindings: `DB`, `DELIVERIES`, `WEBHOOK_SECRET`, `ALLOW_UNSIGNED_WEBHOOKS`, `WEBHOOK_MAX_BODY_BYTES`,
  *   `CONFIRM_MONEY_EVENTS` and the upstream settings (confirmation lookups).
  * @returns 200 `{ status: 'success', event_id, duplicate }`.
- * @throws {HttpError} 413, 401, 415, 400, or 503 `configuration_error` (no secret),
+ * @throws {HttpError} 429, 413, 401, 415, 400, or 503 `configuration_error` (no secret),
  *   rendered by the router as the error body. An upstream that cannot answer is no error
  *   here: the event is stored awaiting confirmation and answered 200.
  * @throws {InternalError} 500 `internal_error` when D1 fails: nothing acknowledged, the
@@ -64,6 +66,13 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
 export async function ingestWebhook(request: IRequest, env: Env): Promise<Response> {
   const context = contextOf(request);
   const settings = settingsIn(context);
+  // Counted before anything is read: the ingress is open, and its cost is per request.
+  await enforceWebhookRateLimit(
+    env,
+    settings.webhooks.rateLimitPerMinute,
+    request.headers,
+    context.requestId,
+  );
   const body = await withHttpErrors(() => readBody(request, settings.webhooks.maxBodyBytes));
   const { secret, allowUnsigned } = settings.webhooks;
   if (secret !== undefined) await verifySignature(secret, body, request.headers);
