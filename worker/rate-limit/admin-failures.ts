@@ -6,12 +6,18 @@ import { logEvent } from '../http/log.ts';
 import type { CallerRateLimiter } from './caller-rate-limiter.ts';
 import { clientBucket } from './client-bucket.ts';
 
-/** Failed admin sign-ins allowed per client address: a burst of 10, then one every 6 s. */
+/**
+ * Failed admin sign-ins allowed per client address: a burst of 10, then one every 6 s.
+ *
+ * @internal Exported for the tests, which count refusals against the same budget.
+ */
 export const ADMIN_FAILURES_PER_MINUTE = 10;
 
 /**
  * Failed admin sign-ins allowed across the whole gateway, every address together: a burst
  * of 120, then one every 0.5 s. It caps a guesser spreading over many addresses.
+ *
+ * @internal Exported for the tests, which count refusals against the same budget.
  */
 export const ADMIN_FAILURES_PER_MINUTE_GLOBAL = 120;
 
