@@ -189,8 +189,12 @@ export async function updateSubscription(
  * @returns `true` when a subscription was deleted, `false` when there was none.
  */
 export async function deleteSubscription(db: D1Database, id: string): Promise<boolean> {
-  const result = await db.prepare('DELETE FROM subscriptions WHERE id = ?1').bind(id).run();
-  return result.meta.changes === 1;
+  // RETURNING, not `meta.changes`: the count includes the replaced secrets deleted with it.
+  const deleted = await db
+    .prepare('DELETE FROM subscriptions WHERE id = ?1 RETURNING id')
+    .bind(id)
+    .first<{ id: string }>();
+  return deleted !== null;
 }
 
 /** Input of {@link rotateSubscriptionSecret}. */

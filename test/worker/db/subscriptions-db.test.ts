@@ -140,6 +140,20 @@ describe('subscriptions (D1)', () => {
       expect(await findSubscription(env.DB, record.id)).toBeUndefined();
       expect(await deleteSubscription(env.DB, record.id)).toBe(false);
     });
+
+    it('should delete a subscription with replaced secrets, and the secrets with it', async () => {
+      const record = newSubscription({
+        previousSecrets: [{ secret: 'whsec_old', expiresAt: NOW + DAY_MS }],
+      });
+      await insertSubscription(env.DB, record);
+      expect(await deleteSubscription(env.DB, record.id)).toBe(true);
+      const left = await env.DB.prepare(
+        'SELECT COUNT(*) AS n FROM subscription_previous_secrets WHERE subscription_id = ?1',
+      )
+        .bind(record.id)
+        .first<{ n: number }>();
+      expect(left?.n).toBe(0);
+    });
   });
 
   describe('rotateSubscriptionSecret', () => {
