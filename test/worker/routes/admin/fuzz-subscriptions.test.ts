@@ -135,7 +135,7 @@ beforeAll(async () => {
 
 describe('fuzz: admin subscriptions', () => {
   it('should create or refuse arbitrary subscription bodies, never 500', {
-    timeout: fuzzTimeout(20),
+    timeout: fuzzTimeout(60),
   }, async () => {
     await fc.assert(
       fc.asyncProperty(subscriptionBody, async (body) => {
