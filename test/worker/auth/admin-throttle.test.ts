@@ -138,8 +138,9 @@ describe('admin API', () => {
       const counts = tally(responses);
       const compared = (counts[401] ?? 0) + (counts[200] ?? 0);
       expect(compared).toBeGreaterThanOrEqual(ADMIN_FAILURES_PER_MINUTE_GLOBAL);
+      // A right token gives its slot back, which one more guess may then take.
       expect(compared).toBeLessThanOrEqual(
-        budgetSince(ADMIN_FAILURES_PER_MINUTE_GLOBAL, startedAt),
+        budgetSince(ADMIN_FAILURES_PER_MINUTE_GLOBAL, startedAt) + (counts[200] ?? 0),
       );
       expect(compared + (counts[429] ?? 0)).toBe(responses.length);
       // No address spent its own budget (10 guesses each): the gateway's refused the rest.
