@@ -11,6 +11,7 @@ import { markDeliveryFailed } from '../db/deliveries.ts';
 import { logEvent } from '../http/log.ts';
 import { consumeConfirmationMessage, isConfirmationMessage } from './confirmation-check.ts';
 import { prepareDelivery } from './prepare-delivery.ts';
+import { recheckSentDelivery } from './recheck-delivery.ts';
 import { retryDelay } from './retry-schedule.ts';
 import { sendPreparedDelivery } from './send-delivery.ts';
 import { settleDelivery } from './settle-delivery.ts';
@@ -108,8 +109,8 @@ export async function handleQueueBatch(
 
 /**
  * One DELIVERIES message: a confirmation check goes to its own consumer; a delivery is
- * prepared (loaded, checked, signed), sent when ready, then settled (recorded, logged,
- * acked or retried).
+ * prepared (loaded, checked, signed), sent when ready, its host name asked again, then
+ * settled (recorded, logged, acked or retried).
  */
 async function deliver(message: Message<unknown>, env: Env, send: typeof fetch): Promise<void> {
   if (isConfirmationMessage(message.body)) {
@@ -124,7 +125,10 @@ async function deliver(message: Message<unknown>, env: Env, send: typeof fetch):
   }
   const { deliveryId } = message.body;
   const prepared = await prepareDelivery(deliveryId, env, send);
-  const result = prepared.kind === 'ready' ? await sendPreparedDelivery(prepared, send) : prepared;
+  const result =
+    prepared.kind === 'ready'
+      ? await recheckSentDelivery(prepared, await sendPreparedDelivery(prepared, send), send)
+      : prepared;
   await settleDelivery(message, env, deliveryId, result);
 }
 

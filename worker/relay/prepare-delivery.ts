@@ -41,6 +41,20 @@ export interface ReadyDelivery {
   readonly headers: Headers;
   /** The event's original body. */
   readonly body: string;
+  /**
+   * The host name checked and the addresses accepted for it, asked again once the request
+   * is done; `null` when no name was looked up (an IP address, or localhost in local mode).
+   */
+  readonly checkedHost: CheckedHost | null;
+}
+
+/** A subscriber host name and what its DNS check accepted. */
+interface CheckedHost {
+  readonly hostName: string;
+  readonly addresses: readonly string[];
+  /** The resolver and loopback rule the check used, for asking again. */
+  readonly resolver: string;
+  readonly allowLoopback: boolean;
 }
 
 /** What {@link prepareDelivery} decided. */
@@ -93,16 +107,15 @@ export async function prepareDelivery(
       retry: false,
     };
   }
+  let checkedHost: CheckedHost | null = null;
   if (urlCheck.hostName !== null) {
     const startedAt = Date.now();
-    const hostCheck = await checkSubscriberHost(urlCheck.hostName, {
-      resolver: settings.dnsResolver,
-      allowLoopback: settings.allowLocal,
-      fetch: send,
-    });
+    const rule = { resolver: settings.dnsResolver, allowLoopback: settings.allowLocal };
+    const hostCheck = await checkSubscriberHost(urlCheck.hostName, { ...rule, fetch: send });
     if (!hostCheck.ok) {
       return { kind: 'refused', startedAt, error: hostCheck.error, retry: hostCheck.retry };
     }
+    checkedHost = { hostName: urlCheck.hostName, addresses: hostCheck.addresses, ...rule };
   }
   const now = Date.now();
   try {
@@ -119,6 +132,7 @@ export async function prepareDelivery(
       url: urlCheck.url,
       headers,
       body: event.rawBody,
+      checkedHost,
     };
   } catch {
     // An event id no header can carry (stored before the ingress refused such ids):

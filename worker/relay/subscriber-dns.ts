@@ -5,6 +5,12 @@
  * answered is public (special-purpose-addresses.ts). CNAME chains need no following: the
  * resolver answers with the whole chain, the final A or AAAA records included, and every
  * A and AAAA record in the response is checked.
+ *
+ * The delivery's own `fetch` resolves the name again, through the platform's resolver, and
+ * nothing a Worker can do pins it to the addresses checked here. So the name is asked again
+ * once the request is done ({@link recheckSubscriberHost}): a name that turned private, or
+ * whose addresses changed meanwhile, keeps nothing of the answer it gave (docs/assumptions.md,
+ * "DNS rebinding", says what this closes and what it cannot).
  */
 import * as v from 'valibot';
 import { parseIpv4, parseIpv6 } from './ip-address.ts';
@@ -113,6 +119,58 @@ export async function checkSubscriberHost(
     }
   }
   return { ok: true, addresses };
+}
+
+/** What {@link recheckSubscriberHost} found after the request went out. */
+export type SubscriberHostRecheck =
+  /** Every address answered now was among the checked ones. */
+  | { readonly kind: 'unchanged' }
+  /**
+   * Every address is still public, but some are new, or the lookup failed: the answer may
+   * have come from another host than the one checked.
+   */
+  | { readonly kind: 'changed'; readonly note: string }
+  /** The name now resolves to a refused address: the request may have gone there. */
+  | { readonly kind: 'refused'; readonly error: string };
+
+/**
+ * Asks for a subscriber host name again after a delivery request went out, and compares
+ * the answer with the addresses checked before it (a DNS rebinding shows as a change).
+ * Never throws.
+ *
+ * @param hostName - the name checked before the request.
+ * @param checked - the addresses {@link checkSubscriberHost} accepted for it.
+ * @param options - as for {@link checkSubscriberHost}.
+ * @returns `unchanged` when every address answered is among `checked` (compared as
+ *   addresses, so `::1` and `0:0:0:0:0:0:0:1` are the same); `refused` when any is a refused
+ *   address; `changed`, with a note for the attempt record, when some are new or the lookup
+ *   failed.
+ */
+export async function recheckSubscriberHost(
+  hostName: string,
+  checked: readonly string[],
+  options: SubscriberHostCheckOptions,
+): Promise<SubscriberHostRecheck> {
+  const now = await checkSubscriberHost(hostName, options);
+  if (!now.ok && !now.retry) {
+    return { kind: 'refused', error: `${now.error}, asked again after the request` };
+  }
+  if (!now.ok) {
+    return { kind: 'changed', note: `${hostName} could not be asked again: ${now.error}` };
+  }
+  const before = new Set(checked.map(addressKey));
+  const added = now.addresses.filter((address) => !before.has(addressKey(address)));
+  if (added.length === 0) return { kind: 'unchanged' };
+  return {
+    kind: 'changed',
+    note: `${hostName} resolved to ${checked.join(', ')} before the request and to ${now.addresses.join(', ')} after it`,
+  };
+}
+
+/** One address's canonical form: its bytes, so two spellings of one address compare equal. */
+function addressKey(text: string): string {
+  const address = text.includes(':') ? parseIpv6(text) : parseIpv4(text);
+  return address === undefined ? text : address.join('.');
 }
 
 /** One query: the A or AAAA data of the response (CNAME and other records left out). */

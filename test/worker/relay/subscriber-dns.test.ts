@@ -1,112 +1,18 @@
 /**
  * The DNS check of subscriber host names (worker/relay/subscriber-dns.ts), and the
- * consumer running it before each delivery. The resolver is a fake DNS-over-HTTPS server:
- * a fetch function answering the JSON API as Cloudflare's resolver does (CNAME chains
- * included), which also routes the test subscribers' host names to the recording receiver
- * of test/global-setup.ts over real HTTP. Nothing here reaches a real resolver.
+ * consumer running it before each delivery, through the fake resolver of fake-dns.ts.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { findDelivery } from '../../../worker/db/deliveries.ts';
 import { listDeliveryAttempts } from '../../../worker/db/delivery-attempts.ts';
-import { DELIVERIES_QUEUE, handleQueueBatch } from '../../../worker/relay/consumer.ts';
 import { checkSubscriberHost } from '../../../worker/relay/subscriber-dns.ts';
 import { useCapturedLogs } from '../helpers.ts';
-import { disableTestSubscriptions, receivedUnder, storeDelivery } from './delivery-helpers.ts';
+import { disableTestSubscriptions, receivedUnder } from './delivery-helpers.ts';
+import { deliverTo, fakeNetwork, hostName, RESOLVER, type ZoneEntry } from './fake-dns.ts';
 
 useCapturedLogs();
 afterEach(disableTestSubscriptions);
-
-const RESOLVER = 'https://doh.test/dns-query';
-const TYPES = { A: 1, CNAME: 5, AAAA: 28 } as const;
-
-/** What the fake resolver knows of one name. */
-interface ZoneEntry {
-  readonly A?: readonly string[];
-  readonly AAAA?: readonly string[];
-  /** The name is an alias: its responses are the CNAME record, then the target's. */
-  readonly cname?: string;
-  /** A DNS status other than NOERROR (2 SERVFAIL, 5 REFUSED). */
-  readonly status?: number;
-  /** An HTTP failure of the resolver itself. */
-  readonly http?: number;
-  /** A 200 answer that is not DNS JSON. */
-  readonly garbage?: true;
-  /** The resolver cannot be reached. */
-  readonly unreachable?: true;
-  /** The resolver never answers (until the query's signal aborts). */
-  readonly hang?: true;
-}
-
-/** A fake network: the DNS-over-HTTPS resolver, and subscriber hosts routed to the receiver. */
-interface FakeNetwork {
-  readonly fetch: typeof fetch;
-  /** `A name` / `AAAA name`, in order. */
-  readonly queries: string[];
-  /** URLs of the requests that went to a subscriber. */
-  readonly subscriberRequests: string[];
-}
-
-function fakeNetwork(zone: Readonly<Record<string, ZoneEntry>>): FakeNetwork {
-  const queries: string[] = [];
-  const subscriberRequests: string[] = [];
-  const answer = (name: string, type: 'A' | 'AAAA'): unknown[] => {
-    const entry = zone[name];
-    if (entry?.cname !== undefined) {
-      const alias = { name, type: TYPES.CNAME, TTL: 300, data: `${entry.cname}.` };
-      return [alias, ...answer(entry.cname, type)];
-    }
-    return (entry?.[type] ?? []).map((data) => ({ name, type: TYPES[type], TTL: 300, data }));
-  };
-  const resolve = async (url: URL, request: Request): Promise<Response> => {
-    expect(request.headers.get('accept')).toBe('application/dns-json');
-    const name = url.searchParams.get('name') ?? '';
-    const type = url.searchParams.get('type') === 'AAAA' ? 'AAAA' : 'A';
-    queries.push(`${type} ${name}`);
-    const entry = zone[name];
-    if (entry?.unreachable) throw new TypeError('Network connection lost.');
-    if (entry?.hang) {
-      // As fetch does: rejects with the signal's reason (a TimeoutError) once it aborts.
-      await new Promise((_, reject) =>
-        request.signal.addEventListener('abort', () => reject(request.signal.reason)),
-      );
-    }
-    if (entry?.http !== undefined) return new Response('unavailable', { status: entry.http });
-    if (entry?.garbage) return new Response('<html>captive portal</html>', { status: 200 });
-    const status = entry === undefined ? 3 : (entry.status ?? 0);
-    return Response.json(
-      {
-        Status: status,
-        TC: false,
-        RD: true,
-        RA: true,
-        AD: false,
-        CD: false,
-        Question: [{ name: `${name}.`, type: TYPES[type] }],
-        ...(status === 0 ? { Answer: answer(name, type) } : {}),
-      },
-      { headers: { 'content-type': 'application/dns-json' } },
-    );
-  };
-  const network = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const url = new URL(request.url);
-    if (`${url.origin}${url.pathname}` === RESOLVER) return resolve(url, request);
-    subscriberRequests.push(request.url);
-    // Every other host is a subscriber of these tests: the receiver answers for it.
-    return fetch(`${inject('receiverUrl')}${url.pathname}${url.search}`, {
-      method: request.method,
-      headers: request.headers,
-      body: await request.text(),
-      redirect: 'manual',
-    });
-  };
-  return { fetch: network as typeof fetch, queries, subscriberRequests };
-}
-
-/** A unique host name under the reserved `.test` TLD. */
-const hostName = (label: string) => `${label}-${crypto.randomUUID().slice(0, 8)}.test`;
 
 describe('subscriber-dns', () => {
   describe('checkSubscriberHost', () => {
@@ -219,34 +125,6 @@ describe('subscriber-dns', () => {
   });
 
   describe('relay consumer (queue edgepay-deliveries)', () => {
-    /** Stores a delivery to `https://<host>/hooks?key=…` and runs the real consumer on it. */
-    async function deliverTo(
-      host: string,
-      zone: Record<string, ZoneEntry>,
-      overrides: Partial<Env> = {},
-      scheme = 'https',
-    ) {
-      const key = crypto.randomUUID();
-      const stored = await storeDelivery({ url: `${scheme}://${host}/hooks?key=${key}` });
-      const network = fakeNetwork(zone);
-      const batch = createMessageBatch(DELIVERIES_QUEUE, [
-        {
-          id: 'msg-0',
-          timestamp: new Date(),
-          attempts: 1,
-          body: { deliveryId: stored.deliveryId },
-        },
-      ]);
-      const settings = { ALLOW_LOCAL_SUBSCRIBERS: '', SUBSCRIBER_DNS_RESOLVER: RESOLVER };
-      await handleQueueBatch(
-        batch,
-        { ...env, ...settings, ...overrides },
-        { fetch: network.fetch },
-      );
-      const result = await getQueueResult(batch, createExecutionContext());
-      return { stored, key, network, result };
-    }
-
     it.each([
       ['127.0.0.1', { A: ['127.0.0.1'] }],
       ['10.0.0.1', { A: ['10.0.0.1'] }],
@@ -281,7 +159,13 @@ describe('subscriber-dns', () => {
       const { stored, key, network, result } = await deliverTo(host, {
         [host]: { A: ['93.184.215.14'], AAAA: ['2606:2800:21f:cb07:6820:80da:af6b:8b2c'] },
       });
-      expect(network.queries.sort()).toEqual([`A ${host}`, `AAAA ${host}`]);
+      // Asked before the request, and again after it (recheck-delivery.test.ts).
+      expect(network.queries.sort()).toEqual([
+        `A ${host}`,
+        `A ${host}`,
+        `AAAA ${host}`,
+        `AAAA ${host}`,
+      ]);
       expect(result.explicitAcks).toEqual(['msg-0']);
       const [request, ...more] = await receivedUnder(key);
       expect(more).toEqual([]);
