@@ -199,13 +199,15 @@ export async function purgeWebhookEventsBefore(
   receivedBefore: number,
   limit: number,
 ): Promise<number> {
-  const result = await db
+  // Counted by RETURNING: `meta.changes` also counts the rows the cascade deletes.
+  const { results } = await db
     .prepare(
       `DELETE FROM webhook_events WHERE event_id IN (
          SELECT event_id FROM webhook_events WHERE received_at < ?1
-         ORDER BY received_at, event_id LIMIT ?2)`,
+         ORDER BY received_at, event_id LIMIT ?2)
+       RETURNING event_id`,
     )
     .bind(receivedBefore, limit)
-    .run();
-  return result.meta.changes;
+    .all<{ event_id: string }>();
+  return results.length;
 }

@@ -10,6 +10,7 @@ import {
   insertWebhookEvent,
   insertWebhookEventStatement,
   type NewWebhookEvent,
+  purgeWebhookEventsBefore,
   toWebhookEventRecord,
 } from '../../../worker/db/webhook-events.ts';
 
@@ -105,6 +106,42 @@ describe('webhook-events (D1)', () => {
         raw_body: '{}',
       };
       expect(() => toWebhookEventRecord(row)).toThrow('unknown webhook event status bogus');
+    });
+  });
+
+  describe('purgeWebhookEventsBefore', () => {
+    it('should count the events it deleted, not the deliveries and attempts deleted with them', async () => {
+      // Received long before any other test's events, so the cutoff catches only these.
+      const receivedAt = 1_000 + Math.floor(Math.random() * 1_000_000);
+      const events = [newEvent({ receivedAt }), newEvent({ receivedAt })];
+      for (const event of events) await insertWebhookEvent(env.DB, event);
+      const statements = events.flatMap((event, i) =>
+        [0, 1].flatMap((j) => {
+          const id = `dlv_db_${i}_${j}_${crypto.randomUUID()}`;
+          return [
+            env.DB.prepare(
+              `INSERT INTO deliveries (id, event_id, subscription_id, created_at, updated_at)
+               VALUES (?1, ?2, ?3, ?4, ?4)`,
+            ).bind(id, event.eventId, `sub_db_${j}`, receivedAt),
+            env.DB.prepare(
+              `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, status, latency_ms)
+               VALUES (?1, 1, ?2, 500, 10)`,
+            ).bind(id, receivedAt),
+          ];
+        }),
+      );
+      await env.DB.batch(statements);
+      // One event per statement first: the caller stops once a batch comes back short.
+      expect(await purgeWebhookEventsBefore(env.DB, receivedAt + 1, 1)).toBe(1);
+      expect(await purgeWebhookEventsBefore(env.DB, receivedAt + 1, 10)).toBe(1);
+      expect(await purgeWebhookEventsBefore(env.DB, receivedAt + 1, 10)).toBe(0);
+      for (const event of events) expect(await countRows(event.eventId)).toBe(0);
+      const left = await env.DB.prepare(
+        'SELECT COUNT(*) AS n FROM deliveries WHERE event_id IN (?1, ?2)',
+      )
+        .bind(events[0]?.eventId, events[1]?.eventId)
+        .first<{ n: number }>();
+      expect(left?.n).toBe(0);
     });
   });
 
