@@ -17,7 +17,7 @@
  * generated from it (`npm run docs:configuration`).
  */
 export {
-  /** @internal Exported for the doc script and the tests, which list and break them. */
+  /** The production rules between settings (the health check reads which settings the admin token's read). */
   CROSS_RULES,
   /** @internal Exported for the tests, which check against the same value. */
   MIN_PRODUCTION_RETENTION_SEC,
@@ -48,9 +48,8 @@ export {
   DEFAULT_SUBSCRIBER_SETTINGS,
   /** @internal Exported for the tests, which check against the same value. */
   SETTING_NAMES,
-  /** @internal Exported for the doc script and the tests, which read the table. */
+  /** The settings table (the health check reads the admin token by its row alone). */
   SETTINGS,
-  /** @internal Exported for the tests, which type their fixtures with it. */
   type SettingName,
   type Settings,
   type SubscriberSettings,

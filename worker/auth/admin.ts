@@ -26,7 +26,31 @@ import { bearerToken } from './bearer.ts';
  *   header is missing, malformed or not the admin token.
  */
 export async function requireAdmin(request: IRequest, env: Env): Promise<undefined> {
-  const expected = settingsOf(env).adminToken;
+  await checkAdminToken(request, env, settingsOf(env).adminToken);
+  return undefined;
+}
+
+/**
+ * The admin guard's check of the token against `expected`, for a handler that reads the
+ * admin token itself: the health check, which names the invalid settings to the admin
+ * while the settings as a whole cannot be read. Same reservation of a failed sign-in
+ * before the comparison, same constant-time compare, same refund when the token is right
+ * as {@link requireAdmin}; with `expected` undefined no token is right (and the
+ * reservation is kept, as for any failed sign-in).
+ *
+ * @param request - the incoming request.
+ * @param env - the bindings: `RATE_LIMITER`.
+ * @param expected - the admin token, or `undefined` when none can be accepted.
+ * @returns once the token is the admin token.
+ * @throws {HttpError} 429 `rate_limited` with `Retry-After`, as {@link requireAdmin}.
+ * @throws {UnauthorizedError} 401 `unauthorized` when the header is missing, malformed or
+ *   not `expected`.
+ */
+export async function checkAdminToken(
+  request: IRequest,
+  env: Env,
+  expected: string | undefined,
+): Promise<void> {
   // No header at all is not a guess (a browser before sign-in): refused below, not counted.
   const slot = request.headers.has('Authorization')
     ? await reserveAdminSignIn(env, request.headers, contextOf(request))
@@ -36,5 +60,4 @@ export async function requireAdmin(request: IRequest, env: Env): Promise<undefin
     throw new UnauthorizedError('Invalid admin token');
   }
   await slot?.refund();
-  return undefined;
 }

@@ -88,7 +88,8 @@ function isProviderSecret(parsed: ParsedSettings, secret: string): boolean {
  * webhook secrets may be equal: the payment service signs its webhooks with the merchant
  * secret, the only scheme it describes.
  *
- * @internal Exported for the doc script and the tests, which list and break them.
+ * The health check reads which settings the admin token's rules read; the doc script and
+ * the tests list and break them.
  */
 export const CROSS_RULES: readonly CrossRule[] = [
   {
