@@ -87,7 +87,8 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
       failureResponse: {
         status: 503,
         description:
-          'The settings are invalid (`status` `misconfigured`, `invalid_settings` names them), ' +
+          'The settings are invalid (`status` `misconfigured`; `invalid_settings` names them ' +
+          'only with `deep=1` and the admin token), ' +
           'or with `deep=1` a probe failed (`status` `degraded`, the failed checks say why).',
         schema: HealthResponseSchema,
       },
