@@ -11,11 +11,12 @@ import { Transfers } from './resources/transfers.ts';
 import { VirtualAccounts } from './resources/virtual-accounts.ts';
 
 /**
- * Named environments. The spec gives no addresses ("{base_url}"), so `sandbox` is the
- * local emulator `npm start` serves; for the provider's sandbox or live service pass
- * `baseUrl` (docs/assumptions.md).
+ * Named environments: `local` is the sandbox emulator that `npm start` and
+ * `npx edgepay sandbox` serve on this machine, `http://127.0.0.1:8788`. The payments API
+ * publishes no addresses, so there is no named remote one: for the provider's sandbox or
+ * live service, or the emulator on another port, pass `baseUrl` (docs/assumptions.md).
  */
-export const ENVIRONMENTS = { sandbox: 'http://127.0.0.1:8788' } as const;
+export const ENVIRONMENTS = { local: 'http://127.0.0.1:8788' } as const;
 
 /** Options of {@link PaymentsClient}: direct (keyId + secret) or through the gateway (bearerToken). */
 export interface PaymentsClientOptions {
@@ -30,7 +31,12 @@ export interface PaymentsClientOptions {
   bearerToken?: string;
   /** Base address of the service or the gateway, e.g. `https://gateway.example.com`. */
   baseUrl?: string;
-  /** A named environment instead of `baseUrl`. */
+  /**
+   * A named address instead of `baseUrl` (which wins when both are given): `'local'` is
+   * `http://127.0.0.1:8788`, the emulator `npm start` and `npx edgepay sandbox` serve. Any
+   * other name is a `TypeError`, `'sandbox'` included: it read as the provider's sandbox
+   * while it meant this machine.
+   */
   environment?: keyof typeof ENVIRONMENTS;
   /** Timeout of each attempt in milliseconds, body read included. @default 60000 */
   timeoutMs?: number;
@@ -78,11 +84,13 @@ export interface PaymentsClientOptions {
  * Works unchanged on Node >= 22, Deno, Bun, Cloudflare Workers and browsers.
  *
  * @throws {TypeError} on missing credentials (a `keyId` without a non-empty `secret`
- *   names `secret`) or base address, or without a global `fetch`.
+ *   names `secret`), a missing base address or an unknown `environment`, or without a
+ *   global `fetch`.
  *
  * @example
  * ```ts
- * const client = new PaymentsClient({ keyId: 'sandbox-key', secret: 'sandbox-secret', environment: 'sandbox' });
+ * // The local emulator (`npm start`); pass `baseUrl` for any other address.
+ * const client = new PaymentsClient({ keyId: 'sandbox-key', secret: 'sandbox-secret', environment: 'local' });
  * const transfer = await client.transfers.initialize({ reference: 'payout-1', amount: 5000, currency: 'NGN', ... });
  * const settled = await client.transfers.waitForFinal(transfer.reference);
  * ```
@@ -141,10 +149,14 @@ export class PaymentsClient {
 }
 
 function resolveSettings(options: PaymentsClientOptions) {
-  const baseUrl =
-    options.baseUrl ??
-    (options.environment === undefined ? undefined : ENVIRONMENTS[options.environment]);
-  if (baseUrl === undefined) throw new TypeError('PaymentsClient needs baseUrl (or environment)');
+  const { baseUrl, environment } = options;
+  if (environment !== undefined && !Object.hasOwn(ENVIRONMENTS, environment)) {
+    throw new TypeError(
+      `Unknown environment '${environment}': use 'local' (${ENVIRONMENTS.local}) or baseUrl`,
+    );
+  }
+  const base = baseUrl ?? (environment && ENVIRONMENTS[environment]);
+  if (!base) throw new TypeError("PaymentsClient needs baseUrl (or environment: 'local')");
   const fetchImpl = options.fetch ?? (typeof fetch === 'function' ? fetch : undefined);
   if (fetchImpl === undefined) throw new TypeError('No global fetch in this runtime: pass `fetch`');
   let credentials: ConstructorParameters<typeof Transport>[0]['credentials'];
@@ -161,7 +173,9 @@ function resolveSettings(options: PaymentsClientOptions) {
     throw new TypeError('PaymentsClient needs keyId and secret (direct) or bearerToken (gateway)');
   }
   return {
-    baseUrl,
+    baseUrl: base,
+    // Said when a connection fails, so a wrong address is found from the message alone.
+    baseUrlFrom: baseUrl === undefined ? `environment '${environment}'` : 'baseUrl',
     credentials,
     // Bound: some runtimes reject fetch called with another `this`.
     fetch: (input: RequestInfo | URL, init?: RequestInit) => fetchImpl(input, init),

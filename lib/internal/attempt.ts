@@ -99,7 +99,10 @@ export async function sendAttempt(
         ? new TimeoutError(`Request timed out after ${timeoutMs} ms: ${where}`, timeoutMs, context)
         : spec.signal?.aborted
           ? new AbortError(`Request aborted: ${where}`, { ...context, cause: spec.signal.reason })
-          : new ConnectionError(`Connection failed: ${where}`, context);
+          : new ConnectionError(
+              `Connection failed: ${where} (address from ${settings.baseUrlFrom})`,
+              context,
+            );
     report(undefined, error);
     if (error instanceof AbortError) throw error;
     return error;

@@ -22,6 +22,8 @@ type Credentials =
 /** Settings of a {@link Transport}, resolved by the client. */
 export interface TransportSettings {
   baseUrl: string;
+  /** Where `baseUrl` came from (the option, or a named environment), said when a connection fails. */
+  baseUrlFrom: string;
   credentials: Credentials;
   fetch: typeof fetch;
   subtle: typeof crypto.subtle | undefined;
