@@ -9,6 +9,35 @@ export const OPENAPI_PATH = '/openapi.json';
 /** An OpenAPI object as plain JSON (the document is served as JSON). */
 export type OpenApiObject = Record<string, unknown>;
 
+/** The document's `info`: what the gateway is, and the package's license (package.json). */
+export const DOCUMENT_INFO: OpenApiObject = Object.freeze({
+  title: 'edgepay gateway',
+  version: '1',
+  description:
+    'The signing proxy of the payments API: the same methods and paths as the payment ' +
+    'service, authenticated with a bearer token, validated before anything leaves, ' +
+    "idempotent on the POSTs that move money. Also the webhook relay's ingress (signed " +
+    'by the payment service) and the admin API (the admin token).',
+  license: { name: 'MIT', identifier: 'MIT' },
+});
+
+/**
+ * Where the gateway runs: `npm start`'s default local address, and a placeholder for a
+ * deployment (each deployment has its own address; clients pass theirs as the base URL).
+ */
+export const SERVERS: readonly OpenApiObject[] = Object.freeze([
+  { url: 'http://127.0.0.1:8787', description: 'Local: `npm start` (its default port).' },
+  {
+    url: 'https://edgepay-gateway.{subdomain}.workers.dev',
+    description:
+      'A deployment on workers.dev (the Worker is named `edgepay-gateway` in wrangler.toml); ' +
+      'a custom domain or route replaces the whole address.',
+    variables: {
+      subdomain: { default: 'your-subdomain', description: 'The account’s workers.dev subdomain.' },
+    },
+  },
+]);
+
 /**
  * The error body every gateway error uses. `code` is a stable snake_case code (the
  * gateway's own, or the upstream's when its error passes through); other
@@ -36,11 +65,19 @@ export const IdempotencyKeySchema = v.pipe(v.string(), v.minLength(1), v.maxLeng
 
 /** Response header components, by name. */
 export const HEADERS: Readonly<Record<string, OpenApiObject>> = Object.freeze({
-  RequestId: header('The request id: the caller’s X-Request-Id when sane, else a new UUID.'),
+  // Every answer carries it, errors included.
+  RequestId: {
+    ...header('The request id: the caller’s X-Request-Id when sane, else a new UUID.'),
+    required: true,
+  },
   RetryAfter: header('Seconds to wait before retrying.', 'integer'),
   Allow: header('The methods this path answers to.'),
   WwwAuthenticate: header('Always `Bearer`.'),
   IdempotentReplayed: header('`true` when the answer is the stored answer to an earlier request.'),
+  XCache: header(
+    '`HIT` when the answer came from the gateway’s cache, `MISS` when the request could be ' +
+      'cached and the service answered; absent when the request is not one the cache keeps.',
+  ),
 });
 
 /** One error status of the gateway as an OpenAPI response component. */

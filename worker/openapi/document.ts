@@ -6,6 +6,7 @@ import type * as v from 'valibot';
 import type { GatewayAuth, GatewayRoute } from '../routes/route.ts';
 import { WEBHOOK_TOLERANCE_SEC } from '../routes/webhooks.ts';
 import {
+  DOCUMENT_INFO,
   ERROR_RESPONSES,
   ErrorBodySchema,
   errorResponseComponents,
@@ -14,8 +15,10 @@ import {
   INGRESS_ERROR_RESPONSES,
   type OpenApiObject,
   SuccessEnvelopeSchema,
+  SERVERS,
   securitySchemes,
 } from './components.ts';
+import { answerName, answerSchema, finishRecords, recordSchemas } from './answers.ts';
 import { componentName, openApiPath, routeParameters } from './parameters.ts';
 import { convertSchemas, SCHEMA_REF_PREFIX } from './schemas.ts';
 import { errorStatuses } from './statuses.ts';
@@ -44,11 +47,13 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
     ErrorBody: ErrorBodySchema,
     SuccessEnvelope: SuccessEnvelopeSchema,
     IdempotencyKey: IdempotencyKeySchema,
+    ...recordSchemas(),
   });
   for (const route of routes) {
     if (route.body !== undefined) components.add(schemaName(route, 'Request'), route.body.schema);
     if (route.query !== undefined) components.add(schemaName(route, 'Query'), route.query);
-    if (route.response !== undefined) {
+    // A proxied route's body is the service's answer: see below.
+    if (route.response !== undefined && route.endpoint === undefined) {
       components.add(schemaName(route, 'Response'), route.response);
     }
     if (route.failureResponse !== undefined) {
@@ -57,6 +62,12 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
   }
   const schemas = convertSchemas(components.named);
   const refOf = (name: string) => `${SCHEMA_REF_PREFIX}${components.canonical(name)}`;
+  finishRecords(schemas);
+  for (const route of routes) {
+    if (route.endpoint !== undefined) {
+      schemas[answerName(route.name)] = answerSchema(route.endpoint, schemas, refOf);
+    }
+  }
   const paths: Record<string, Record<string, OpenApiObject>> = {};
   for (const route of routes) {
     const name = schemaName(route, 'Query');
@@ -69,15 +80,8 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
   for (const route of routes) delete schemas[schemaName(route, 'Query')];
   return {
     openapi: OPENAPI_VERSION,
-    info: {
-      title: 'edgepay gateway',
-      version: '1',
-      description:
-        'The signing proxy of the payments API: the same methods and paths as the payment ' +
-        'service, authenticated with a bearer token, validated before anything leaves, ' +
-        "idempotent on the POSTs that move money. Also the webhook relay's ingress (signed " +
-        'by the payment service) and the admin API (the admin token).',
-    },
+    info: DOCUMENT_INFO,
+    servers: SERVERS,
     security: [{ bearerAuth: [] }],
     paths,
     components: {
@@ -206,18 +210,27 @@ function success(route: GatewayRoute, refOf: (name: string) => string): OpenApiO
     description:
       route.endpoint === undefined
         ? SUCCESS[route.status]
-        : 'The payment service’s answer, passed through unchanged.',
+        : 'The payment service’s answer, passed through unchanged: enveloped or flat, as ' +
+          'the service sends it, around the record the SDK reads.',
     headers: {
       'X-Request-Id': { $ref: '#/components/headers/RequestId' },
       ...(route.idempotency === 'none'
         ? {}
         : { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } }),
+      ...(route.cache === undefined ? {} : { 'X-Cache': { $ref: '#/components/headers/XCache' } }),
     },
     ...(route.response === undefined
       ? {}
       : {
           content: {
-            'application/json': { schema: { $ref: refOf(schemaName(route, 'Response')) } },
+            'application/json': {
+              schema: {
+                $ref:
+                  route.endpoint === undefined
+                    ? refOf(schemaName(route, 'Response'))
+                    : `${SCHEMA_REF_PREFIX}${answerName(route.name)}`,
+              },
+            },
           },
         }),
   };

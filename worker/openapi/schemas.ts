@@ -32,6 +32,7 @@ import {
 import { JsonObjectSchema } from '../relay/envelope.ts';
 import { EventListQuerySchema } from '../routes/admin/events.ts';
 import { SubscriptionChangesSchema } from '../routes/admin/subscription-input.ts';
+import { RESPONSE_CUSTOM_SCHEMAS } from './answers.ts';
 
 /** Where converted schemas live in the OpenAPI document. */
 export const SCHEMA_REF_PREFIX = '#/components/schemas/';
@@ -67,9 +68,18 @@ const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([
       ],
     },
   ],
-  [MetadataSchema, { type: 'object', description: 'Key-value pairs returned unchanged.' }],
+  // Open: generators read an object schema without `additionalProperties` as closed.
+  [
+    MetadataSchema,
+    {
+      type: 'object',
+      additionalProperties: true,
+      description: 'Key-value pairs returned unchanged.',
+    },
+  ],
   // The webhook envelope's `data` (worker/relay/envelope.ts): an object, never an array.
-  [JsonObjectSchema, { type: 'object' }],
+  [JsonObjectSchema, { type: 'object', additionalProperties: true }],
+  ...RESPONSE_CUSTOM_SCHEMAS,
 ]);
 
 // What each `check` predicate of the shared schemas means, as JSON Schema keywords merged

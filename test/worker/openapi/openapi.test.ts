@@ -357,7 +357,10 @@ describe('GET /openapi.json', () => {
       expect((ingest.requestBody as Json).required).toBe(true);
       const body = bodySchemaOf(ingest);
       expect(body.required).toEqual(['event_type', 'event_id', 'timestamp', 'data']);
-      expect((body.properties as Record<string, Json>).data).toEqual({ type: 'object' });
+      expect((body.properties as Record<string, Json>).data).toEqual({
+        type: 'object',
+        additionalProperties: true,
+      });
       expect(body.additionalProperties).toBeUndefined();
       const responses = ingest.responses as Json;
       expect(responses['401']).toEqual({ $ref: '#/components/responses/InvalidSignature' });
