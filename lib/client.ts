@@ -12,7 +12,7 @@ import { VirtualAccounts } from './resources/virtual-accounts.ts';
 
 /**
  * Named environments: `local` is the sandbox emulator that `npm start` and
- * `npx edgepay sandbox` serve on this machine, `http://127.0.0.1:8788`. The payments API
+ * `edgepay sandbox` serve on this machine, `http://127.0.0.1:8788`. The payments API
  * publishes no addresses, so there is no named remote one: for the provider's sandbox or
  * live service, or the emulator on another port, pass `baseUrl` (docs/assumptions.md).
  */
@@ -33,7 +33,7 @@ export interface PaymentsClientOptions {
   baseUrl?: string;
   /**
    * A named address instead of `baseUrl` (which wins when both are given): `'local'` is
-   * `http://127.0.0.1:8788`, the emulator `npm start` and `npx edgepay sandbox` serve. Any
+   * `http://127.0.0.1:8788`, the emulator `npm start` and `edgepay sandbox` serve. Any
    * other name is a `TypeError`, `'sandbox'` included: it read as the provider's sandbox
    * while it meant this machine.
    */

@@ -33,6 +33,7 @@ export interface Issue {
  * raw body and `cause`.
  */
 export class PaymentsError extends Error {
+  /** The class's own name (`'TimeoutError'`, `'NotFoundError'`...), as logs print it. */
   override name = 'PaymentsError';
   /** HTTP method of the call (`POST`), when the error belongs to one. */
   declare readonly method: string | undefined;

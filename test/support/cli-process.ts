@@ -75,9 +75,9 @@ export function startCli(args: string[], runtime: CliRuntime = 'node'): Promise<
 }
 
 /**
- * Starts any command that runs the sandbox (an installed `edgepay` bin, `npx edgepay`)
- * in `cwd`, and resolves once it prints its address. With `group`, the command gets a
- * process group of its own and `stop` signals the whole group.
+ * Starts any command that runs the sandbox (an installed `edgepay` bin,
+ * `npx --no-install edgepay`) in `cwd`, and resolves once it prints its address. With
+ * `group`, the command gets a process group of its own and `stop` signals the whole group.
  *
  * @throws when it exits first or prints no address within 20 s (the child is killed).
  */

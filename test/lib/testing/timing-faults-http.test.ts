@@ -1,5 +1,5 @@
 /**
- * Timing fault rules over real HTTP, on the server `npx edgepay sandbox` runs
+ * Timing fault rules over real HTTP, on the server `edgepay sandbox` runs
  * (`startSandboxServer({ port: 0 })`, docs/sandbox.md, "Timing faults"): driven only
  * through the `/__sandbox/` controls, as a test suite in any language would.
  */
