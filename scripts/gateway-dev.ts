@@ -2,7 +2,7 @@
 // sandbox, on local D1/KV state with its migrations applied. Shared by scripts/start.ts
 // and the crash test of the local stack (test/e2e/crash.test.ts), so both run the same
 // command.
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -89,4 +89,49 @@ export function applyLocalMigrations(persistTo: string | undefined): void {
       `wrangler d1 migrations apply failed with status ${result.status}:\n${result.stdout}${result.stderr}`,
     );
   }
+}
+
+/**
+ * Waits until the gateway's `/healthz` answers 2xx, polling every 250 ms.
+ *
+ * @param child - the wrangler dev process.
+ * @param gatewayUrl - the gateway's base URL.
+ * @param timeoutMs - how long to wait, in milliseconds.
+ * @throws {Error} when wrangler dev exits first or the gateway does not answer in time.
+ */
+export async function waitForGateway(
+  child: ChildProcess,
+  gatewayUrl: string,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}`);
+    try {
+      const response = await fetch(`${gatewayUrl}/healthz`);
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the gateway did not answer ${gatewayUrl}/healthz within ${timeoutMs} ms`);
+}
+
+/** How long wrangler dev gets to stop (it stops workerd) before it is killed, in milliseconds. */
+const GATEWAY_STOP_MS = 10_000;
+
+/**
+ * Stops wrangler dev and waits for it to exit, so the caller's own exit leaves the
+ * gateway's port free; killed after {@link GATEWAY_STOP_MS}.
+ *
+ * @param child - the wrangler dev process.
+ */
+export async function stopGateway(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), GATEWAY_STOP_MS);
+  await exited;
+  clearTimeout(timer);
 }

@@ -3,28 +3,57 @@
 // D1 and KV, migrations applied) on 127.0.0.1:8787 in front of it, and the example
 // webhook receiver (examples/receiver) on 127.0.0.1:8789, subscribed through the admin API.
 // It also fires wrangler.toml's cron triggers on their schedule (scripts/local-cron.ts),
-// which wrangler dev does not do by itself.
+// which wrangler dev does not do by itself. `npm start -- --help` lists the options that
+// move the three ports (scripts/start-options.ts).
 // The tokens and credentials it uses are listed in docs/sandbox.md, "Local defaults".
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { startSandboxServer } from '../cli/sandbox-server.ts';
+import { UsageError } from '../cli/usage-error.ts';
 import { type Receiver, startReceiver } from '../examples/receiver/server.ts';
 import {
   applyLocalMigrations,
   gatewayDevArgs,
   QUIET_ENV,
   ROOT as root,
+  stopGateway,
+  waitForGateway,
   WRANGLER as wrangler,
 } from './gateway-dev.ts';
 import { type LocalCron, readCrons, startLocalCron } from './local-cron.ts';
+import {
+  checkPortsFree,
+  listenFailure,
+  readStartOptions,
+  START_USAGE,
+  type StartPorts,
+} from './start-options.ts';
 
 const HOST = '127.0.0.1';
-// Overridable so the end-to-end test can run the same stack beside a developer's.
-const GATEWAY_PORT = Number(process.env.EDGEPAY_GATEWAY_PORT ?? 8787);
-const SANDBOX_PORT = Number(process.env.EDGEPAY_SANDBOX_PORT ?? 8788);
-const RECEIVER_PORT = Number(process.env.EDGEPAY_RECEIVER_PORT ?? 8789);
+
+/**
+ * The ports, from the options, else the `EDGEPAY_*_PORT` variables, else 8787-8789.
+ * `--help` and a bad command line end the process here, before anything starts.
+ */
+function portsOrExit(): StartPorts {
+  try {
+    const read = readStartOptions(process.argv.slice(2), process.env);
+    if (read !== 'help') return read;
+    process.stdout.write(START_USAGE);
+    process.exit(0);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`start: ${error.message}\n\n${error.usage}`);
+    process.exit(2);
+  }
+}
+
+const PORTS = portsOrExit();
+const GATEWAY_PORT = PORTS.gateway;
+const SANDBOX_PORT = PORTS.sandbox;
+const RECEIVER_PORT = PORTS.receiver;
 const receiverUrl = `http://${HOST}:${RECEIVER_PORT}/`;
 /** Marks the subscription `npm start` owns, so reruns (local D1 persists) reuse it. */
 const RECEIVER_DESCRIPTION = 'example receiver (npm start)';
@@ -61,21 +90,6 @@ function callerTokens(vars: NodeJS.Dict<string>): string {
   } catch {
     return 'GATEWAY_CALLERS in .dev.vars is not valid JSON';
   }
-}
-
-async function waitForGateway(child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}`);
-    try {
-      const response = await fetch(`${gatewayUrl}/healthz`);
-      if (response.ok) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`the gateway did not answer ${gatewayUrl}/healthz within ${timeoutMs} ms`);
 }
 
 interface SubscriptionResponse {
@@ -151,6 +165,8 @@ edgepay is running (sandbox money only)
 }
 
 async function main(): Promise<void> {
+  // First, so a taken port leaves nothing started (and no local state touched).
+  await checkPortsFree(PORTS, HOST);
   const vars = loadDevVars();
   // Read before anything starts, so an unreadable wrangler.toml leaves nothing running.
   const crons = readCrons(join(root, 'wrangler.toml'));
@@ -163,6 +179,8 @@ async function main(): Promise<void> {
     host: HOST,
     publicBaseUrl: sandboxUrl,
     webhookUrl: `${gatewayUrl}/webhooks`,
+  }).catch((error: unknown) => {
+    throw listenFailure('sandbox', PORTS, HOST, error);
   });
   console.log(`start: sandbox listening on ${sandbox.url}`);
   const gateway = spawn(
@@ -177,8 +195,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     cron?.stop();
-    gateway.kill('SIGTERM');
-    await Promise.all([sandbox.close(), receiver?.close()]);
+    await Promise.all([stopGateway(gateway), sandbox.close(), receiver?.close()]);
     process.exit(code);
   };
   process.on('SIGINT', () => void stop(0));
@@ -189,7 +206,13 @@ async function main(): Promise<void> {
       void stop(code ?? 1);
     }
   });
-  await waitForGateway(gateway, 60_000);
+  try {
+    await waitForGateway(gateway, gatewayUrl, 60_000);
+  } catch (error) {
+    console.error('start:', error instanceof Error ? error.message : error);
+    await stop(1);
+    return;
+  }
   try {
     const subscription = await subscribeReceiver(vars);
     if (subscription.secret === undefined) throw new Error('the admin API returned no secret');
@@ -199,10 +222,12 @@ async function main(): Promise<void> {
       host: HOST,
     });
     console.log(`start: receiver listening on ${receiver.url} (subscription ${subscription.id})`);
-  } catch (error) {
+  } catch (caught) {
     // Do not leave wrangler dev running behind a failed start.
+    const error = listenFailure('receiver', PORTS, HOST, caught);
     console.error('start: receiver:', error instanceof Error ? error.message : error);
     await stop(1);
+    return;
   }
   // wrangler dev never fires cron triggers itself ("not automatically triggered during
   // local development"): without this the local relay would never heal a lost delivery.

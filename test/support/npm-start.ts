@@ -31,6 +31,12 @@ export interface NpmStartOptions {
   readonly persistTo?: string;
   /** More environment for `scripts/start.ts`, e.g. `EDGEPAY_CRON_INTERVAL_MS`. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * How the ports are given: as the `EDGEPAY_*_PORT` variables, or as the command line's
+   * `--port`, `--sandbox-port` and `--receiver-port` (then `env` may set the variables too,
+   * to check that the options win). @default 'variables'
+   */
+  readonly portsAs?: 'variables' | 'options';
 }
 
 /** A running stack. */
@@ -46,11 +52,13 @@ export interface NpmStartStack {
 }
 
 /**
- * Starts `node scripts/start.ts` on `ports` and waits for its banner.
+ * Starts `node scripts/start.ts` on `ports` (as variables, or as options) and waits for
+ * its banner.
  *
  * @param ports - the gateway's, the sandbox's and the example receiver's ports.
  * @param timeoutMs - how long the start may take (wrangler dev's first start included).
- * @param options - a local state folder to start on and keep, more environment.
+ * @param options - a local state folder to start on and keep, more environment, how the
+ *   ports are given.
  * @returns the stack, ready.
  * @throws {Error} with the stack's output when it exits or is not ready in time (it is
  *   stopped then).
@@ -62,14 +70,23 @@ export async function startNpmStart(
 ): Promise<NpmStartStack> {
   const ownState = options.persistTo === undefined;
   const state = options.persistTo ?? mkdtempSync(join(tmpdir(), 'edgepay-e2e-'));
-  const child = spawn(process.execPath, [join(root, 'scripts', 'start.ts')], {
+  const asOptions = options.portsAs === 'options';
+  const args = asOptions
+    ? ['--port', ports.gateway, '--sandbox-port', ports.sandbox, '--receiver-port', ports.receiver]
+    : [];
+  const variables = asOptions
+    ? {}
+    : {
+        EDGEPAY_GATEWAY_PORT: String(ports.gateway),
+        EDGEPAY_SANDBOX_PORT: String(ports.sandbox),
+        EDGEPAY_RECEIVER_PORT: String(ports.receiver),
+      };
+  const child = spawn(process.execPath, [join(root, 'scripts', 'start.ts'), ...args.map(String)], {
     cwd: root,
     env: {
       ...process.env,
       ...options.env,
-      EDGEPAY_GATEWAY_PORT: String(ports.gateway),
-      EDGEPAY_SANDBOX_PORT: String(ports.sandbox),
-      EDGEPAY_RECEIVER_PORT: String(ports.receiver),
+      ...variables,
       EDGEPAY_VARS_FILE: join(root, '.dev.vars.example'),
       EDGEPAY_PERSIST_TO: state,
     },

@@ -1,0 +1,196 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../scripts/gateway-dev.ts';
+import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+
+// `npm start`'s options move the stack off 8787-8789 (wrangler's default port among them),
+// over the `EDGEPAY_*_PORT` variables; a bad value or a taken port ends it with a message
+// that names the option. Ports of its own: the stack listens on 18837-18839, and 18847-18849
+// are the variables' ports (which must stay unused when options are given) and the ports
+// the failure cases take.
+const OPTION_PORTS = { gateway: 18837, sandbox: 18838, receiver: 18839 };
+const VARIABLE_PORTS = { gateway: 18847, sandbox: 18848, receiver: 18849 };
+/** The variables naming {@link VARIABLE_PORTS}. */
+const PORT_VARIABLES = {
+  EDGEPAY_GATEWAY_PORT: String(VARIABLE_PORTS.gateway),
+  EDGEPAY_SANDBOX_PORT: String(VARIABLE_PORTS.sandbox),
+  EDGEPAY_RECEIVER_PORT: String(VARIABLE_PORTS.receiver),
+};
+/** How long a run that should end at once may take before it is stopped. */
+const EXIT_WAIT_MS = 30_000;
+
+const state = mkdtempSync(join(tmpdir(), 'edgepay-start-options-'));
+let stack: NpmStartStack | undefined;
+
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(state, { recursive: true, force: true });
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `node scripts/start.ts` with `args` until it exits; stopped (SIGTERM) after
+ * {@link EXIT_WAIT_MS} if it keeps running, which is then a failure of the test. The port
+ * variables name {@link VARIABLE_PORTS}, so a run never meets a developer's own stack.
+ */
+function runStart(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start.ts'), ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...PORT_VARIABLES,
+      EDGEPAY_VARS_FILE: join(ROOT, '.dev.vars.example'),
+      EDGEPAY_PERSIST_TO: state,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = setTimeout(() => child.kill('SIGTERM'), EXIT_WAIT_MS);
+  return new Promise((resolve) => {
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Listens on `port` (127.0.0.1) so that `npm start` finds it taken. */
+async function takePort(port: number): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  return server;
+}
+
+/** Whether something accepts a TCP connection on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return fetch(`http://127.0.0.1:${port}/`).then(
+    () => true,
+    () => false,
+  );
+}
+
+describe('npm start', () => {
+  describe('--help', () => {
+    it('should list the port options with their variables and defaults, and start nothing', async () => {
+      const run = await runStart(['--help']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(
+        /--port <n> +the gateway's port \(default: 8787; or EDGEPAY_GATEWAY_PORT\)/,
+      );
+      expect(run.stdout).toMatch(
+        /--sandbox-port <n> +.*\(default: 8788; or EDGEPAY_SANDBOX_PORT\)/,
+      );
+      expect(run.stdout).toMatch(
+        /--receiver-port <n> +.*\(default: 8789; or EDGEPAY_RECEIVER_PORT\)/,
+      );
+      expect(run.stdout).toContain('An option wins over its variable.');
+      expect(await listening(VARIABLE_PORTS.sandbox)).toBe(false);
+    });
+  });
+
+  describe('bad values', () => {
+    it.each([
+      [
+        ['--sandbox-port', '80a'],
+        {},
+        '--sandbox-port must be a port, a whole number from 1 to 65535 (got "80a")',
+      ],
+      [
+        ['--port', '70000'],
+        {},
+        '--port must be a port, a whole number from 1 to 65535 (got "70000")',
+      ],
+      [
+        [],
+        { EDGEPAY_RECEIVER_PORT: 'abc' },
+        'EDGEPAY_RECEIVER_PORT must be a port, a whole number from 1 to 65535 (got "abc")',
+      ],
+      [
+        ['--port', '18837', '--receiver-port', '18837'],
+        {},
+        'the gateway and the receiver cannot both use port 18837',
+      ],
+      [['--prot', '8790'], {}, "Unknown option '--prot'"],
+    ])('should refuse %j %j with a usage error naming it', async (args, env, message) => {
+      const run = await runStart(args, env);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`start: ${message}`);
+      expect(run.stderr).toContain('Usage: npm start -- [options]');
+      expect(run.stdout).toBe('');
+    });
+  });
+
+  describe('a taken port', () => {
+    it.each([
+      ['gateway', VARIABLE_PORTS.gateway, '--port', 'EDGEPAY_GATEWAY_PORT'],
+      ['sandbox', VARIABLE_PORTS.sandbox, '--sandbox-port', 'EDGEPAY_SANDBOX_PORT'],
+      ['receiver', VARIABLE_PORTS.receiver, '--receiver-port', 'EDGEPAY_RECEIVER_PORT'],
+    ])(
+      "should exit non-zero naming the %s's port %i, the option and the variable, leaving nothing running",
+      async (role, port, option, variable) => {
+        const taken = await takePort(port);
+        try {
+          const run = await runStart([
+            '--port',
+            String(VARIABLE_PORTS.gateway),
+            '--sandbox-port',
+            String(VARIABLE_PORTS.sandbox),
+            '--receiver-port',
+            String(VARIABLE_PORTS.receiver),
+          ]);
+          expect(run.code).toBe(1);
+          expect(run.stderr).toContain(
+            `start: port ${port} on 127.0.0.1 is taken, and the ${role} needs it. ` +
+              `Stop what listens there, or choose another port: npm start -- ${option} <n> (or ${variable}=<n>)`,
+          );
+          expect(run.stdout).not.toContain('edgepay is running');
+        } finally {
+          await new Promise((resolve) => taken.close(resolve));
+        }
+        const others = Object.values(VARIABLE_PORTS).filter((other) => other !== port);
+        expect(await Promise.all(others.map(listening))).toEqual([false, false]);
+      },
+    );
+  });
+
+  describe('--port, --sandbox-port, --receiver-port', () => {
+    it('should run the stack on the ports the options give, over the variables', async () => {
+      stack = await startNpmStart(OPTION_PORTS, 90_000, {
+        portsAs: 'options',
+        env: PORT_VARIABLES,
+      });
+      const health = await fetch(`http://127.0.0.1:${OPTION_PORTS.gateway}/healthz`);
+      expect(health.status).toBe(200);
+      // The gateway reaches the sandbox on its port: an answer of the upstream through it.
+      const banks = await fetch(`http://127.0.0.1:${OPTION_PORTS.gateway}/banks`, {
+        headers: { Authorization: 'Bearer dev-gateway-token' },
+      });
+      expect(banks.status).toBe(200);
+      expect(stack.output()).toContain(`gateway   http://127.0.0.1:${OPTION_PORTS.gateway}`);
+      expect(stack.output()).toContain(`sandbox   http://127.0.0.1:${OPTION_PORTS.sandbox}`);
+      expect(stack.output()).toContain(`receiver  http://127.0.0.1:${OPTION_PORTS.receiver}/`);
+      const variablePorts = Object.values(VARIABLE_PORTS);
+      expect(await Promise.all(variablePorts.map(listening))).toEqual([false, false, false]);
+    });
+  });
+});
