@@ -7,7 +7,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from '../cli/usage-error.ts';
 
 /** Who listens where: the option and variable that set each port, and its default. */
-export const PORT_SETTINGS = [
+const PORT_SETTINGS = [
   { role: 'gateway', option: 'port', variable: 'EDGEPAY_GATEWAY_PORT', fallback: 8787 },
   { role: 'sandbox', option: 'sandbox-port', variable: 'EDGEPAY_SANDBOX_PORT', fallback: 8788 },
   {
@@ -19,7 +19,7 @@ export const PORT_SETTINGS = [
 ] as const;
 
 /** One entry of {@link PORT_SETTINGS}. */
-export type PortSetting = (typeof PORT_SETTINGS)[number];
+type PortSetting = (typeof PORT_SETTINGS)[number];
 
 /** The loopback ports of the stack, by role. */
 export type StartPorts = Record<PortSetting['role'], number>;
@@ -112,7 +112,7 @@ function parseStartValues(args: string[]) {
  * @param port - the port.
  * @param host - the interface, `127.0.0.1`.
  */
-export function portTakenMessage(setting: PortSetting, port: number, host: string): string {
+function portTakenMessage(setting: PortSetting, port: number, host: string): string {
   return (
     `port ${port} on ${host} is taken, and the ${setting.role} needs it. ` +
     `Stop what listens there, or choose another port: ` +
