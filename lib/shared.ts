@@ -32,6 +32,24 @@ export { untilAborted } from './internal/until-aborted.ts';
 // The request schemas' building blocks, which the gateway's OpenAPI document describes by
 // the same rules (decimal amounts, references, dates).
 export { DECIMAL_AMOUNT, MAX_AMOUNT_MINOR, MINOR_PER_MAJOR, MINOR_UNIT_DIGITS } from './money.ts';
+// The response schemas and the envelope readers of the SDK (the gateway's OpenAPI document
+// publishes the records the SDK reads, in the variants it reads them from).
+export { BankSchema, ResolvedAccountSchema } from './responses/banks.ts';
+export { OptionalMetadata, OptionalText, ResponseAmount } from './responses/common.ts';
+export {
+  ActivationChallengeSchema,
+  DebitSchema,
+  MandateSchema,
+  MandateStateSchema,
+} from './responses/direct-debits.ts';
+export { itemsOf } from './responses/envelope.ts';
+export { PaymentSchema, PaymentSessionSchema } from './responses/payments.ts';
+export { RefundCountsSchema, RefundSchema } from './responses/refunds.ts';
+export { TransferSchema } from './responses/transfers.ts';
+export {
+  VirtualAccountSchema,
+  VirtualAccountTransactionSchema,
+} from './responses/virtual-accounts.ts';
 export {
   AccountNumberSchema,
   AmountSchema,

@@ -7,23 +7,26 @@
 // accept them.
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import type { NamedEndpoint } from '../../lib/endpoints.ts';
-import { BankSchema, ResolvedAccountSchema } from '../../lib/responses/banks.ts';
-import { OptionalMetadata, OptionalText, ResponseAmount } from '../../lib/responses/common.ts';
+import type { NamedEndpoint } from '../../lib/index.ts';
 import {
   ActivationChallengeSchema,
+  BankSchema,
   DebitSchema,
+  itemsOf,
   MandateSchema,
   MandateStateSchema,
-} from '../../lib/responses/direct-debits.ts';
-import { itemsOf } from '../../lib/responses/envelope.ts';
-import { PaymentSchema, PaymentSessionSchema } from '../../lib/responses/payments.ts';
-import { RefundCountsSchema, RefundSchema } from '../../lib/responses/refunds.ts';
-import { TransferSchema } from '../../lib/responses/transfers.ts';
-import {
+  OptionalMetadata,
+  OptionalText,
+  PaymentSchema,
+  PaymentSessionSchema,
+  RefundCountsSchema,
+  RefundSchema,
+  ResolvedAccountSchema,
+  ResponseAmount,
+  TransferSchema,
   VirtualAccountSchema,
   VirtualAccountTransactionSchema,
-} from '../../lib/responses/virtual-accounts.ts';
+} from '../../lib/shared.ts';
 import { componentName } from './parameters.ts';
 
 type SchemaRef = (name: string) => string;
@@ -106,7 +109,11 @@ export function finishRecords(schemas: Record<string, JsonSchema>): void {
     if (record?.properties?.status === undefined) throw new Error(`${name} has no status`);
     record.properties[field] = record.properties.status;
     record.required = (record.required ?? []).filter((key) => key !== 'status');
-    record.anyOf = [{ required: ['status'] }, { required: [field] }];
+    // Each branch names the property it requires, as strict validators (Ajv) ask.
+    record.anyOf = ['status', field].map((key) => ({
+      required: [key],
+      properties: { [key]: record.properties?.status ?? {} },
+    }));
   }
 }
 
@@ -151,8 +158,7 @@ function partial(record: JsonSchema | undefined): JsonSchema {
   const { required: _required, anyOf: _anyOf, ...rest } = record ?? {};
   return {
     ...rest,
-    description:
-      'Any field may be left out: the SDK takes those from the request that was sent.',
+    description: 'Any field may be left out: the SDK takes those from the request that was sent.',
   };
 }
 
@@ -199,7 +205,10 @@ function pageAnswer(item: JsonSchema): JsonSchema {
   };
   return {
     anyOf: [
-      { ...page, properties: { status: { type: 'string' }, message: { type: 'string' }, ...page.properties } },
+      {
+        ...page,
+        properties: { status: { type: 'string' }, message: { type: 'string' }, ...page.properties },
+      },
       enveloped(page),
     ],
   };

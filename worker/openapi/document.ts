@@ -5,6 +5,7 @@ import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { GatewayAuth, GatewayRoute } from '../routes/route.ts';
 import { WEBHOOK_TOLERANCE_SEC } from '../routes/webhooks.ts';
+import { answerName, answerSchema, finishRecords, recordSchemas } from './answers.ts';
 import {
   DOCUMENT_INFO,
   ERROR_RESPONSES,
@@ -14,11 +15,10 @@ import {
   IdempotencyKeySchema,
   INGRESS_ERROR_RESPONSES,
   type OpenApiObject,
-  SuccessEnvelopeSchema,
   SERVERS,
+  SuccessEnvelopeSchema,
   securitySchemes,
 } from './components.ts';
-import { answerName, answerSchema, finishRecords, recordSchemas } from './answers.ts';
 import { componentName, openApiPath, routeParameters } from './parameters.ts';
 import { convertSchemas, SCHEMA_REF_PREFIX } from './schemas.ts';
 import { errorStatuses } from './statuses.ts';
