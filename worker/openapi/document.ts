@@ -5,6 +5,7 @@ import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { GatewayAuth, GatewayRoute } from '../routes/route.ts';
 import { WEBHOOK_TOLERANCE_SEC } from '../routes/webhooks.ts';
+import { ADMIN_ANSWERS } from './admin-answers.ts';
 import { answerName, answerSchema, finishRecords, recordSchemas } from './answers.ts';
 import {
   DOCUMENT_INFO,
@@ -16,7 +17,6 @@ import {
   INGRESS_ERROR_RESPONSES,
   type OpenApiObject,
   SERVERS,
-  SuccessEnvelopeSchema,
   securitySchemes,
 } from './components.ts';
 import { componentName, openApiPath, routeParameters } from './parameters.ts';
@@ -45,7 +45,6 @@ const OPENAPI_VERSION = '3.1.0';
 export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiObject {
   const components = new SchemaNames({
     ErrorBody: ErrorBodySchema,
-    SuccessEnvelope: SuccessEnvelopeSchema,
     IdempotencyKey: IdempotencyKeySchema,
     ...recordSchemas(),
   });
@@ -53,9 +52,8 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
     if (route.body !== undefined) components.add(schemaName(route, 'Request'), route.body.schema);
     if (route.query !== undefined) components.add(schemaName(route, 'Query'), route.query);
     // A proxied route's body is the service's answer: see below.
-    if (route.response !== undefined && route.endpoint === undefined) {
-      components.add(schemaName(route, 'Response'), route.response);
-    }
+    const response = ownResponse(route);
+    if (response !== undefined) components.add(schemaName(route, 'Response'), response);
     if (route.failureResponse !== undefined) {
       components.add(schemaName(route, 'Failure'), route.failureResponse.schema);
     }
@@ -106,7 +104,7 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
 
 /**
  * The schemas to convert, by component name; a schema met again under another name keeps
- * its first name (the admin routes answer with the `SuccessEnvelope` itself).
+ * its first name.
  */
 class SchemaNames {
   readonly named: Record<string, v.GenericSchema>;
@@ -131,6 +129,20 @@ class SchemaNames {
   canonical(name: string): string {
     return this.#alias.get(name) ?? name;
   }
+}
+
+/**
+ * The success body of one of the gateway's own routes: an admin route's from
+ * {@link ADMIN_ANSWERS}, any other's from its row. `undefined` for a proxied route and a 204.
+ *
+ * @throws {Error} when an admin route with a body has no schema there.
+ */
+function ownResponse(route: GatewayRoute): v.GenericSchema | undefined {
+  if (route.endpoint !== undefined || route.response === undefined) return undefined;
+  if (route.auth !== 'admin') return route.response;
+  const answer = ADMIN_ANSWERS[route.name];
+  if (answer === undefined) throw new Error(`No success body for ${route.name}`);
+  return answer;
 }
 
 /** `security` of an operation by its route's auth; `undefined` keeps the document's default (a caller token). */

@@ -1,0 +1,134 @@
+// The success bodies of the admin API, as valibot schemas the OpenAPI document converts like
+// every other: what worker/routes/admin/ answers (its views, under `{ status, data }`). The
+// delivery views are checked against the handlers' own types below; the live OpenAPI test
+// (test/e2e/openapi-live.test.ts) holds every answer to these schemas.
+import * as v from 'valibot';
+import { DELIVERY_STATUSES } from '../db/deliveries.ts';
+import { WEBHOOK_EVENT_STATUSES } from '../db/webhook-events.ts';
+import type { DeliveryView, toDeliveryAttemptView } from '../routes/admin/deliveries.ts';
+
+/** An instant as the admin API writes it: ISO 8601 in UTC (`Date.prototype.toISOString`). */
+const Time = v.pipe(v.string(), v.isoTimestamp());
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/** `{ status: 'success', data }`, the admin API's success envelope. */
+function success<const Data extends v.GenericSchema>(data: Data) {
+  return v.object({ status: v.literal('success'), data });
+}
+
+/** A page of a keyset list: `next_cursor` is `null` on the last page. */
+function page<const Item extends v.GenericSchema>(item: Item) {
+  return v.object({
+    status: v.literal('success'),
+    data: v.array(item),
+    next_cursor: v.nullable(v.string()),
+  });
+}
+
+/** A subscription as the admin API shows it: never its secret. */
+const SubscriptionSchema = v.object({
+  id: v.string(),
+  url: v.string(),
+  event_types: v.nullable(v.array(v.string())),
+  description: v.nullable(v.string()),
+  enabled: v.boolean(),
+  previous_secret_expires_at: v.nullable(Time),
+  created_at: Time,
+  updated_at: Time,
+});
+
+/** A subscription with its secret: on creation and rotation only. */
+const SubscriptionWithSecretSchema = v.object({
+  ...SubscriptionSchema.entries,
+  secret: v.string(),
+});
+
+const DeliverySchema = v.object({
+  id: v.string(),
+  event_id: v.string(),
+  subscription_id: v.string(),
+  status: v.picklist(DELIVERY_STATUSES),
+  attempts: Count,
+  next_attempt_at: v.nullable(Time),
+  last_status: v.nullable(v.pipe(v.number(), v.integer())),
+  created_at: Time,
+  updated_at: Time,
+});
+
+const DeliveryAttemptSchema = v.object({
+  attempt: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  started_at: Time,
+  status: v.nullable(v.pipe(v.number(), v.integer())),
+  latency_ms: Count,
+  error: v.nullable(v.string()),
+  response_excerpt: v.nullable(v.string()),
+});
+
+const EventSummarySchema = v.object({
+  event_id: v.string(),
+  event_type: v.string(),
+  status: v.picklist(WEBHOOK_EVENT_STATUSES),
+  received_at: Time,
+  reference: v.nullable(v.string()),
+});
+
+const ForcedReplaySchema = v.object({ at: Time, by: v.string(), from: v.string() });
+
+const EventSchema = v.object({
+  ...EventSummarySchema.entries,
+  body: v.unknown(),
+  raw_body: v.string(),
+  confirmation: v.nullable(
+    v.object({
+      reason: v.string(),
+      checks: Count,
+      checked_at: v.nullable(Time),
+      next_check_at: v.nullable(Time),
+    }),
+  ),
+  forced_replay: v.nullable(ForcedReplaySchema),
+  forced_replays: v.array(ForcedReplaySchema),
+  deliveries: v.array(
+    v.object({ ...DeliverySchema.entries, attempt_log: v.array(DeliveryAttemptSchema) }),
+  ),
+});
+
+const DeliveryCountsSchema = v.object({
+  ...Object.fromEntries(DELIVERY_STATUSES.map((status) => [status, Count])),
+  total: Count,
+});
+
+/**
+ * The success body of each admin route, by route name (the 204 of a deletion has none).
+ * A route of the admin API missing here fails the document build.
+ */
+export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.freeze({
+  'admin.subscriptions.create': success(SubscriptionWithSecretSchema),
+  'admin.subscriptions.list': success(v.array(SubscriptionSchema)),
+  'admin.subscriptions.get': success(SubscriptionSchema),
+  'admin.subscriptions.update': success(SubscriptionSchema),
+  'admin.subscriptions.rotate_secret': success(SubscriptionWithSecretSchema),
+  'admin.events.list': page(EventSummarySchema),
+  'admin.events.get': success(EventSchema),
+  'admin.events.replay': success(
+    v.object({ event_id: v.string(), delivery_ids: v.array(v.string()) }),
+  ),
+  'admin.deliveries.list': page(v.object({ ...DeliverySchema.entries, event_type: v.string() })),
+  'admin.deliveries.counts': success(DeliveryCountsSchema),
+  'admin.deliveries.hourly': success(
+    v.object({
+      hours: v.array(
+        v.object({ hour: Time, ...Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, Count])) }),
+      ),
+    }),
+  ),
+  'admin.deliveries.retry': success(DeliverySchema),
+});
+
+// The handlers' own view types and these schemas must agree (a compile error otherwise).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const agrees = <T extends true>(value: T) => value;
+agrees<Same<v.InferOutput<typeof DeliverySchema>, DeliveryView>>(true);
+agrees<Same<v.InferOutput<typeof DeliveryAttemptSchema>, ReturnType<typeof toDeliveryAttemptView>>>(
+  true,
+);
