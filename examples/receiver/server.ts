@@ -3,9 +3,12 @@
 // prints it.
 //
 //   node examples/receiver/server.ts whsec_...        (or EDGEPAY_RECEIVER_SECRET=whsec_...)
-//   EDGEPAY_RECEIVER_PORT=8789 (default), always on 127.0.0.1
+//   EDGEPAY_RECEIVER_PORT=8789 (default; 0 picks a free port), always on 127.0.0.1
 //
-// Verified delivery -> one printed line and 204; bad or missing signature -> a warning and 401.
+// Verified delivery -> one printed line and 204. A webhook-id seen before -> 204, not handled
+// again. Bad or missing signature, or a timestamp more than 5 minutes away (the library's
+// tolerance) -> a warning and 401. receiver.py and main.go beside it do the same in Python
+// and Go with their standard libraries.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +16,11 @@ import { Webhook } from 'standardwebhooks';
 
 /** The largest body read, in bytes; larger deliveries are answered 413. */
 const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * How many webhook-ids are remembered for deduplication (a real service keeps them in its
+ * database, written in the same transaction as what the event changes).
+ */
+const REMEMBERED_IDS = 10_000;
 
 /** What the receiver reports of a verified delivery. */
 export interface ReceivedEvent {
@@ -62,6 +70,7 @@ export function describeEvent(event: ReceivedEvent): string {
  */
 export async function startReceiver(options: ReceiverOptions): Promise<Receiver> {
   const webhook = new Webhook(options.secret);
+  const seen = new Set<string>();
   const onEvent = options.onEvent ?? ((event) => console.log(describeEvent(event)));
   const onRejected =
     options.onRejected ?? ((reason) => console.warn(`receiver: rejected a delivery: ${reason}`));
@@ -83,7 +92,14 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         onRejected(error instanceof Error ? error.message : String(error));
         return void response.writeHead(401).end();
       }
-      onEvent(toEvent(String(request.headers['webhook-id'] ?? ''), payload));
+      const webhookId = String(request.headers['webhook-id'] ?? '');
+      // At least once: a retry or an admin replay carries the same webhook-id.
+      if (!remember(seen, webhookId)) {
+        console.log(`receiver: duplicate ${webhookId}, already handled`);
+        return void response.writeHead(204).end();
+      }
+      // Answer fast (the gateway waits 15 s at most): hand slow work to a queue.
+      onEvent(toEvent(webhookId, payload));
       response.writeHead(204).end();
     });
   });
@@ -101,6 +117,17 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         server.closeAllConnections();
       }),
   };
+}
+
+/** Adds `id` to `seen` (dropping the oldest past {@link REMEMBERED_IDS}); false when known. */
+function remember(seen: Set<string>, id: string): boolean {
+  if (seen.has(id)) return false;
+  seen.add(id);
+  if (seen.size > REMEMBERED_IDS) {
+    const oldest = seen.values().next().value;
+    if (oldest !== undefined) seen.delete(oldest);
+  }
+  return true;
 }
 
 /** The Standard Webhooks headers as the library wants them (single string values). */
