@@ -166,31 +166,45 @@ export const INGRESS_ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
   },
 ]);
 
+/**
+ * Any other status of a proxied route: the payment service's errors keep their status
+ * (a 503 while it is down, for one), with the gateway's error body. The `default` response
+ * of every proxied operation.
+ */
+export const UPSTREAM_ERROR_RESPONSE: Omit<ErrorResponse, 'status'> = Object.freeze({
+  name: 'UpstreamError',
+  description:
+    'Another error status of the payment service, kept (`code` the service’s, else ' +
+    '`upstream_error`; `upstream` holds its status and body), with its Retry-After.',
+  headers: { 'Retry-After': 'RetryAfter' },
+});
+
 /** Statuses only a request with a body can get. */
 export const BODY_ONLY_STATUSES: ReadonlySet<number> = new Set([413, 415]);
 
 /**
- * The `components.responses` entries for {@link ERROR_RESPONSES} and
- * {@link INGRESS_ERROR_RESPONSES}.
+ * The `components.responses` entries for {@link ERROR_RESPONSES},
+ * {@link INGRESS_ERROR_RESPONSES} and {@link UPSTREAM_ERROR_RESPONSE}.
  *
  * @param errorBodyRef - `$ref` of the error body schema.
  * @returns responses by component name.
  */
 export function errorResponseComponents(errorBodyRef: string): Record<string, OpenApiObject> {
   return Object.fromEntries(
-    [...ERROR_RESPONSES, ...INGRESS_ERROR_RESPONSES].map(({ name, description, headers = {} }) => [
-      name,
-      {
-        description,
-        headers: Object.fromEntries(
-          Object.entries({ 'X-Request-Id': 'RequestId', ...headers }).map(([field, component]) => [
-            field,
-            { $ref: `#/components/headers/${component}` },
-          ]),
-        ),
-        content: { 'application/json': { schema: { $ref: errorBodyRef } } },
-      },
-    ]),
+    [...ERROR_RESPONSES, ...INGRESS_ERROR_RESPONSES, UPSTREAM_ERROR_RESPONSE].map(
+      ({ name, description, headers = {} }) => [
+        name,
+        {
+          description,
+          headers: Object.fromEntries(
+            Object.entries({ 'X-Request-Id': 'RequestId', ...headers }).map(
+              ([field, component]) => [field, { $ref: `#/components/headers/${component}` }],
+            ),
+          ),
+          content: { 'application/json': { schema: { $ref: errorBodyRef } } },
+        },
+      ],
+    ),
   );
 }
 

@@ -18,6 +18,7 @@ import {
   type OpenApiObject,
   SERVERS,
   securitySchemes,
+  UPSTREAM_ERROR_RESPONSE,
 } from './components.ts';
 import { componentName, openApiPath, routeParameters } from './parameters.ts';
 import { convertSchemas, SCHEMA_REF_PREFIX } from './schemas.ts';
@@ -202,6 +203,9 @@ function operation(
               },
             },
           }),
+      ...(route.endpoint === undefined
+        ? {}
+        : { default: { $ref: `#/components/responses/${UPSTREAM_ERROR_RESPONSE.name}` } }),
     },
   };
 }
