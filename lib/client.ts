@@ -16,7 +16,10 @@ import { VirtualAccounts } from './resources/virtual-accounts.ts';
  * publishes no addresses, so there is no named remote one: for the provider's sandbox or
  * live service, or the emulator on another port, pass `baseUrl` (docs/assumptions.md).
  */
-export const ENVIRONMENTS = { local: 'http://127.0.0.1:8788' } as const;
+export const ENVIRONMENTS = {
+  /** The emulator on this machine that `npm start` and `edgepay sandbox` serve. */
+  local: 'http://127.0.0.1:8788',
+} as const;
 
 /** Options of {@link PaymentsClient}: direct (keyId + secret) or through the gateway (bearerToken). */
 export interface PaymentsClientOptions {

@@ -20,8 +20,18 @@ type Fields = Record<string, unknown>;
  * up), `false` when it may still appear (not found yet).
  */
 export type RecordSearch =
-  | { readonly record: Fields }
-  | { readonly record?: undefined; readonly missing: string; readonly final: boolean };
+  | {
+      /** The record found (normalized). */
+      readonly record: Fields;
+    }
+  | {
+      /** No record was found. */
+      readonly record?: undefined;
+      /** Why, in words (`record not found`). */
+      readonly missing: string;
+      /** `true` when no record can ever match, `false` when it may still appear. */
+      readonly final: boolean;
+    };
 
 /** How one money event type is checked against the record it names. */
 export interface MoneyEventRule {

@@ -9,7 +9,9 @@ import { formatMinorUnits, parseMinorUnits } from './money.ts';
 
 /** The fields of a webhook envelope confirmation reads (docs/payments-api.md, "Events"). */
 export interface ConfirmableEvent {
+  /** The envelope's `event_type`, e.g. `charge_success` (not a money event: `unchecked`). */
   readonly event_type: string;
+  /** The envelope's `data`: the fields that name the record (its reference) and its amount. */
   readonly data: unknown;
 }
 
@@ -27,10 +29,34 @@ type Fields = Record<string, unknown>;
  * - `unchecked`: not a money event, nothing to check.
  */
 export type Confirmation =
-  | { readonly outcome: 'confirmed'; readonly reason: string; readonly record: Fields }
-  | { readonly outcome: 'not_yet'; readonly reason: string; readonly cause?: unknown }
-  | { readonly outcome: 'contradicted'; readonly reason: string }
-  | { readonly outcome: 'unchecked'; readonly reason: string };
+  | {
+      /** The record exists and agrees with the event. */
+      readonly outcome: 'confirmed';
+      /** What was checked, in words. */
+      readonly reason: string;
+      /** The record found (normalized), whose state, amount and currency agree. */
+      readonly record: Fields;
+    }
+  | {
+      /** It may still be confirmed: ask again later. */
+      readonly outcome: 'not_yet';
+      /** What is missing, in words (`record not found`, `status processing`). */
+      readonly reason: string;
+      /** The client's error when the service could not answer. */
+      readonly cause?: unknown;
+    }
+  | {
+      /** The record disagrees for good, or cannot exist. */
+      readonly outcome: 'contradicted';
+      /** What disagrees, in words. */
+      readonly reason: string;
+    }
+  | {
+      /** Not a money event: nothing to check. */
+      readonly outcome: 'unchecked';
+      /** Why nothing was checked, in words. */
+      readonly reason: string;
+    };
 
 /** The `outcome` values of a {@link Confirmation}. */
 export type ConfirmationOutcome = Confirmation['outcome'];

@@ -93,13 +93,13 @@ export type Lookup<Out = unknown> = LookupBy &
     | {
         /** A `read` endpoint whose path has exactly one parameter, the reference. */
         readonly endpoint: Endpoint<Out>;
-        /** Rebuilds the POST's response from the record found (see {@link Recover}). */
+        /** Rebuilds the POST's response from the record found (a `Recover` function). */
         readonly recover: Recover;
       }
     | {
         /** A `read` endpoint whose path has exactly one parameter, the reference. */
         readonly endpoint: Endpoint;
-        /** The POST's response cannot be had back from any read (see {@link Recover}). */
+        /** The POST's response cannot be had back from any read (`Recover`, above). */
         readonly recover: null;
       }
   );
@@ -136,9 +136,11 @@ interface LookupBy {
  * {@link ENDPOINTS}.
  */
 export interface Endpoint<Out = unknown> {
+  /** HTTP method, as the service takes it. */
   readonly method: HttpMethod;
   /** Path with `:name` parameters, e.g. `/disbursements/verify/:reference`. */
   readonly path: `/${string}`;
+  /** What the call does to the merchant's account, which decides how it may be repeated. */
   readonly effect: Effect;
   /**
    * `true` when requests go without the signature headers (only `GET /banks`;
@@ -512,30 +514,73 @@ export const VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS: Endpoint<VirtualAccountTransact
  * ```
  */
 export const ENDPOINTS = {
+  /** `POST /payments/initialize` (docs/endpoints.md, `payments.initialize`). */
   'payments.initialize': PAYMENTS_INITIALIZE,
+  /** `GET /payments/verify/:reference` (docs/endpoints.md, `payments.verify`). */
   'payments.verify': PAYMENTS_VERIFY,
+  /** `GET /merchants/transactions` (docs/endpoints.md, `payments.list`). */
   'payments.list': PAYMENTS_LIST,
+  /** `POST /disbursements/initialize` (docs/endpoints.md, `transfers.initialize`). */
   'transfers.initialize': TRANSFERS_INITIALIZE,
+  /** `GET /disbursements/verify/:reference` (docs/endpoints.md, `transfers.verify`). */
   'transfers.verify': TRANSFERS_VERIFY,
+  /** `GET /merchants/disbursements` (docs/endpoints.md, `transfers.list`). */
   'transfers.list': TRANSFERS_LIST,
+  /** `POST /refunds/initialize` (docs/endpoints.md, `refunds.initialize`). */
   'refunds.initialize': REFUNDS_INITIALIZE,
+  /** `GET /refunds/count-by-status` (docs/endpoints.md, `refunds.countByStatus`). */
   'refunds.countByStatus': REFUNDS_COUNT_BY_STATUS,
+  /**
+   * `GET /refunds/transactions/:payment_reference`
+   * (docs/endpoints.md, `refunds.listForPayment`).
+   */
   'refunds.listForPayment': REFUNDS_LIST_FOR_PAYMENT,
+  /** `GET /refunds/:refund_reference` (docs/endpoints.md, `refunds.retrieve`). */
   'refunds.retrieve': REFUNDS_RETRIEVE,
+  /** `GET /merchants/refunds` (docs/endpoints.md, `refunds.list`). */
   'refunds.list': REFUNDS_LIST,
+  /** `GET /banks` (docs/endpoints.md, `banks.list`). */
   'banks.list': BANKS_LIST,
+  /** `POST /banks/resolve` (docs/endpoints.md, `banks.resolve`). */
   'banks.resolve': BANKS_RESOLVE,
+  /** `POST /direct-debits/mandates` (docs/endpoints.md, `directDebits.mandates.create`). */
   'directDebits.mandates.create': MANDATES_CREATE,
+  /**
+   * `POST /direct-debits/mandates/:mandate_reference/initiate-activation`
+   * (docs/endpoints.md, `directDebits.mandates.initiateActivation`).
+   */
   'directDebits.mandates.initiateActivation': MANDATES_INITIATE_ACTIVATION,
+  /**
+   * `POST /direct-debits/mandates/:mandate_reference/validate-activation`
+   * (docs/endpoints.md, `directDebits.mandates.validateActivation`).
+   */
   'directDebits.mandates.validateActivation': MANDATES_VALIDATE_ACTIVATION,
+  /**
+   * `GET /direct-debits/mandates/:mandate_reference`
+   * (docs/endpoints.md, `directDebits.mandates.retrieve`).
+   */
   'directDebits.mandates.retrieve': MANDATES_RETRIEVE,
+  /**
+   * `PATCH /direct-debits/mandates/:mandate_reference/cancel`
+   * (docs/endpoints.md, `directDebits.mandates.cancel`).
+   */
   'directDebits.mandates.cancel': MANDATES_CANCEL,
+  /** `POST /direct-debits/debit` (docs/endpoints.md, `directDebits.debit`). */
   'directDebits.debit': DEBITS_CREATE,
+  /** `POST /direct-debits/disburse` (docs/endpoints.md, `directDebits.disburse`). */
   'directDebits.disburse': DEBITS_DISBURSE,
+  /** `GET /direct-debits/status/:payment_reference` (docs/endpoints.md, `directDebits.status`). */
   'directDebits.status': DEBITS_STATUS,
+  /** `POST /virtual-accounts` (docs/endpoints.md, `virtualAccounts.create`). */
   'virtualAccounts.create': VIRTUAL_ACCOUNTS_CREATE,
+  /** `POST /virtual-accounts/email` (docs/endpoints.md, `virtualAccounts.findByEmail`). */
   'virtualAccounts.findByEmail': VIRTUAL_ACCOUNTS_FIND_BY_EMAIL,
+  /** `GET /virtual-accounts/:account_reference` (docs/endpoints.md, `virtualAccounts.retrieve`). */
   'virtualAccounts.retrieve': VIRTUAL_ACCOUNTS_RETRIEVE,
+  /**
+   * `GET /merchants/virtual-accounts/transactions`
+   * (docs/endpoints.md, `virtualAccounts.listTransactions`).
+   */
   'virtualAccounts.listTransactions': VIRTUAL_ACCOUNTS_LIST_TRANSACTIONS,
 } as const satisfies Record<string, Endpoint>;
 

@@ -23,7 +23,9 @@ export interface ErrorContext {
 
 /** One problem found in a request or response body: a dot path (`data.amount`) and a message. */
 export interface Issue {
+  /** Dot path of the field (`data.amount`, `customer_email`); `''` for the body as a whole. */
   path: string;
+  /** What is wrong with it, in words. */
   message: string;
 }
 

@@ -1,4 +1,12 @@
-// edgepay: the SDK for the payments API.
+/**
+ * edgepay: the SDK for the payments API. A {@link PaymentsClient} signs each call with the
+ * merchant's key (or sends a gateway's bearer token), validates bodies before they leave
+ * and answers after they arrive, retries safely, and pages through lists; webhooks are
+ * verified and parsed with {@link parseWebhookEvent}. Runs on Node >= 22, Deno, Bun and
+ * Cloudflare Workers (only `fetch`, Web Crypto and valibot).
+ *
+ * @module edgepay
+ */
 
 // Errors
 export {

@@ -24,7 +24,7 @@ export const DECIMAL_AMOUNT = /^(\d{1,13})(?:\.(\d{1,2}))?$/;
  *
  * @param value - major units; at most 2 fraction digits, no sign, no exponent.
  * @returns the amount in minor units (a safe integer >= 0), or `undefined` when the
- *   value is not such a decimal or exceeds {@link MAX_AMOUNT_MINOR}.
+ *   value is not such a decimal or exceeds 999,999,999,999.99 (`MAX_AMOUNT_MINOR`).
  */
 export function parseMinorUnits(value: unknown): number | undefined {
   let text: string;

@@ -1,10 +1,12 @@
 /** One page of a list (page from 1, page_size 1..100; docs/payments-api.md, "Limits"). */
 export interface Page<T> {
+  /** This page's records, in the service's order. */
   items: T[];
   /** Items across all pages, as the service counts them. */
   total: number;
   /** 1-based page number. */
   page: number;
+  /** Records per page, as the service answers it (its `pageSize` or `page_size`). */
   pageSize: number;
 }
 

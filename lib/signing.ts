@@ -14,6 +14,7 @@ export const DEFAULT_TOLERANCE_SEC = 300;
 
 /** The three headers that authenticate a request (docs/payments-api.md, "Authentication"). */
 export interface SignatureHeaders {
+  /** The merchant key identifier the secret belongs to. */
   'X-Key-Id': string;
   /** Unix time in seconds, as decimal digits. */
   'X-Timestamp': string;

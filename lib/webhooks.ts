@@ -111,10 +111,18 @@ const GenericEventSchema: EventSchema<v.StringSchema<undefined>, typeof AnyData>
 export type KnownWebhookEvent = v.InferOutput<typeof KnownEventSchema>;
 
 /** A webhook of a type the spec does not name (forward compatible); `data` is an open object. */
-export type GenericWebhookEvent = v.InferOutput<typeof GenericEventSchema> & { known: false };
+export type GenericWebhookEvent = v.InferOutput<typeof GenericEventSchema> & {
+  /** `false`: a type the spec does not name. */
+  known: false;
+};
 
 /** A webhook event: narrow on `event_type` (docs/payments-api.md, "Events"). */
-export type WebhookEvent = (KnownWebhookEvent & { known: true }) | GenericWebhookEvent;
+export type WebhookEvent =
+  | (KnownWebhookEvent & {
+      /** `true`: one of the event types the spec names. */
+      known: true;
+    })
+  | GenericWebhookEvent;
 
 /** Options of {@link parseWebhookEvent}. */
 export interface ParseWebhookOptions {

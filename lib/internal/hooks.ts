@@ -3,6 +3,7 @@ import type { PaymentsError } from '../errors.ts';
 
 /** What the `onRequest` hook receives before each attempt. */
 export interface RequestEvent {
+  /** HTTP method of the call (`GET`, `POST`, `PATCH`). */
   method: string;
   /** The URL, query included, with email addresses and account numbers masked. */
   url: string;
@@ -31,5 +32,11 @@ export interface ResponseEvent extends RequestEvent {
  * full account number (masked in the URL and in an error's message).
  */
 export interface Logger {
+  /**
+   * One line per attempt and per answer.
+   *
+   * @param message - what happened, in words.
+   * @param fields - the hook event it describes.
+   */
   debug(message: string, fields: RequestEvent | ResponseEvent): void;
 }

@@ -12,7 +12,10 @@ import {
  * ISO 3166-1 alpha-2 code. @default 'NG'
  */
 export const ListBanksQuerySchema: v.ObjectSchema<
-  { readonly country_code: v.OptionalSchema<PatternSchema, 'NG'> },
+  {
+    /** ISO 3166-1 alpha-2 code in upper case. @default NG */
+    readonly country_code: v.OptionalSchema<PatternSchema, 'NG'>;
+  },
   undefined
 > = v.object({
   country_code: v.optional(
@@ -30,8 +33,11 @@ export type ListBanksQuery = v.InferInput<typeof ListBanksQuerySchema>;
  */
 export const ResolveAccountRequestSchema: v.ObjectSchema<
   {
+    /** The account's bank code (3 to 6 digits). */
     readonly bank: typeof BankCodeSchema;
+    /** The account number (6 to 20 digits). */
     readonly account: typeof AccountNumberSchema;
+    /** ISO 4217 code in upper case, e.g. `NGN`. */
     readonly currency: typeof CurrencySchema;
   },
   undefined

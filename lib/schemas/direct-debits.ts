@@ -26,13 +26,21 @@ const MIN_MANDATE_DAYS = 30;
  * service checks it. monthly_amount is in major units; monthly_debit_count 1..1000.
  */
 export const CreateMandateRequestSchema: CheckedObjectSchema<{
+  /** The account holder's name (1 to 200 characters). */
   readonly customer_name: TextSchema;
+  /** The account holder's email address. */
   readonly customer_email: typeof EmailSchema;
+  /** The account to debit (6 to 20 digits). */
   readonly account_number: typeof AccountNumberSchema;
+  /** The account's bank code (3 to 6 digits). */
   readonly bank_code: typeof BankCodeSchema;
+  /** First day debits may happen, `YYYY-MM-DD` (in the future). */
   readonly start_date: typeof DateSchema;
+  /** Last day, `YYYY-MM-DD`, at least 30 days after `start_date`. */
   readonly end_date: typeof DateSchema;
+  /** Most that may be debited a month, in major units. */
   readonly monthly_amount: typeof AmountSchema;
+  /** Most debits a month, 1 to 1000. */
   readonly monthly_debit_count: v.SchemaWithPipe<
     readonly [
       v.NumberSchema<undefined>,
@@ -71,10 +79,15 @@ export type CreateMandateRequest = v.InferInput<typeof CreateMandateRequestSchem
  */
 export const ValidateActivationRequestSchema: v.ObjectSchema<
   {
+    /** The mandate being activated (the same as in the path). */
     readonly mandate_reference: typeof ReferenceSchema;
+    /** The name of the first answer, as initiate-activation gave it. */
     readonly param1: TextSchema;
+    /** The customer's first answer. */
     readonly value1: TextSchema;
+    /** The name of the second answer, as initiate-activation gave it. */
     readonly param2: TextSchema;
+    /** The customer's second answer. */
     readonly value2: TextSchema;
   },
   undefined
@@ -95,10 +108,15 @@ export type ValidateActivationRequest = v.InferInput<typeof ValidateActivationRe
  */
 export const DebitRequestSchema: v.ObjectSchema<
   {
+    /** The active mandate to debit. */
     readonly mandate_reference: typeof ReferenceSchema;
+    /** Major units, within the mandate's monthly amount. */
     readonly debit_amount: typeof AmountSchema;
+    /** Text on the debit, for the customer. */
     readonly narration: TextSchema;
+    /** The account holder's email address. */
     readonly customer_email: typeof EmailSchema;
+    /** Your reference for this debit, unique per debit. */
     readonly payment_reference: typeof ReferenceSchema;
   },
   undefined
@@ -120,12 +138,19 @@ export type DebitRequest = v.InferInput<typeof DebitRequestSchema>;
  */
 export const DisburseRequestSchema: v.ObjectSchema<
   {
+    /** Your reference, unique like a transfer's. */
     readonly reference: typeof ReferenceSchema;
+    /** Major units, at most 2 fraction digits. */
     readonly amount: typeof AmountSchema;
+    /** ISO 4217 code in upper case, e.g. `NGN`. */
     readonly currency: typeof CurrencySchema;
+    /** The recipient bank's code (3 to 6 digits). */
     readonly destination_bank_code: typeof BankCodeSchema;
+    /** The account number (6 to 20 digits). */
     readonly destination_bank_account: typeof AccountNumberSchema;
+    /** The recipient bank's name, as shown to people. */
     readonly destination_bank_name: Optional<TextSchema>;
+    /** Text on the transfer, for the recipient. */
     readonly narration: Optional<TextSchema>;
   },
   undefined

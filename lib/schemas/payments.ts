@@ -38,13 +38,21 @@ export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
  */
 export const InitializePaymentRequestSchema: v.ObjectSchema<
   {
+    /** The paying customer's email address. */
     readonly email: typeof EmailSchema;
+    /** Major units (`"2500.00"` or `2500`), at most 2 fraction digits. */
     readonly amount: typeof AmountSchema;
+    /** ISO 4217 code in upper case, e.g. `NGN`. */
     readonly currency: typeof CurrencySchema;
+    /** Your unique reference for the payment; the service makes one when omitted. */
     readonly reference: Optional<typeof ReferenceSchema>;
+    /** Where the checkout sends the customer afterwards, with `?reference=`. */
     readonly callback_url: Optional<typeof HttpUrlSchema>;
+    /** Where this payment's webhooks go instead of the merchant's default URL. */
     readonly webhook_url: Optional<typeof HttpUrlSchema>;
+    /** Key-value pairs returned unchanged (a JSON object). */
     readonly metadata: Optional<typeof MetadataSchema>;
+    /** `true`: the fee comes out of the merchant's settlement, not the customer's charge. @default false */
     readonly merchant_bears_fees: Optional<v.BooleanSchema<undefined>>;
   },
   undefined
@@ -68,8 +76,11 @@ export type InitializePaymentRequest = v.InferInput<typeof InitializePaymentRequ
  * inclusive, on created_at), page (>= 1, default 1) and page_size (1..100, default 10).
  */
 export const ListTransactionsQuerySchema: RangedListQuerySchema<{
+  /** Only payments in this state. */
   readonly status: Optional<v.PicklistSchema<typeof PAYMENT_STATUSES, undefined>>;
+  /** Only payments made this way (`card`, `bank_transfer`, `ussd`, `direct_debit`). */
   readonly payment_method: Optional<v.PicklistSchema<typeof PAYMENT_METHODS, undefined>>;
+  /** Only this customer's payments. */
   readonly customer_email: Optional<typeof EmailSchema>;
 }> = rangedListQuery(
   {

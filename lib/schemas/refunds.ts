@@ -27,12 +27,19 @@ export type RefundStatus = (typeof REFUND_STATUSES)[number];
  * `amount` is in major units; `bank_code` is required when `account_number` is given.
  */
 export const InitializeRefundRequestSchema: CheckedObjectSchema<{
+  /** The reference of the payment to refund. */
   readonly payment_reference: typeof ReferenceSchema;
+  /** Your reference for the refund, unique per merchant. */
   readonly refund_reference: typeof ReferenceSchema;
+  /** The payment's currency. */
   readonly currency: typeof CurrencySchema;
+  /** Major units, at most 2 fraction digits; at most what is left to refund. */
   readonly amount: typeof AmountSchema;
+  /** Why, in words. */
   readonly reason: Optional<TextSchema>;
+  /** A destination account, when the refund cannot go back the way the payment came. */
   readonly account_number: Optional<typeof AccountNumberSchema>;
+  /** The destination account's bank code; required with `account_number`. */
   readonly bank_code: Optional<typeof BankCodeSchema>;
 }> = v.pipe(
   v.object({
@@ -60,7 +67,9 @@ export type InitializeRefundRequest = v.InferInput<typeof InitializeRefundReques
  * inclusive), page (default 1), page_size (1..100, default 10).
  */
 export const ListRefundsQuerySchema: RangedListQuerySchema<{
+  /** Only refunds in this state. */
   readonly status: Optional<v.PicklistSchema<typeof REFUND_STATUSES, undefined>>;
+  /** Only this payment's refunds. */
   readonly payment_reference: Optional<typeof ReferenceSchema>;
 }> = rangedListQuery(
   {

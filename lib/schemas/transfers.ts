@@ -35,16 +35,27 @@ export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
  */
 export const InitializeTransferRequestSchema: v.ObjectSchema<
   {
+    /** The recipient's name (1 to 200 characters). */
     readonly customer_name: TextSchema;
+    /** The recipient's email address. */
     readonly customer_email: typeof EmailSchema;
+    /** Your reference, unique across the merchant's transfers. */
     readonly reference: typeof ReferenceSchema;
+    /** Major units, at most 2 fraction digits; the fee is added on top. */
     readonly amount: typeof AmountSchema;
+    /** ISO 4217 code in upper case, e.g. `NGN`. */
     readonly currency: typeof CurrencySchema;
+    /** The recipient bank's code (3 to 6 digits, from `GET /banks`). */
     readonly destination_bank_code: typeof BankCodeSchema;
+    /** The account number (6 to 20 digits). */
     readonly destination_bank_account: typeof AccountNumberSchema;
+    /** The recipient bank's name, as shown to people. */
     readonly destination_bank_name: TextSchema;
+    /** Text on the transfer, for the recipient. */
     readonly narration: Optional<TextSchema>;
+    /** Key-value pairs returned unchanged (a JSON object). */
     readonly metadata: Optional<typeof MetadataSchema>;
+    /** Where this transfer's webhooks go instead of the merchant's default URL. */
     readonly webhook_url: Optional<typeof HttpUrlSchema>;
   },
   undefined
@@ -71,7 +82,9 @@ export type InitializeTransferRequest = v.InferInput<typeof InitializeTransferRe
  * whole days inclusive, on the creation date), page (default 1), page_size (1..100, default 10).
  */
 export const ListDisbursementsQuerySchema: RangedListQuerySchema<{
+  /** Only transfers in this state. */
   readonly status: Optional<v.PicklistSchema<typeof TRANSFER_STATUSES, undefined>>;
+  /** Only transfers to this recipient. */
   readonly customer_email: Optional<typeof EmailSchema>;
 }> = rangedListQuery(
   {

@@ -23,11 +23,17 @@ export const VIRTUAL_ACCOUNT_TRANSACTION_STATUSES = ['success', 'processing', 'f
  */
 export const CreateVirtualAccountRequestSchema: v.ObjectSchema<
   {
+    /** Your reference for the account, unique per merchant. */
     readonly account_reference: typeof ReferenceSchema;
+    /** The account holder's name. */
     readonly customer_name: TextSchema;
+    /** The account holder's email address. */
     readonly customer_email: typeof EmailSchema;
+    /** ISO 4217 code in upper case, e.g. `NGN`. */
     readonly currency_code: typeof CurrencySchema;
+    /** The holder's 11-digit Bank Verification Number. */
     readonly bvn: PatternSchema;
+    /** Key-value pairs returned unchanged (a JSON object). */
     readonly metadata: Optional<typeof MetadataSchema>;
   },
   undefined
@@ -45,7 +51,10 @@ export type CreateVirtualAccountRequest = v.InferInput<typeof CreateVirtualAccou
 
 /** Body of `POST /virtual-accounts/email` (docs/payments-api.md, "Endpoints > Virtual accounts"). */
 export const VirtualAccountByEmailRequestSchema: v.ObjectSchema<
-  { readonly email: typeof EmailSchema },
+  {
+    /** The account holder's email address. */
+    readonly email: typeof EmailSchema;
+  },
   undefined
 > = v.object({ email: EmailSchema });
 
@@ -55,7 +64,9 @@ export const VirtualAccountByEmailRequestSchema: v.ObjectSchema<
  * created_at), page (>= 1, default 1), page_size (1..100, default 10).
  */
 export const ListVirtualAccountTransactionsQuerySchema: RangedListQuerySchema<{
+  /** Only this account's transactions. */
   readonly account_reference: Optional<typeof ReferenceSchema>;
+  /** Only transactions in this state. */
   readonly status: Optional<v.PicklistSchema<typeof VIRTUAL_ACCOUNT_TRANSACTION_STATUSES, string>>;
 }> = rangedListQuery(
   {

@@ -28,6 +28,7 @@ import { settleDue } from './settlement.ts';
  * rejects on network errors.
  */
 export class ConnectionDroppedError extends TypeError {
+  /** Always `'ConnectionDroppedError'`, as logs print it. */
   override name = 'ConnectionDroppedError';
 }
 

@@ -1,4 +1,10 @@
-// edgepay/testing: the sandbox emulator of the whole payments API (docs/sandbox.md).
+/**
+ * edgepay/testing: the sandbox emulator of the whole payments API (docs/sandbox.md), a
+ * plain fetch handler with in-memory state ({@link createSandbox}), to pass as a
+ * {@link edgepay!PaymentsClient}'s `fetch` or to serve over HTTP.
+ *
+ * @module edgepay/testing
+ */
 import { createCore } from './core.ts';
 import { ConnectionDroppedError, handleRequest } from './handle.ts';
 import { resolveOptions, type SandboxOptions } from './options.ts';

@@ -38,6 +38,7 @@ export interface RequestFaultView {
 
 /** One request that reached an API endpoint, as served by `GET /__sandbox/requests`. */
 export interface RequestLogEntry {
+  /** HTTP method as received (`GET`, `POST`...). */
   method: string;
   /** The URL path as received (still percent-encoded). */
   path: string;
