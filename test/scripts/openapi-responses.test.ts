@@ -97,14 +97,19 @@ describe('ResponseChecker', () => {
       expect(checker.violations(tampered)).not.toEqual([]);
     });
 
-    it('should report a missing X-Request-Id and a status the operation does not document', () => {
+    it('should report a missing X-Request-Id, and a status the operation does not document', () => {
       const headers = new Headers(verified.headers);
       headers.delete('X-Request-Id');
       expect(checker.violations({ ...verified, headers })).toEqual([
         expect.stringContaining('header X-Request-Id is required'),
       ]);
+      // A proxied route's other statuses are its `default`: the error body.
       expect(checker.violations({ ...verified, status: 418 })).toEqual([
-        expect.stringContaining('status not documented'),
+        expect.stringMatching(/ 418: body: .*must have required property 'code'/),
+      ]);
+      const admin = { ...verified, method: 'GET', path: '/admin/subscriptions', status: 418 };
+      expect(checker.violations(admin)).toEqual([
+        'GET /admin/subscriptions 418: status not documented for GET /admin/subscriptions',
       ]);
     });
 
