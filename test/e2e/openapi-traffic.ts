@@ -164,6 +164,8 @@ async function directDebit(): Promise<void> {
     body: { mandate_reference: mandate, ...answers },
   });
   await send('GET', base);
+  // A mandate is debited from its start date on: the sandbox's clock moves there.
+  await sandboxControl('/__sandbox/clock/advance', { seconds: 3 * 86_400 });
   const debit = uniqueRef('dd');
   await send('POST', '/direct-debits/debit', {
     body: {
