@@ -1,9 +1,10 @@
 // `npm run deploy:check`: what `wrangler deploy --env production` would ship, checked
 // without an account. Validates the production settings of wrangler.toml (and of its top
 // level, which must be safe to deploy as it is) with the gateway's own settings schema,
-// optionally with your secrets, flags the placeholders still to replace, builds the
-// Worker with `wrangler deploy --dry-run`, and prints its size. Runs on Node 22's type
-// stripping; docs/deploy.md explains each message.
+// optionally with your secrets, flags the placeholders still to replace, checks that
+// Workers Logs keeps the log lines in production, builds the Worker with
+// `wrangler deploy --dry-run`, and prints its size. Runs on Node 22's type stripping;
+// docs/deploy.md explains each message.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,8 +28,8 @@ Options:
   --secrets <file>  a dotenv file with your production secrets (UPSTREAM_KEY_ID,
                     UPSTREAM_SECRET, GATEWAY_CALLERS, ADMIN_TOKEN, WEBHOOK_SECRET),
                     checked with the rest; without it, valid stand-ins are used
-  --strict          fail on placeholders (resource ids, the upstream address): use it
-                    right before a real deploy
+  --strict          fail on placeholders (resource ids, the upstream address) and on
+                    Workers Logs left off: use it right before a real deploy
   --config <file>   the wrangler configuration (default: wrangler.toml)
   -h, --help        show this help
 `;
@@ -117,6 +118,36 @@ function placeholderFindings(config: WranglerConfig, strict: boolean): Finding[]
   return findings;
 }
 
+/**
+ * Whether Workers Logs keeps the gateway's log lines: without it the request ids the
+ * console and error bodies show cannot be looked up once the live tail is gone.
+ */
+function observabilityFindings(config: WranglerConfig, strict: boolean): Finding[] {
+  const observability = config.observability;
+  const logs = observability?.logs;
+  const enabled = (logs?.enabled ?? observability?.enabled) === true && logs?.persist !== false;
+  if (!enabled) {
+    return [
+      {
+        level: strict ? 'FAIL' : 'warn',
+        text: 'observability: Workers Logs off in [env.production]; set enabled = true under [env.production.observability] (docs/deploy.md, "Logs")',
+      },
+    ];
+  }
+  const rate = logs?.head_sampling_rate ?? observability?.head_sampling_rate ?? 1;
+  if (rate < 1) {
+    return [
+      {
+        level: 'warn',
+        text: `observability: head_sampling_rate ${rate} keeps only part of the requests; a request id may not be found`,
+      },
+    ];
+  }
+  return [
+    { level: 'ok', text: 'observability: Workers Logs on in [env.production], every request' },
+  ];
+}
+
 /** Builds the Worker as a production deploy would, without uploading it. */
 function dryRun(config: string): Finding[] {
   const outdir = mkdtempSync(join(tmpdir(), 'edgepay-deploy-check-'));
@@ -199,6 +230,7 @@ function main(args: string[]): number {
   findings.push(...settingsFindings('[env.production]', production, secrets));
   findings.push(...settingsFindings('top level', readConfig(config, undefined), secrets));
   findings.push(...placeholderFindings(production, values.strict === true));
+  findings.push(...observabilityFindings(production, values.strict === true));
   findings.push(...dryRun(config));
   for (const { level, text } of findings) console.log(`${level.padEnd(4)} ${text}`);
   const failed = findings.some((finding) => finding.level === 'FAIL');

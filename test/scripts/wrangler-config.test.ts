@@ -31,6 +31,7 @@ function bindingsWithoutIds(config: ReturnType<typeof unstable_readConfig>): unk
     queues: JSON.parse(JSON.stringify(config.queues)),
     durableObjects: JSON.parse(JSON.stringify(config.durable_objects)),
     triggers: JSON.parse(JSON.stringify(config.triggers)),
+    observability: JSON.parse(JSON.stringify(config.observability ?? null)),
   };
 }
 
@@ -47,14 +48,15 @@ function deployCheck(...args: string[]): { status: number | null; output: string
 function editedConfig(edit: (toml: string) => string): string {
   const toml = readFileSync(CONFIG, 'utf8')
     .replace('main = "worker/index.ts"', `main = "${join(root, 'worker', 'index.ts')}"`)
-    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${join(root, 'migrations')}"`);
+    .replaceAll('migrations_dir = "migrations"', `migrations_dir = "${join(root, 'migrations')}"`)
+    .replace('directory = "./console/dist"', `directory = "${join(root, 'console', 'dist')}"`);
   const file = join(scratch, `wrangler-${crypto.randomUUID()}.toml`);
   writeFileSync(file, edit(toml));
   return file;
 }
 
 describe('wrangler.toml', () => {
-  it('should give [env.production] the same Worker, settings and bindings as the top level', () => {
+  it('should give [env.production] the same Worker, settings, bindings and logs as the top level', () => {
     const top = readConfig();
     const production = readConfig('production');
     expect(production.name).toBe(top.name);
@@ -93,6 +95,9 @@ describe('npm run deploy:check', { timeout: 120_000 }, () => {
     expect(status, output).toBe(0);
     expect(output).toMatch(/ok {3}\[env\.production\]: settings valid for production/);
     expect(output).toMatch(/ok {3}bundle index\.js: [\d.]+ KiB raw, [\d.]+ KiB gzip/);
+    expect(output).toContain(
+      'ok   observability: Workers Logs on in [env.production], every request',
+    );
     expect(output).toContain('deploy:check passed');
   });
 
@@ -143,6 +148,21 @@ describe('npm run deploy:check', { timeout: 120_000 }, () => {
     for (const value of ['live-secret-value', 'short-caller-token', 'short-admin-token']) {
       expect(output).not.toContain(value);
     }
+  });
+
+  it('should warn when Workers Logs is off in [env.production], and fail with --strict', () => {
+    const config = editedConfig((toml) =>
+      toml.replace(
+        '[env.production.observability]\nenabled = true',
+        '[env.production.observability]\nenabled = false',
+      ),
+    );
+    const relaxed = deployCheck('--config', config);
+    expect(relaxed.status, relaxed.output).toBe(0);
+    expect(relaxed.output).toContain('warn observability: Workers Logs off in [env.production]');
+    const strict = deployCheck('--config', config, '--strict');
+    expect(strict.status, strict.output).toBe(1);
+    expect(strict.output).toContain('FAIL observability: Workers Logs off in [env.production]');
   });
 
   it('should fail on the placeholders with --strict', () => {
