@@ -77,8 +77,35 @@ describe('the OpenAPI document against live answers', () => {
       true,
     );
     expect(answers.some((answer) => answer.headers.get('X-Cache') === 'HIT')).toBe(true);
+
+    // Each success body is pinned down: the same answer with its fields' types swapped
+    // breaks the document (a schema that takes anything would let it through).
+    const tampered = answers
+      .filter((answer) => answer.status < 300 && answer.body !== '')
+      .map((answer) => ({ ...answer, body: JSON.stringify(swapTypes(JSON.parse(answer.body))) }))
+      .filter((answer) => answer.body !== JSON.stringify({ status: 'ok' }));
+    expect(tampered.length).toBeGreaterThan(operations.length);
+    const accepted = tampered.filter((answer) => checker.violations(answer).length === 0);
+    expect(accepted.map((answer) => `${answer.method} ${answer.path}`)).toEqual([]);
   });
 });
+
+/**
+ * A body with every string turned into a number and every number into a string, except the
+ * envelope's own `status` and `message` at the top.
+ */
+function swapTypes(value: unknown, top = true): unknown {
+  if (typeof value === 'string') return value.length;
+  if (typeof value === 'number') return String(value);
+  if (Array.isArray(value)) return value.map((item) => swapTypes(item, false));
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, field]) => [
+      key,
+      top && (key === 'status' || key === 'message') ? field : swapTypes(field, false),
+    ]),
+  );
+}
 
 describe('a client generated from the OpenAPI document', () => {
   it('should type-check in strict mode and run against the gateway', () => {

@@ -146,7 +146,10 @@ export function answerSchema(
   const probe = { status: 'success', data: { probe: true } };
   // A shape giving the answer back as it is reads the flat variant only.
   if (endpoint.shape(probe, undefined) === probe) return record;
-  return { anyOf: [enveloped(record), record] };
+  // The SDK reads an answer whose `data` is an object as the envelope, anything else as the
+  // flat record: the flat branch must not take an envelope whose record is wrong.
+  const flat = { ...record, not: { required: ['data'], properties: { data: { type: 'object' } } } };
+  return { anyOf: [enveloped(record), flat] };
 }
 
 /** The name a proxied route's success body is published under. */
