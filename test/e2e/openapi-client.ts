@@ -88,7 +88,7 @@ const TSCONFIG = {
 };
 
 /** What one step printed and how it ended. */
-export interface StepResult {
+interface StepResult {
   readonly status: number | null;
   readonly output: string;
 }
