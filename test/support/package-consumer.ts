@@ -116,6 +116,28 @@ export function packPackage(destination: string): PackedTarball {
 }
 
 /**
+ * Creates the project a new user starts from, `npm init -y` (CommonJS by default), in
+ * `dir`, and installs the tarball there as {@link createConsumer} does.
+ *
+ * @returns `dir`.
+ */
+export function createScratchProject(dir: string, tarball: string): string {
+  mkdirSync(dir, { recursive: true });
+  runOk('npm', ['init', '-y'], dir);
+  installTarball(dir, tarball);
+  return dir;
+}
+
+/**
+ * Installs the tarball into the project in `dir`, offline; its one dependency, valibot,
+ * from the copy `npm ci` put in node_modules (see {@link createConsumer}).
+ */
+function installTarball(dir: string, tarball: string): void {
+  const valibot = pack(join(ROOT, 'node_modules', 'valibot'), dir, ['--ignore-scripts']);
+  runOk('npm', ['install', tarball, valibot.path, '--offline', '--no-audit', '--no-fund'], dir);
+}
+
+/**
  * Creates a fresh consumer project in `dir` and installs the tarball there with npm,
  * offline. Its one dependency, valibot, is installed from the copy `npm ci` put in
  * node_modules (packed, scripts ignored): `npm install --offline` cannot resolve a range
@@ -132,8 +154,7 @@ export function createConsumer(dir: string, tarball: string): string {
     join(dir, 'package.json'),
     `${JSON.stringify({ name: 'edgepay-consumer', private: true, type: 'module' }, null, 2)}\n`,
   );
-  const valibot = pack(join(ROOT, 'node_modules', 'valibot'), dir, ['--ignore-scripts']);
-  runOk('npm', ['install', tarball, valibot.path, '--offline', '--no-audit', '--no-fund'], dir);
+  installTarball(dir, tarball);
   for (const typesPackage of ['@types/node', '@cloudflare/workers-types']) {
     const target = join(dir, 'node_modules', typesPackage);
     mkdirSync(dirname(target), { recursive: true });
