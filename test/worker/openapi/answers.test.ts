@@ -5,11 +5,11 @@
  * (servers, license, open metadata).
  */
 import type * as v from 'valibot';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { PaymentSchema, TransferSchema } from '../../../lib/shared.ts';
 import { openApiPath } from '../../../worker/openapi/document.ts';
 import { OWN_ROUTES, PROXY_ROUTES } from '../../../worker/routes/table.ts';
-import { fetchGateway, gatewayRequest } from '../helpers.ts';
+import { captureLogs, fetchGateway, gatewayRequest } from '../helpers.ts';
 
 type Json = Record<string, unknown>;
 interface Doc {
@@ -22,9 +22,12 @@ interface Doc {
 let doc: Doc;
 
 beforeAll(async () => {
+  // The access log line stays out of the test output.
+  captureLogs();
   const res = await fetchGateway(gatewayRequest('/openapi.json'));
   expect(res.status).toBe(200);
   doc = (await res.json()) as Doc;
+  vi.restoreAllMocks();
 });
 
 /** The success response of a route's operation. */
