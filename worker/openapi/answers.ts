@@ -148,7 +148,8 @@ export function answerSchema(
   if (endpoint.shape(probe, undefined) === probe) return record;
   // The SDK reads an answer whose `data` is an object as the envelope, anything else as the
   // flat record: the flat branch must not take an envelope whose record is wrong.
-  const flat = { ...record, not: { required: ['data'], properties: { data: { type: 'object' } } } };
+  const envelope: JsonSchema = { required: ['data'], properties: { data: { type: 'object' } } };
+  const flat: JsonSchema = { ...record, not: envelope };
   return { anyOf: [enveloped(record), flat] };
 }
 
