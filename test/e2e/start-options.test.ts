@@ -20,8 +20,15 @@ const PORT_VARIABLES = {
   EDGEPAY_SANDBOX_PORT: String(VARIABLE_PORTS.sandbox),
   EDGEPAY_RECEIVER_PORT: String(VARIABLE_PORTS.receiver),
 };
-/** How long a run that should end at once may take before it is stopped. */
-const EXIT_WAIT_MS = 30_000;
+/**
+ * How long a run that should end at once may take before it is stopped: loading wrangler's
+ * configuration reader alone takes seconds on a machine busy with other stacks.
+ */
+const EXIT_WAIT_MS = 60_000;
+/** The timeout of a test that runs `npm start` until it exits. */
+const RUN_TEST_MS = EXIT_WAIT_MS + 10_000;
+/** How long the whole stack may take to start (wrangler dev's first start included). */
+const READY_MS = 150_000;
 
 const state = mkdtempSync(join(tmpdir(), 'edgepay-start-options-'));
 let stack: NpmStartStack | undefined;
@@ -29,7 +36,7 @@ let stack: NpmStartStack | undefined;
 afterAll(async () => {
   await stack?.stop();
   rmSync(state, { recursive: true, force: true });
-});
+}, 30_000);
 
 interface Run {
   code: number | null;
@@ -91,21 +98,25 @@ function listening(port: number): Promise<boolean> {
 
 describe('npm start', () => {
   describe('--help', () => {
-    it('should list the port options with their variables and defaults, and start nothing', async () => {
-      const run = await runStart(['--help']);
-      expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(
-        /--port <n> +the gateway's port \(default: 8787; or EDGEPAY_GATEWAY_PORT\)/,
-      );
-      expect(run.stdout).toMatch(
-        /--sandbox-port <n> +.*\(default: 8788; or EDGEPAY_SANDBOX_PORT\)/,
-      );
-      expect(run.stdout).toMatch(
-        /--receiver-port <n> +.*\(default: 8789; or EDGEPAY_RECEIVER_PORT\)/,
-      );
-      expect(run.stdout).toContain('An option wins over its variable.');
-      expect(await listening(VARIABLE_PORTS.sandbox)).toBe(false);
-    });
+    it(
+      'should list the port options with their variables and defaults, and start nothing',
+      async () => {
+        const run = await runStart(['--help']);
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout).toMatch(
+          /--port <n> +the gateway's port \(default: 8787; or EDGEPAY_GATEWAY_PORT\)/,
+        );
+        expect(run.stdout).toMatch(
+          /--sandbox-port <n> +.*\(default: 8788; or EDGEPAY_SANDBOX_PORT\)/,
+        );
+        expect(run.stdout).toMatch(
+          /--receiver-port <n> +.*\(default: 8789; or EDGEPAY_RECEIVER_PORT\)/,
+        );
+        expect(run.stdout).toContain('An option wins over its variable.');
+        expect(await listening(VARIABLE_PORTS.sandbox)).toBe(false);
+      },
+      RUN_TEST_MS,
+    );
   });
 
   describe('bad values', () => {
@@ -131,13 +142,17 @@ describe('npm start', () => {
         'the gateway and the receiver cannot both use port 18837',
       ],
       [['--prot', '8790'], {}, "Unknown option '--prot'"],
-    ])('should refuse %j %j with a usage error naming it', async (args, env, message) => {
-      const run = await runStart(args, env);
-      expect(run.code).toBe(2);
-      expect(run.stderr).toContain(`start: ${message}`);
-      expect(run.stderr).toContain('Usage: npm start -- [options]');
-      expect(run.stdout).toBe('');
-    });
+    ])(
+      'should refuse %j %j with a usage error naming it',
+      async (args, env, message) => {
+        const run = await runStart(args, env);
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr).toContain(`start: ${message}`);
+        expect(run.stderr).toContain('Usage: npm start -- [options]');
+        expect(run.stdout).toBe('');
+      },
+      RUN_TEST_MS,
+    );
   });
 
   describe('a taken port', () => {
@@ -158,7 +173,7 @@ describe('npm start', () => {
             '--receiver-port',
             String(VARIABLE_PORTS.receiver),
           ]);
-          expect(run.code).toBe(1);
+          expect(run.code, `${run.stdout}${run.stderr}`).toBe(1);
           expect(run.stderr).toContain(
             `start: port ${port} on 127.0.0.1 is taken, and the ${role} needs it. ` +
               `Stop what listens there, or choose another port: npm start -- ${option} <n> (or ${variable}=<n>)`,
@@ -170,27 +185,32 @@ describe('npm start', () => {
         const others = Object.values(VARIABLE_PORTS).filter((other) => other !== port);
         expect(await Promise.all(others.map(listening))).toEqual([false, false]);
       },
+      RUN_TEST_MS,
     );
   });
 
   describe('--port, --sandbox-port, --receiver-port', () => {
-    it('should run the stack on the ports the options give, over the variables', async () => {
-      stack = await startNpmStart(OPTION_PORTS, 90_000, {
-        portsAs: 'options',
-        env: PORT_VARIABLES,
-      });
-      const health = await fetch(`http://127.0.0.1:${OPTION_PORTS.gateway}/healthz`);
-      expect(health.status).toBe(200);
-      // The gateway reaches the sandbox on its port: an answer of the upstream through it.
-      const banks = await fetch(`http://127.0.0.1:${OPTION_PORTS.gateway}/banks`, {
-        headers: { Authorization: 'Bearer dev-gateway-token' },
-      });
-      expect(banks.status).toBe(200);
-      expect(stack.output()).toContain(`gateway   http://127.0.0.1:${OPTION_PORTS.gateway}`);
-      expect(stack.output()).toContain(`sandbox   http://127.0.0.1:${OPTION_PORTS.sandbox}`);
-      expect(stack.output()).toContain(`receiver  http://127.0.0.1:${OPTION_PORTS.receiver}/`);
-      const variablePorts = Object.values(VARIABLE_PORTS);
-      expect(await Promise.all(variablePorts.map(listening))).toEqual([false, false, false]);
-    });
+    it(
+      'should run the stack on the ports the options give, over the variables',
+      async () => {
+        stack = await startNpmStart(OPTION_PORTS, READY_MS, {
+          portsAs: 'options',
+          env: PORT_VARIABLES,
+        });
+        const health = await fetch(`http://127.0.0.1:${OPTION_PORTS.gateway}/healthz`);
+        expect(health.status).toBe(200);
+        // The gateway reaches the sandbox on its port: an answer of the upstream through it.
+        const banks = await fetch(`http://127.0.0.1:${OPTION_PORTS.gateway}/banks`, {
+          headers: { Authorization: 'Bearer dev-gateway-token' },
+        });
+        expect(banks.status).toBe(200);
+        expect(stack.output()).toContain(`gateway   http://127.0.0.1:${OPTION_PORTS.gateway}`);
+        expect(stack.output()).toContain(`sandbox   http://127.0.0.1:${OPTION_PORTS.sandbox}`);
+        expect(stack.output()).toContain(`receiver  http://127.0.0.1:${OPTION_PORTS.receiver}/`);
+        const variablePorts = Object.values(VARIABLE_PORTS);
+        expect(await Promise.all(variablePorts.map(listening))).toEqual([false, false, false]);
+      },
+      READY_MS + 10_000,
+    );
   });
 });
