@@ -62,10 +62,9 @@ describe('PaymentsClient', () => {
     });
 
     it("should refuse 'sandbox' rather than send it to this machine, naming 'local' and baseUrl", () => {
-      const options = {
-        ...CREDENTIALS,
-        environment: 'sandbox',
-      } as unknown as PaymentsClientOptions;
+      // A type error too (tsc checks this file): plain JavaScript reaches the runtime check.
+      // @ts-expect-error 'sandbox' is not an environment
+      const options: PaymentsClientOptions = { ...CREDENTIALS, environment: 'sandbox' };
       expect(() => new PaymentsClient(options)).toThrow(
         new TypeError(
           "Unknown environment 'sandbox': use 'local' (http://127.0.0.1:8788) or baseUrl",
