@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { untilClosed } from '../support/child-process.ts';
 import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 
 // Runs the README's curl session, exactly as written, and `npm run smoke`
@@ -108,30 +109,14 @@ interface SmokeRun {
 }
 
 /** Runs scripts/smoke.ts as a child process, killed if it outlives `timeoutMs`. */
-function runSmoke(args: string[], timeoutMs = 60_000): Promise<SmokeRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'scripts', 'smoke.ts'), ...args], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`smoke did not finish within ${timeoutMs} ms:\n${stdout}${stderr}`));
-    }, timeoutMs);
-    child.once('error', reject);
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
+async function runSmoke(args: string[], timeoutMs = 60_000): Promise<SmokeRun> {
+  const child = spawn(process.execPath, [join(root, 'scripts', 'smoke.ts'), ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const { status, stdout, stderr, timedOut } = await untilClosed(child, timeoutMs, 'SIGKILL');
+  if (timedOut) throw new Error(`smoke did not finish within ${timeoutMs} ms:\n${stdout}${stderr}`);
+  return { status, stdout, stderr };
 }
 
 /** The step lines of a smoke run's report, by step name: `[outcome, rest of the line]`. */

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../lib/index.ts';
 import { standardWebhookHeaders } from '../../worker/relay/standard-webhooks.ts';
+import { adminCall } from '../support/child-process.ts';
 import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 import {
   RECEIVER_COMMANDS,
@@ -19,8 +20,7 @@ import {
 const STACK_PORTS = { gateway: 18857, sandbox: 18858, receiver: 18859 };
 /** One port per receiver of {@link RECEIVER_COMMANDS}. */
 const RECEIVER_PORTS = [18867, 18868];
-/** The admin token and the merchant credentials of `.dev.vars.example`. */
-const ADMIN_TOKEN = 'dev-admin-token';
+/** The merchant credentials of `.dev.vars.example` (adminCall sends its admin token). */
 const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 /** How long a delivery may take to be recorded (the queue batches for 1 s). */
 const DELIVERY_DEADLINE_MS = 30_000;
@@ -42,17 +42,10 @@ function gateway(path: string): string {
 
 /** One admin API call; the `data` of a 2xx answer (typed by the caller). */
 async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(gateway(`/admin${path}`), {
-    method,
-    headers: {
-      Authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  expect(response.ok, `${method} /admin${path}: ${response.status} ${text}`).toBe(true);
-  return (text === '' ? undefined : JSON.parse(text).data) as T;
+  const answer = (await adminCall(gateway(''), method, `/admin${path}`, body)) as
+    | { data: T }
+    | undefined;
+  return answer?.data as T;
 }
 
 /** Posts a signed event to the gateway as the payment service does; returns its id. */

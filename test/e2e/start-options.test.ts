@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/gateway-dev.ts';
+import { untilClosed } from '../support/child-process.ts';
 import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 
 // `npm start`'s options move the stack off 8787-8789 (wrangler's default port among them),
@@ -49,7 +50,7 @@ interface Run {
  * {@link EXIT_WAIT_MS} if it keeps running, which is then a failure of the test. The port
  * variables name {@link VARIABLE_PORTS}, so a run never meets a developer's own stack.
  */
-function runStart(args: string[], env: Record<string, string> = {}): Promise<Run> {
+async function runStart(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const child = spawn(process.execPath, [join(ROOT, 'scripts', 'start.ts'), ...args], {
     cwd: ROOT,
     env: {
@@ -61,21 +62,8 @@ function runStart(args: string[], env: Record<string, string> = {}): Promise<Run
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const timer = setTimeout(() => child.kill('SIGTERM'), EXIT_WAIT_MS);
-  return new Promise((resolve) => {
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  const { status, stdout, stderr } = await untilClosed(child, EXIT_WAIT_MS);
+  return { code: status, stdout, stderr };
 }
 
 /** Listens on `port` (127.0.0.1) so that `npm start` finds it taken. */

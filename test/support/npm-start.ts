@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stopChild } from './child-process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 /** The most of the stack's output kept (its tail), so a chatty run stays bounded. */
@@ -94,11 +95,7 @@ export async function startNpmStart(
   });
   let output = '';
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopChild(child);
     if (ownState) rmSync(state, { recursive: true, force: true });
   };
   const ready = new Promise<void>((resolve, reject) => {

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { stopChild } from './child-process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const READY_TIMEOUT_MS = 20_000;
@@ -62,13 +63,7 @@ export async function startReceiverProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-  };
+  const stop = () => stopChild(child);
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${receiver.name} receiver not listening:\n${output}`)),

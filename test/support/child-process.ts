@@ -1,0 +1,88 @@
+/**
+ * Child processes of the end-to-end tests: run one to its end with its output collected,
+ * or stop one that serves until told to.
+ */
+import type { ChildProcess } from 'node:child_process';
+
+/** What a finished child printed, and how it ended. */
+export interface FinishedChild {
+  /** The exit code; `null` when a signal ended it. */
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** It outlived its time and was sent the signal. */
+  readonly timedOut: boolean;
+}
+
+/**
+ * Collects a spawned child's stdout and stderr (piped) until it closes. A child still
+ * running after `timeoutMs` is sent `signal`; the close that follows resolves as usual,
+ * with `timedOut` set.
+ *
+ * @param timeoutMs - milliseconds before the signal.
+ * @throws whatever the child's `error` event carries (a command that cannot start).
+ */
+export function untilClosed(
+  child: ChildProcess,
+  timeoutMs: number,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<FinishedChild> {
+  let stdout = '';
+  let stderr = '';
+  let timedOut = false;
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill(signal);
+  }, timeoutMs);
+  return new Promise((resolve, reject) => {
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr, timedOut });
+    });
+  });
+}
+
+/** Stops a child with SIGTERM and waits for it to exit; at once when it already has. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * One admin API call to a running gateway with the local admin token: the parsed JSON
+ * answer (`undefined` for an empty one, a 204).
+ *
+ * @param gatewayUrl - e.g. `http://127.0.0.1:18807`.
+ * @param path - the path from the gateway's root, `/admin/...`.
+ * @throws Error naming the call, the status and the answer when it is not 2xx.
+ */
+export async function adminCall(
+  gatewayUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  const response = await fetch(`${gatewayUrl}${path}`, {
+    method,
+    headers: {
+      Authorization: 'Bearer dev-admin-token',
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text === '' ? undefined : JSON.parse(text);
+}
