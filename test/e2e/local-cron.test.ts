@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../lib/index.ts';
 import { QUIET_ENV, ROOT, WRANGLER } from '../../scripts/gateway-dev.ts';
+import { adminCall } from '../support/child-process.ts';
 import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
 import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 
@@ -14,7 +15,6 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // Ports of its own: readme-session.test.ts uses 18787-18789, console.test.ts 18797-18799,
 // crash.test.ts 18817-18818.
 const PORTS = { gateway: 18807, sandbox: 18808, receiver: 18809 };
-const ADMIN_TOKEN = 'dev-admin-token';
 /** The webhook secret of `.dev.vars.example` (the sandbox signs with the merchant secret). */
 const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 /** The sweeper re-enqueues deliveries more than 10 minutes past due: the test's "downtime". */
@@ -38,18 +38,8 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-async function admin(method: string, path: string, body?: unknown): Promise<unknown> {
-  const response = await fetch(`http://127.0.0.1:${PORTS.gateway}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text);
+function admin(method: string, path: string, body?: unknown): Promise<unknown> {
+  return adminCall(`http://127.0.0.1:${PORTS.gateway}`, method, path, body);
 }
 
 async function received(): Promise<{ headers: Record<string, string> }[]> {
@@ -109,8 +99,10 @@ describe('npm start', () => {
         body,
       });
       expect(ingress.status).toBe(200);
+      // Recorded, not only received: a stack stopped between the request and its record
+      // would lose the attempt itself, another window than the lost retry message here.
       await waitFor('the first attempt', async () =>
-        (await received()).length > 0 ? 1 : undefined,
+        (await received()).length > 0 && (await ourDelivery())?.attempts === 1 ? 1 : undefined,
       );
 
       // 2. The stack stops: the retry message, in wrangler dev's memory, is lost with it.
