@@ -6,6 +6,7 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, expect, inject, vi } from 'vitest';
+import { signRequest } from '../../lib/signing.ts';
 import type { RequestLogEntry } from '../../lib/testing/index.ts';
 import worker from '../../worker/index.ts';
 import { PROXY_ROUTES } from '../../worker/routes/table.ts';
@@ -159,6 +160,29 @@ export async function onlySandboxRequest(
   const [entry] = entries;
   if (entry === undefined) throw new Error(`no request logged under ${requestId}`);
   return entry;
+}
+
+/**
+ * Creates a record directly at the sandbox (`inject('sandboxUrl')`), signed with the
+ * sandbox's credentials, as a worker that died after sending it had: the gateway never
+ * saw the answer. Fails the test unless the sandbox answers 200.
+ *
+ * @param path - the creating endpoint, e.g. `/disbursements/initialize`.
+ * @param body - the request body, sent as JSON.
+ */
+export async function createAtSandbox(path: string, body: unknown): Promise<void> {
+  const raw = JSON.stringify(body);
+  const signature = await signRequest({
+    keyId: 'sandbox-key',
+    secret: 'sandbox-secret',
+    body: raw,
+  });
+  const res = await fetch(`${inject('sandboxUrl')}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...signature },
+    body: raw,
+  });
+  expect(res.status, await res.text()).toBe(200);
 }
 
 /**

@@ -4,11 +4,11 @@
  * retention ended. The retry must look the transfer up, never send it again blind.
  */
 import { env } from 'cloudflare:workers';
-import { describe, expect, inject, it } from 'vitest';
-import { signRequest } from '../../../lib/signing.ts';
+import { describe, expect, it } from 'vitest';
 import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
 import {
   CALLER_NAME,
+  createAtSandbox,
   fetchGateway,
   postJson,
   sandboxRequests,
@@ -35,17 +35,7 @@ describe('idempotency stage: an in-flight claim past its retention', () => {
     const body = transferBody();
     const raw = JSON.stringify(body);
     // The dead worker's transfer reached the payment service.
-    const signature = await signRequest({
-      keyId: 'sandbox-key',
-      secret: 'sandbox-secret',
-      body: raw,
-    });
-    const landed = await fetch(`${inject('sandboxUrl')}${TRANSFER}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...signature },
-      body: raw,
-    });
-    expect(landed.status, await landed.text()).toBe(200);
+    await createAtSandbox(TRANSFER, body);
     // Its claim: locked long ago, retention over a minute ago.
     const key = crypto.randomUUID();
     const now = Date.now();

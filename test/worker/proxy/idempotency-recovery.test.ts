@@ -6,7 +6,6 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { PaymentsClient } from '../../../lib/index.ts';
-import { signRequest } from '../../../lib/signing.ts';
 import { findIdempotencyKey } from '../../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
 import { mandateBody, virtualAccountBody } from '../../support/payloads.ts';
@@ -14,6 +13,7 @@ import {
   CALLER_NAME,
   type CapturedLogs,
   captureLogs,
+  createAtSandbox,
   errorBody,
   fetchGateway,
   postJson,
@@ -71,22 +71,6 @@ async function staleClaim(path: string, body: unknown, key: string, ageSec = 5):
     .run();
 }
 
-/** Creates a record directly at the sandbox, as the first (dead) worker had sent it. */
-async function createAtSandbox(body: unknown, path = TRANSFER): Promise<void> {
-  const raw = JSON.stringify(body);
-  const signature = await signRequest({
-    keyId: 'sandbox-key',
-    secret: 'sandbox-secret',
-    body: raw,
-  });
-  const res = await fetch(`${inject('sandboxUrl')}${path}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...signature },
-    body: raw,
-  });
-  expect(res.status, await res.text()).toBe(200);
-}
-
 /** A refund request of a fresh paid payment. */
 async function refundRequest(): Promise<Record<string, unknown>> {
   const client = new PaymentsClient({
@@ -137,7 +121,7 @@ describe('idempotency stage', () => {
     it('should answer from the upstream record without resending when the request had landed', async () => {
       const body = transferBody();
       const key = crypto.randomUUID();
-      await createAtSandbox(body);
+      await createAtSandbox(TRANSFER, body);
       await staleClaim(TRANSFER, body, key);
       const requestId = uniqueRequestId();
       const res = await fetchGateway(keyed(TRANSFER, body, key, requestId));
@@ -165,7 +149,11 @@ describe('idempotency stage', () => {
       const body = transferBody();
       const key = crypto.randomUUID();
       // Another request already used the reference for 500.00 to another account.
-      await createAtSandbox({ ...body, amount: 500, destination_bank_account: '9876543210' });
+      await createAtSandbox(TRANSFER, {
+        ...body,
+        amount: 500,
+        destination_bank_account: '9876543210',
+      });
       await staleClaim(TRANSFER, body, key);
       for (const attempt of [1, 2]) {
         const requestId = uniqueRequestId();
@@ -202,7 +190,7 @@ describe('idempotency stage', () => {
       expect(sent.status, await sent.clone().text()).toBe(200);
       const body = await build();
       const key = crypto.randomUUID();
-      await createAtSandbox(body, path);
+      await createAtSandbox(path, body);
       await staleClaim(path, body, key);
       const res = await fetchGateway(keyed(path, body, key, uniqueRequestId()));
       expect(res.status).toBe(200);
@@ -218,7 +206,7 @@ describe('idempotency stage', () => {
         reference: `rec-pay-${crypto.randomUUID()}`,
       };
       const key = crypto.randomUUID();
-      await createAtSandbox(body, '/payments/initialize');
+      await createAtSandbox('/payments/initialize', body);
       await staleClaim('/payments/initialize', body, key);
       const requestId = uniqueRequestId();
       const res = await fetchGateway(keyed('/payments/initialize', body, key, requestId));
