@@ -119,8 +119,9 @@ const ADMIN_TOKEN_RULE_INPUTS: ReadonlySet<SettingName> = new Set<SettingName>([
 
 /**
  * Whether the request carries the admin token while the settings `invalid` names are
- * invalid, so it may read their names. The settings as a whole cannot be read, so the admin token is read by its own
- * row, and only when it and every setting its rules read are valid: an admin token that is
+ * invalid, so it may read their names. The settings as a whole cannot be read, so the
+ * admin token is read by its own row, and only when it and every setting its rules read
+ * are valid: an admin token that is
  * itself invalid (or that a rule could not be checked against) opens nothing, and then no
  * one gets the names (the log has them). The token goes through the admin guard's check
  * (a failed sign-in reserved before the constant-time compare, given back when right).
