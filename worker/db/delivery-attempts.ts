@@ -1,10 +1,34 @@
 /**
- * D1 queries on `delivery_attempts` (migrations/0004): the record of each attempt the
- * consumer makes, written with the delivery's new state in one transaction, and read by the
- * admin API. Every time is epoch milliseconds; statements bind with `?N`; `db` is always the
- * D1 binding.
+ * D1 queries on `delivery_attempts` (migrations/0004, its trigger and operator 0011): the
+ * record of each attempt the consumer makes, written with the delivery's new state in one
+ * transaction, and read by the admin API. Every time is epoch milliseconds; statements bind
+ * with `?N`; `db` is always the D1 binding.
  */
 import type { DeliveryStatus } from './deliveries.ts';
+
+/**
+ * What started an attempt: `schedule` (the first send and the relay's own retries),
+ * `retry` (an operator's retry of the delivery), `replay` (an operator's replay of its
+ * event) or `recover` (a bulk recovery job).
+ */
+export const ATTEMPT_TRIGGERS = ['schedule', 'retry', 'replay', 'recover'] as const;
+
+/** One of {@link ATTEMPT_TRIGGERS}. */
+export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
+
+/**
+ * An operator's request for an attempt (a retry, a replay or a recovery), carried by the
+ * queue message. The first attempt of the delivery that starts at or after `requestedAt`
+ * is recorded with its trigger and operator; the retries on the schedule that follow are
+ * `schedule` again.
+ */
+export interface OperatorRequest {
+  readonly trigger: Exclude<AttemptTrigger, 'schedule'>;
+  /** The operator's name, `null` when none was given. */
+  readonly operator: string | null;
+  /** When the operator asked, epoch milliseconds. */
+  readonly requestedAt: number;
+}
 
 /** One recorded attempt of a delivery. */
 export interface DeliveryAttemptRecord {
@@ -19,10 +43,18 @@ export interface DeliveryAttemptRecord {
   readonly error: string | null;
   /** The first 2 KB of the response body, as text. */
   readonly responseExcerpt: string | null;
+  readonly trigger: AttemptTrigger;
+  /** Who asked for it (`retry`, `replay`, `recover`), `null` when no name was given. */
+  readonly operator: string | null;
 }
 
-/** What {@link recordDeliveryAttempt} writes: the attempt and the delivery's new state. */
-export interface AttemptOutcome extends Omit<DeliveryAttemptRecord, 'deliveryId' | 'attempt'> {
+/**
+ * What {@link recordDeliveryAttempt} writes: the attempt, the operator's request its
+ * message carried (absent or `null`: none, a `schedule` attempt), and the delivery's new state.
+ */
+export interface AttemptOutcome
+  extends Omit<DeliveryAttemptRecord, 'deliveryId' | 'attempt' | 'trigger' | 'operator'> {
+  readonly request?: OperatorRequest | null;
   readonly deliveryStatus: DeliveryStatus;
   readonly nextAttemptAt: number | null;
 }
@@ -35,6 +67,8 @@ interface DeliveryAttemptRow {
   latency_ms: number;
   error: string | null;
   response_excerpt: string | null;
+  trigger: string;
+  operator: string | null;
 }
 
 /**
@@ -58,13 +92,20 @@ export async function listDeliveryAttempts(
     latencyMs: row.latency_ms,
     error: row.error,
     responseExcerpt: row.response_excerpt,
+    // The column's CHECK holds it to the four triggers.
+    trigger: row.trigger as AttemptTrigger,
+    operator: row.operator,
   }));
 }
 
 /**
  * Records an attempt (numbered `attempts + 1`) and the delivery's new state in one
  * transaction. A `delivered` delivery stays delivered (a redelivered message's late
- * failure must not undo a success).
+ * failure must not undo a success). The attempt carries the operator's request only when no
+ * attempt of the delivery started at or after the request's time: the time, not the
+ * message's delivery count, decides, because a message may come back without an attempt
+ * (an error before sending, or a postponed send), and an attempt already in flight when the
+ * operator asked is not theirs.
  *
  * @param deliveryId - the delivery id.
  * @param outcome - what the attempt got and where the delivery goes next.
@@ -80,8 +121,13 @@ export async function recordDeliveryAttempt(
     db
       .prepare(
         `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, status, latency_ms,
-           error, response_excerpt)
-         SELECT id, attempts + 1, ?2, ?3, ?4, ?5, ?6 FROM deliveries WHERE id = ?1`,
+           error, response_excerpt, trigger, operator)
+         SELECT id, attempts + 1, ?2, ?3, ?4, ?5, ?6,
+           CASE WHEN mine THEN ?7 ELSE 'schedule' END, CASE WHEN mine THEN ?8 END
+         FROM deliveries, (SELECT ?9 IS NOT NULL AND NOT EXISTS (
+             SELECT 1 FROM delivery_attempts WHERE delivery_id = ?1 AND started_at >= ?9
+           ) AS mine)
+         WHERE id = ?1`,
       )
       .bind(
         deliveryId,
@@ -90,6 +136,9 @@ export async function recordDeliveryAttempt(
         outcome.latencyMs,
         outcome.error,
         outcome.responseExcerpt,
+        outcome.request?.trigger ?? 'schedule',
+        outcome.request?.operator ?? null,
+        outcome.request?.requestedAt ?? null,
       ),
     db
       .prepare(

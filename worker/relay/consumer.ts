@@ -38,6 +38,16 @@ export const DELIVERIES_DEAD_LETTER_QUEUE = 'edgepay-deliveries-dlq';
 export interface DeliveryMessage {
   /** `dlv_<uuid>`. */
   readonly deliveryId: string;
+  /**
+   * Set when an operator asked for this attempt (worker/relay/operator-request.ts):
+   * `retry`, `replay` or `recover`; absent on the relay's own messages, and on those queued
+   * before messages carried it, whose attempts are `schedule`.
+   */
+  readonly trigger?: 'retry' | 'replay' | 'recover';
+  /** The operator's name, when one was given. */
+  readonly operator?: string;
+  /** When the operator asked, epoch milliseconds (set with `trigger`). */
+  readonly requestedAt?: number;
 }
 
 /**

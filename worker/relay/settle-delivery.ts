@@ -8,6 +8,7 @@ import { markDeliveryFailed } from '../db/deliveries.ts';
 import { type AttemptOutcome, recordDeliveryAttempt } from '../db/delivery-attempts.ts';
 import { updateSubscription } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
+import { operatorRequestOf } from './operator-request.ts';
 import type { RefusedDelivery, SkippedDelivery } from './prepare-delivery.ts';
 import { retryDelay } from './retry-schedule.ts';
 import type { SentDelivery } from './send-delivery.ts';
@@ -69,6 +70,7 @@ async function settleRefused(
       latencyMs: settledAt - startedAt,
       error,
       responseExcerpt: null,
+      request: operatorRequestOf(message.body),
       deliveryStatus: delaySeconds === undefined ? 'failed' : 'pending',
       nextAttemptAt: delaySeconds === undefined ? null : settledAt + delaySeconds * 1000,
     },
@@ -90,7 +92,9 @@ async function settleSent(
   deliveryId: string,
   { eventId, subscriptionId, sendResult: result, settledAt }: SentDelivery,
 ): Promise<number | undefined> {
-  const { retryAfter, ...attempt } = result;
+  const { retryAfter, ...sent } = result;
+  // The operator's request the message carries, if any, goes with the attempt's record.
+  const attempt = { ...sent, request: operatorRequestOf(message.body) };
   let outcome: AttemptOutcome;
   let delaySeconds: number | undefined;
   if (result.status !== null && result.status >= 200 && result.status < 300) {
