@@ -65,3 +65,5 @@ export {
   ReferenceSchema,
 } from './schemas/common.ts';
 export { DATE_TIME } from './schemas/dates.ts';
+// The webhook envelope schemas (the gateway's event-type catalog publishes their `data`).
+export { GenericEventSchema, KnownEventSchema } from './webhooks.ts';

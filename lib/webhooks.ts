@@ -58,7 +58,13 @@ type EventSchema<
   undefined
 >;
 
-const KnownEventSchema: v.VariantSchema<
+/**
+ * The webhook envelope of each event type the spec names, told apart by `event_type`
+ * (docs/payments-api.md, "Events"): what {@link parseWebhookEvent} checks a known event
+ * with. The gateway publishes each variant's `data` as JSON Schema in its event-type
+ * catalog, so the shapes are written once, here.
+ */
+export const KnownEventSchema: v.VariantSchema<
   'event_type',
   [
     EventSchema<v.LiteralSchema<'charge_success', undefined>, typeof MoneyEventData>,
@@ -101,7 +107,14 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set([
   'mandate_activated',
 ]);
 
-const GenericEventSchema: EventSchema<v.StringSchema<undefined>, typeof AnyData> = v.looseObject({
+/**
+ * The envelope of an event type the spec does not name: any `event_type`, `data` an open
+ * object. What {@link parseWebhookEvent} checks such an event with (forward compatible).
+ */
+export const GenericEventSchema: EventSchema<
+  v.StringSchema<undefined>,
+  typeof AnyData
+> = v.looseObject({
   event_type: v.string(),
   ...EnvelopeEntries,
   data: AnyData,

@@ -7,6 +7,7 @@ import { DEFAULT_SUBSCRIBER_SETTINGS, type SubscriberSettings } from '../../conf
 import type { SubscriptionChanges } from '../../db/subscriptions.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
 import { checkSubscriptionUrl } from '../../relay/subscription-url.ts';
+import { knownEventTypesCheck } from './event-types.ts';
 
 /** Longest subscription URL accepted, in characters. */
 const MAX_URL_LENGTH = 2048;
@@ -60,10 +61,13 @@ const eventTypesSchema = v.nullable(
     ),
     v.nonEmpty('Expected at least one event type (null or absent means every event type)'),
     v.maxLength(MAX_EVENT_TYPES, `Expected at most ${MAX_EVENT_TYPES} event types`),
-    // Repeats carry no meaning: keep the first of each.
-    v.transform((types) => [...new Set(types)]),
   ),
 );
+
+// Repeats carry no meaning: the first of each is kept. They are removed after validation,
+// so an issue's index (`event_types.2`) is the one the caller sent.
+const distinct = (types: readonly string[] | null): string[] | null =>
+  types === null ? null : [...new Set(types)];
 
 const descriptionSchema = v.nullable(
   v.pipe(
@@ -75,22 +79,28 @@ const descriptionSchema = v.nullable(
 /**
  * The `POST /admin/subscriptions` body schema for the given subscriber settings: strict (a
  * misspelt field such as `eventTypes`, or a `secret`, is refused, not silently ignored).
+ * Each `event_types` entry must be a type of the event-type catalog unless
+ * `allow_custom_event_types` is `true` (worker/routes/admin/event-types.ts).
  *
  * @param settings - the subscriber settings the URL rules follow.
  */
 export const createSchema = (settings: SubscriberSettings) =>
-  v.strictObject({
-    url: urlSchema(settings),
-    event_types: v.optional(eventTypesSchema),
-    description: v.optional(descriptionSchema),
-    enabled: v.optional(v.boolean()),
-  });
+  v.pipe(
+    v.strictObject({
+      url: urlSchema(settings),
+      event_types: v.optional(eventTypesSchema),
+      description: v.optional(descriptionSchema),
+      enabled: v.optional(v.boolean()),
+      allow_custom_event_types: v.optional(v.boolean()),
+    }),
+    knownEventTypesCheck(),
+  );
 
 const FIELDS = ['url', 'event_types', 'description', 'enabled'] as const;
 
 /**
  * The `PATCH /admin/subscriptions/:id` body schema for the given subscriber settings:
- * strict, at least one field.
+ * strict, at least one field, `event_types` checked against the catalog as on create.
  *
  * @param settings - the subscriber settings the URL rules follow.
  */
@@ -101,7 +111,9 @@ export const patchSchema = (settings: SubscriberSettings) =>
       event_types: v.optional(eventTypesSchema),
       description: v.optional(descriptionSchema),
       enabled: v.optional(v.boolean()),
+      allow_custom_event_types: v.optional(v.boolean()),
     }),
+    knownEventTypesCheck(),
     v.check(
       (body) => FIELDS.some((field) => body[field] !== undefined),
       `Expected at least one of ${FIELDS.join(', ')}`,
@@ -141,7 +153,7 @@ type SubscriptionChangesBody = v.InferOutput<typeof SubscriptionChangesSchema>;
 export function newSubscriptionInput(body: NewSubscriptionBody): NewSubscriptionInput {
   return {
     url: body.url,
-    eventTypes: body.event_types ?? null,
+    eventTypes: distinct(body.event_types ?? null),
     description: body.description ?? null,
     enabled: body.enabled ?? true,
   };
@@ -158,7 +170,7 @@ export function subscriptionChanges(body: SubscriptionChangesBody): Subscription
   const { url, event_types, description, enabled } = body;
   return {
     ...(url === undefined ? {} : { url }),
-    ...(event_types === undefined ? {} : { eventTypes: event_types }),
+    ...(event_types === undefined ? {} : { eventTypes: distinct(event_types) }),
     ...(description === undefined ? {} : { description }),
     ...(enabled === undefined ? {} : { enabled }),
   };

@@ -1,0 +1,81 @@
+/**
+ * The relay's own (operational) event types and the valibot schema of each one's `data`.
+ * They are delivered in the same envelope as the provider's events; the event-type catalog
+ * (worker/relay/event-catalog.ts) publishes these schemas as JSON Schema.
+ */
+import * as v from 'valibot';
+
+/** An ISO 8601 UTC time, as `Date.prototype.toISOString` writes it. */
+const Instant = v.pipe(v.string(), v.isoTimestamp('Expected an ISO 8601 time'));
+
+/**
+ * `subscription.disabled`: a subscription stopped receiving deliveries (its subscriber
+ * answered 410, or every attempt failed for too long).
+ */
+export const SubscriptionDisabledDataSchema = v.object({
+  subscription_id: v.string(),
+  url: v.string(),
+  /** Why, in words (`answered 410 Gone`). */
+  reason: v.string(),
+  disabled_at: Instant,
+});
+
+/** `delivery.dead_lettered`: a delivery ran out of attempts and is `failed` for good. */
+export const DeliveryDeadLetteredDataSchema = v.object({
+  delivery_id: v.string(),
+  event_id: v.string(),
+  event_type: v.string(),
+  subscription_id: v.string(),
+  /** Attempts recorded for the delivery. */
+  attempts: v.pipe(v.number(), v.integer()),
+  /** HTTP status of its last attempt; `null` when none came back. */
+  last_status: v.nullable(v.pipe(v.number(), v.integer())),
+  dead_lettered_at: Instant,
+});
+
+/**
+ * `event.unconfirmed`: a money event the payment service contradicted, or could not confirm
+ * before its check schedule ran out. It is stored and not delivered (a replay needs `force`).
+ */
+export const EventUnconfirmedDataSchema = v.object({
+  event_id: v.string(),
+  event_type: v.string(),
+  /** The event's `data.reference`, when it has one. */
+  reference: v.nullable(v.string()),
+  /** The last check's finding, in words. */
+  reason: v.string(),
+  /** Checks made. */
+  checks: v.pipe(v.number(), v.integer()),
+  unconfirmed_at: Instant,
+});
+
+/** `relay.backlog`: the oldest pending delivery has waited longer than the alert threshold. */
+export const RelayBacklogDataSchema = v.object({
+  oldest_delivery_id: v.string(),
+  oldest_event_id: v.string(),
+  oldest_subscription_id: v.string(),
+  /** When the oldest delivery became due (its creation when never attempted). */
+  oldest_due_at: Instant,
+  /** How long it has waited, in seconds. */
+  age_seconds: v.pipe(v.number(), v.integer()),
+  /** `RELAY_BACKLOG_ALERT_SEC`, in seconds. */
+  threshold_seconds: v.pipe(v.number(), v.integer()),
+  /** Pending deliveries due at the time of the check. */
+  due_deliveries: v.pipe(v.number(), v.integer()),
+});
+
+/** The `data` schema of each operational event type. */
+export const OPERATIONAL_DATA_SCHEMAS = Object.freeze({
+  'subscription.disabled': SubscriptionDisabledDataSchema,
+  'delivery.dead_lettered': DeliveryDeadLetteredDataSchema,
+  'event.unconfirmed': EventUnconfirmedDataSchema,
+  'relay.backlog': RelayBacklogDataSchema,
+});
+
+/** One of the relay's own event types. */
+export type OperationalEventType = keyof typeof OPERATIONAL_DATA_SCHEMAS;
+
+/** The `data` of an operational event of type `T`. */
+export type OperationalEventData<T extends OperationalEventType> = v.InferInput<
+  (typeof OPERATIONAL_DATA_SCHEMAS)[T]
+>;
