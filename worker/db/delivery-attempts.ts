@@ -101,8 +101,8 @@ export async function listDeliveryAttempts(
 /**
  * Records an attempt (numbered `attempts + 1`) and the delivery's new state in one
  * transaction. A `delivered` delivery stays delivered (a redelivered message's late
- * failure must not undo a success). The attempt carries the operator's request only when no
- * attempt of the delivery started at or after the request's time: the time, not the
+ * failure must not undo a success). The attempt carries the operator's request only when it
+ * started at or after the request's time and no other attempt of the delivery did: the time, not the
  * message's delivery count, decides, because a message may come back without an attempt
  * (an error before sending, or a postponed send), and an attempt already in flight when the
  * operator asked is not theirs.
@@ -124,7 +124,7 @@ export async function recordDeliveryAttempt(
            error, response_excerpt, trigger, operator)
          SELECT id, attempts + 1, ?2, ?3, ?4, ?5, ?6,
            CASE WHEN mine THEN ?7 ELSE 'schedule' END, CASE WHEN mine THEN ?8 END
-         FROM deliveries, (SELECT ?9 IS NOT NULL AND NOT EXISTS (
+         FROM deliveries, (SELECT ?9 IS NOT NULL AND ?2 >= ?9 AND NOT EXISTS (
              SELECT 1 FROM delivery_attempts WHERE delivery_id = ?1 AND started_at >= ?9
            ) AS mine)
          WHERE id = ?1`,

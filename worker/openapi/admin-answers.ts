@@ -4,6 +4,7 @@
 // (test/e2e/openapi-live.test.ts) holds every answer to these schemas.
 import * as v from 'valibot';
 import { DELIVERY_STATUSES } from '../db/deliveries.ts';
+import { ATTEMPT_TRIGGERS } from '../db/delivery-attempts.ts';
 import { WEBHOOK_EVENT_STATUSES } from '../db/webhook-events.ts';
 import type { DeliveryView, toDeliveryAttemptView } from '../routes/admin/deliveries.ts';
 
@@ -62,6 +63,8 @@ const DeliveryAttemptSchema = v.object({
   latency_ms: Count,
   error: v.nullable(v.string()),
   response_excerpt: v.nullable(v.string()),
+  trigger: v.picklist(ATTEMPT_TRIGGERS),
+  operator: v.nullable(v.string()),
 });
 
 const EventSummarySchema = v.object({

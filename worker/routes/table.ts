@@ -14,6 +14,7 @@ import {
   countDeliveriesHourly,
   DeliveryHourlyQuerySchema,
   DeliveryListQuerySchema,
+  DeliveryRetrySchema,
   listDeliveries,
   retryDelivery,
 } from './admin/deliveries.ts';
@@ -222,7 +223,7 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'admin.deliveries.retry',
     'admin',
     'Reset one delivery to pending, due now, and enqueue it.',
-    retryDelivery,
+    optionallyBodied(DeliveryRetrySchema, retryDelivery),
     { status: 202 },
   ),
 ]);

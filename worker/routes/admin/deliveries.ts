@@ -17,13 +17,14 @@ import {
   type DeliveryRecord,
   type DeliveryStatus,
 } from '../../db/deliveries.ts';
-import type { DeliveryAttemptRecord } from '../../db/delivery-attempts.ts';
+import type { AttemptTrigger, DeliveryAttemptRecord } from '../../db/delivery-attempts.ts';
 import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import { enqueueDeliveryIds } from '../../relay/enqueue.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
+import { enqueueRequestedDeliveries } from '../../relay/operator-request.ts';
+import { OperatorNameSchema, operatorOf } from './operator.ts';
 import {
   CursorQuerySchema,
   encodeCursor,
@@ -68,6 +69,12 @@ export const DeliveryHourlyQuerySchema = v.strictObject({
   ),
 });
 
+/**
+ * The optional `POST /admin/deliveries/:id/retry` body, strict: `operator` (who is
+ * retrying, recorded on the attempt the retry causes).
+ */
+export const DeliveryRetrySchema = v.strictObject({ operator: v.optional(OperatorNameSchema) });
+
 /** A delivery as the admin API shows it (times ISO 8601 UTC). */
 export interface DeliveryView {
   id: string;
@@ -90,6 +97,10 @@ interface DeliveryAttemptView {
   latency_ms: number;
   error: string | null;
   response_excerpt: string | null;
+  /** What started it: the relay's schedule, or an operator's retry, replay or recovery. */
+  trigger: AttemptTrigger;
+  /** The operator's name, when one was given. */
+  operator: string | null;
 }
 
 /**
@@ -124,28 +135,44 @@ export function toDeliveryAttemptView(record: DeliveryAttemptRecord): DeliveryAt
     latency_ms: record.latencyMs,
     error: record.error,
     response_excerpt: record.responseExcerpt,
+    trigger: record.trigger,
+    operator: record.operator,
   };
 }
 
 /**
- * `POST /admin/deliveries/:id/retry`: resets the delivery to `pending`, due now,
- * whatever its status (a delivered one is sent again: the admin asked for it), and
- * enqueues it. Its attempt history is kept.
+ * `POST /admin/deliveries/:id/retry`, body optional: `{ "operator"?: string }`. Resets the
+ * delivery to `pending`, due now, whatever its status (a delivered one is sent again: the
+ * admin asked for it), and enqueues it. Its attempt history is kept; the attempt this
+ * causes is recorded with trigger `retry` and the operator (worker/routes/admin/operator.ts).
  *
+ * @param body - the validated body; `undefined` for a bare POST.
  * @returns 202 `{ status: 'success', data }`, `data` the reset delivery.
  * @throws {HttpError} 404 `not_found`.
  */
-export async function retryDelivery(request: IRequest, env: Env): Promise<Response> {
+export async function retryDelivery(
+  request: IRequest,
+  env: Env,
+  _ctx: ExecutionContext,
+  body: v.InferOutput<typeof DeliveryRetrySchema> | undefined,
+): Promise<Response> {
   const id = request.params.id ?? '';
-  const record = await resetDelivery(env.DB, id, Date.now());
+  const operator = operatorOf(request, body?.operator);
+  const now = Date.now();
+  const record = await resetDelivery(env.DB, id, now);
   // JSON.stringify keeps control characters of a hostile id out of the message.
   if (record === undefined) {
     throw new HttpError(404, 'not_found', `No delivery ${JSON.stringify(id)}`);
   }
-  await enqueueDeliveryIds(env.DELIVERIES, [record.id]);
+  await enqueueRequestedDeliveries(env.DELIVERIES, [record.id], {
+    trigger: 'retry',
+    operator,
+    requestedAt: now,
+  });
   logEvent('info', 'delivery_retried', {
     request_id: contextOf(request).requestId,
     delivery_id: record.id,
+    operator,
   });
   return jsonResponse({ status: 'success', data: toDeliveryView(record) }, { status: 202 });
 }

@@ -24,8 +24,9 @@ import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import { enqueueDeliveryIds } from '../../relay/enqueue.ts';
+import { enqueueRequestedDeliveries } from '../../relay/operator-request.ts';
 import { toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
+import { OperatorNameSchema, operatorOf } from './operator.ts';
 import {
   CursorQuerySchema,
   encodeCursor,
@@ -85,17 +86,13 @@ export const EventListQuerySchema = v.pipe(
 /**
  * The optional `POST /admin/events/:id/replay` body, strict: `subscription_id` (one
  * subscription), `force` (`true` to replay an `unconfirmed` event) and `operator` (who is
- * forcing it, recorded on the event; 1 to 100 characters).
+ * replaying it, recorded on the attempts it causes and, when forced, on the event; 1 to
+ * 100 printable ASCII characters).
  */
 export const EventReplaySchema = v.strictObject({
   subscription_id: v.optional(v.pipe(v.string(), v.nonEmpty('Expected a non-empty string'))),
   force: v.optional(v.boolean()),
-  operator: v.optional(
-    v.pipe(
-      v.string(),
-      v.regex(/^[\x20-\x7e]{1,100}$/, 'Expected 1 to 100 printable ASCII characters'),
-    ),
-  ),
+  operator: v.optional(OperatorNameSchema),
 });
 
 /**
@@ -167,11 +164,13 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  * Without it, every enabled subscription whose filter matches the event; with it, that
  * subscription alone (its filter is not applied: the admin chose it). Each gets a
  * `pending` delivery due now: a new row, or its existing row reset (UNIQUE
- * (event_id, subscription_id); attempts kept), then one message per delivery.
+ * (event_id, subscription_id); attempts kept), then one message per delivery; the attempts
+ * this causes are recorded with trigger `replay` and the operator (the Cloudflare Access
+ * user, else the body's `operator`; worker/routes/admin/operator.ts).
  *
  * An `unconfirmed` event (the payment service contradicted it, or never confirmed it) or
  * one still `awaiting_confirmation` is replayed only with `"force": true` (a replay would
- * deliver money the service has not confirmed); who forced it (`operator`, else `admin`), from which address and when
+ * deliver money the service has not confirmed); who forced it (the operator, else `admin`), from which address and when
  * is appended to the event's forced-replay history in the same transaction (never
  * overwritten), and shown by `GET /admin/events/:id` as `forced_replays`.
  *
@@ -190,6 +189,7 @@ export async function replayEvent(
   body: v.InferOutput<typeof EventReplaySchema> | undefined,
 ): Promise<Response> {
   const subscriptionId = body?.subscription_id ?? null;
+  const operator = operatorOf(request, body?.operator);
   const event = await foundEvent(request, env);
   const now = Date.now();
   let forced: ForcedReplay | undefined;
@@ -207,7 +207,7 @@ export async function replayEvent(
     }
     forced = {
       at: now,
-      by: body.operator ?? 'admin',
+      by: operator ?? 'admin',
       from: request.headers.get('CF-Connecting-IP') ?? 'unknown',
     };
   }
@@ -225,11 +225,16 @@ export async function replayEvent(
   const before =
     forced === undefined ? [] : [appendForcedReplayStatement(env.DB, event.eventId, forced)];
   const ids = await replayDeliveries(env.DB, event, subscriptionId, now, before);
-  await enqueueDeliveryIds(env.DELIVERIES, ids);
+  await enqueueRequestedDeliveries(env.DELIVERIES, ids, {
+    trigger: 'replay',
+    operator,
+    requestedAt: now,
+  });
   logEvent(forced === undefined ? 'info' : 'warn', 'event_replayed', {
     request_id: contextOf(request).requestId,
     event_id: event.eventId,
     deliveries: ids.length,
+    operator,
     ...(forced === undefined
       ? {}
       : { forced: true, forced_by: forced.by, forced_from: forced.from }),

@@ -207,6 +207,8 @@ describe('admin events API', () => {
               latency_ms: 12,
               error: null,
               response_excerpt: 'down',
+              trigger: 'schedule',
+              operator: null,
             },
           ],
         }),
