@@ -4,8 +4,8 @@
 // (test/e2e/openapi-live.test.ts) holds every answer to these schemas.
 import * as v from 'valibot';
 import { DELIVERY_STATUSES } from '../db/deliveries.ts';
-import { ATTEMPT_TRIGGERS } from '../db/delivery-attempts.ts';
 import { WEBHOOK_EVENT_STATUSES } from '../db/webhook-events.ts';
+import { EVENT_TYPE_ORIGINS } from '../relay/event-catalog.ts';
 import type { DeliveryView, toDeliveryAttemptView } from '../routes/admin/deliveries.ts';
 
 /** An instant as the admin API writes it: ISO 8601 in UTC (`Date.prototype.toISOString`). */
@@ -63,8 +63,6 @@ const DeliveryAttemptSchema = v.object({
   latency_ms: Count,
   error: v.nullable(v.string()),
   response_excerpt: v.nullable(v.string()),
-  trigger: v.picklist(ATTEMPT_TRIGGERS),
-  operator: v.nullable(v.string()),
 });
 
 const EventSummarySchema = v.object({
@@ -96,6 +94,17 @@ const EventSchema = v.object({
   ),
 });
 
+/** One type of the event-type catalog (worker/relay/event-catalog.ts). */
+const EventTypeSchema = v.object({
+  type: v.string(),
+  origin: v.picklist(EVENT_TYPE_ORIGINS),
+  description: v.string(),
+  data_schema: v.pipe(
+    v.looseObject({}),
+    v.description('The JSON Schema (2020-12) of the event’s `data`.'),
+  ),
+});
+
 const DeliveryCountsSchema = v.object({
   ...Object.fromEntries(DELIVERY_STATUSES.map((status) => [status, Count])),
   total: Count,
@@ -111,6 +120,7 @@ export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.f
   'admin.subscriptions.get': success(SubscriptionSchema),
   'admin.subscriptions.update': success(SubscriptionSchema),
   'admin.subscriptions.rotate_secret': success(SubscriptionWithSecretSchema),
+  'admin.event_types.list': success(v.array(EventTypeSchema)),
   'admin.events.list': page(EventSummarySchema),
   'admin.events.get': success(EventSchema),
   'admin.events.replay': success(

@@ -14,10 +14,10 @@ import {
   countDeliveriesHourly,
   DeliveryHourlyQuerySchema,
   DeliveryListQuerySchema,
-  DeliveryRetrySchema,
   listDeliveries,
   retryDelivery,
 } from './admin/deliveries.ts';
+import { ADMIN_EVENT_TYPES_PATH, listEventTypes } from './admin/event-types.ts';
 import {
   ADMIN_EVENTS_PATH,
   EventListQuerySchema,
@@ -170,6 +170,14 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
   ),
   route(
     'GET',
+    ADMIN_EVENT_TYPES_PATH,
+    'admin.event_types.list',
+    'admin',
+    'Every event type the relay knows, with a description and the JSON Schema of its data.',
+    listEventTypes,
+  ),
+  route(
+    'GET',
     ADMIN_EVENTS_PATH,
     'admin.events.list',
     'admin',
@@ -223,7 +231,7 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'admin.deliveries.retry',
     'admin',
     'Reset one delivery to pending, due now, and enqueue it.',
-    optionallyBodied(DeliveryRetrySchema, retryDelivery),
+    retryDelivery,
     { status: 202 },
   ),
 ]);
