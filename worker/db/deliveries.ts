@@ -117,19 +117,49 @@ export function fanOutConfirmedDeliveriesStatement(
 }
 
 /**
- * The fan-out both statements above share: one `pending` delivery per enabled subscription
- * whose `event_types` is NULL or contains the type (?2) for event ?1, created and due at ?3,
- * written only while `guard` holds; `RETURNING id`.
+ * The fan-out of one of the relay's own (operational) events, to run in the same
+ * `DB.batch()` right after `insertWebhookEventStatement`, guarded like
+ * {@link fanOutDeliveriesStatement} (a repeat of the event id writes nothing). Only
+ * subscriptions that list the type explicitly get it (NULL = every type of the payment
+ * service, not the relay's alerts), and never the subscription the event is about.
+ *
+ * @param event - the event being stored (its id, type and receive time are used).
+ * @param subjectSubscriptionId - the subscription the event is about, left out; `null`: none.
  */
-function fanOutStatement(db: D1Database, guard: string): D1PreparedStatement {
+export function fanOutOperationalDeliveriesStatement(
+  db: D1Database,
+  event: NewWebhookEvent,
+  subjectSubscriptionId: string | null,
+): D1PreparedStatement {
+  return fanOutStatement(
+    db,
+    '(SELECT e.received_at FROM webhook_events AS e WHERE e.event_id = ?1) = ?3',
+    `EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2)
+       AND s.id IS NOT ?4`,
+  ).bind(event.eventId, event.eventType, event.receivedAt, subjectSubscriptionId);
+}
+
+/** Which subscriptions get an event of type ?2: those with no filter or one listing it. */
+const MATCHES_TYPE = `(s.event_types IS NULL
+         OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))`;
+
+/**
+ * The fan-out the statements above share: one `pending` delivery per enabled subscription
+ * that `matches` (by default: whose `event_types` is NULL or contains the type ?2) for event
+ * ?1, created and due at ?3, written only while `guard` holds; `RETURNING id`.
+ */
+function fanOutStatement(
+  db: D1Database,
+  guard: string,
+  matches: string = MATCHES_TYPE,
+): D1PreparedStatement {
   return db.prepare(
     `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
        last_status, created_at, updated_at)
      SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
      FROM subscriptions AS s
      WHERE s.enabled = 1
-       AND (s.event_types IS NULL
-         OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
+       AND ${matches}
        AND ${guard}
      ON CONFLICT DO NOTHING
      RETURNING id`,
