@@ -6,6 +6,10 @@ import { fileURLToPath } from 'node:url';
 const BENCHMARKS = {
   gateway: ['./gateway.ts', 'gateway throughput against a logging floor, CPU ms per request'],
   relay: ['./relay.ts', 'webhook ingest throughput, duplicate storm, ingest to first delivery'],
+  'relay-isolation': [
+    './relay-isolation.ts',
+    "a healthy subscriber's first attempts while another stalls until the timeout",
+  ],
   signing: ['./signing.ts', 'signRequest against a bare crypto.subtle.sign'],
   overhead: ['./overhead.ts', 'SDK call against a hand-written sign + fetch + JSON.parse'],
   bundle: ['./bundle-size.ts', 'gzipped bundle sizes against their budgets'],
@@ -21,7 +25,7 @@ if (name === undefined || !Object.hasOwn(BENCHMARKS, name)) {
   if (name !== undefined) console.error(`Unknown benchmark: ${name}\n`);
   console.error('Usage: npm run bench -- <name> [arguments]\n');
   for (const [known, [, what]] of Object.entries(BENCHMARKS)) {
-    console.error(`  ${known.padEnd(9)} ${what}`);
+    console.error(`  ${known.padEnd(15)} ${what}`);
   }
   exit(1);
 }
