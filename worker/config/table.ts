@@ -266,6 +266,13 @@ export const SETTINGS = {
     field: 'relayRetentionDays',
     doc: '1 to 3650 days before webhook events are purged',
   }),
+  SUBSCRIPTION_DISABLE_AFTER_HOURS: setting({
+    kind: 'var',
+    unset: { default: '24' },
+    value: wholeNumber(0, 720, 'hours'),
+    field: 'subscriptionDisableAfterHours',
+    doc: '0 to 720 hours: a subscription whose every attempt failed for this long is disabled; 0 = never for failures (a 410 still disables)',
+  }),
 };
 
 /** The name of a variable or secret the gateway reads. */

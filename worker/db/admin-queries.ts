@@ -4,24 +4,37 @@
  * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 import { type KeysetCursor, keysetPage } from './keyset.ts';
-import type { WebhookEventStatus } from './webhook-events.ts';
+import {
+  type EventOutcome,
+  toEventOutcome,
+  type WebhookEventStatus,
+} from './webhook-events.ts';
 
 /** An event as the listing shows it: no body (the detail route has it). */
 export interface WebhookEventSummary {
   readonly eventId: string;
   readonly eventType: string;
   readonly status: WebhookEventStatus;
+  /** Whether it reached its subscribers (migrations/0012). */
+  readonly outcome: EventOutcome;
   readonly receivedAt: number;
   /** The body's `data.reference` when it is a string, else `null`. */
   readonly reference: string | null;
+  /** The stored body of a type in `bodyTypes` of the query, else `null` (not read). */
+  readonly rawBody: string | null;
 }
 
 /** Filters and page of {@link listWebhookEvents}; `null` = no filter. */
 interface EventListQuery {
   readonly eventType: string | null;
   readonly status: WebhookEventStatus | null;
+  readonly outcome: EventOutcome | null;
   /** Exact match on the stored `data.reference`. */
   readonly reference: string | null;
+  /** The stored `data.reference` starts with it (case-sensitive). */
+  readonly referencePrefix: string | null;
+  /** The `event_id` starts with it (case-sensitive). */
+  readonly eventIdPrefix: string | null;
   /** Inclusive lower bound on `received_at`, epoch ms. */
   readonly from: number | null;
   /** Exclusive upper bound on `received_at`, epoch ms. */
@@ -30,6 +43,8 @@ interface EventListQuery {
   readonly after: KeysetCursor | null;
   /** Rows per page, 1..100. */
   readonly pageSize: number;
+  /** The event types whose stored body is read too (constant names, never input). */
+  readonly bodyTypes: readonly string[];
 }
 
 /** One page of events and the cursor of the next, `null` on the last page. */
@@ -42,29 +57,45 @@ interface SummaryRow {
   event_id: string;
   event_type: string;
   status: string;
+  outcome: string;
   received_at: number;
   reference: string | null;
+  raw_body: string | null;
 }
 
 /**
  * One page of events, newest first (ties by `event_id`, descending), keyset-paginated
- * on (received_at, event_id); each filter given is a plain comparison, so the index
- * starting with its column (migrations/0002, 0006) serves it.
+ * on (received_at, event_id). Each filter given is a plain comparison the index starting
+ * with its column serves (migrations/0002, 0006, 0012): an outcome reads the page's rows and
+ * one more; a prefix is a range `>= prefix AND < successor` on the reference index or the
+ * primary key (SQLite's LIKE folds ASCII case and, with its default settings, uses no index),
+ * so it reads the index entries of the matching events only, never the whole table.
  *
- * @param query - filters, cursor and page size.
+ * @param query - filters, cursor, page size and the types whose body is read.
  * @returns the page; `next` is set when at least one more row exists.
- * @throws whatever D1 throws.
+ * @throws {Error} when a row holds an unknown outcome; whatever D1 throws.
  */
 export async function listWebhookEvents(db: D1Database, query: EventListQuery): Promise<EventPage> {
+  const reference = prefixRange(query.referencePrefix);
+  const eventId = prefixRange(query.eventIdPrefix);
+  // The types are constants of the code, quoted as SQL text; nothing from the request.
+  const types = query.bodyTypes.map((type) => `'${type.replaceAll("'", "''")}'`).join(', ');
+  const body = types === '' ? 'NULL' : `CASE WHEN event_type IN (${types}) THEN raw_body END`;
   const page = await keysetPage<SummaryRow>(
     db,
     {
-      select: 'SELECT event_id, event_type, status, received_at, reference FROM webhook_events',
+      select: `SELECT event_id, event_type, status, outcome, received_at, reference,
+        ${body} AS raw_body FROM webhook_events`,
       keys: ['received_at', 'event_id'],
       filters: [
         ['event_type = ?', query.eventType],
         ['status = ?', query.status],
+        ['outcome = ?', query.outcome],
         ['reference = ?', query.reference],
+        ['reference >= ?', reference.from],
+        ['reference < ?', reference.before],
+        ['event_id >= ?', eventId.from],
+        ['event_id < ?', eventId.before],
         ['received_at >= ?', query.from],
         ['received_at < ?', query.to],
       ],
@@ -77,8 +108,42 @@ export async function listWebhookEvents(db: D1Database, query: EventListQuery): 
     eventId: row.event_id,
     eventType: row.event_type,
     status: row.status as WebhookEventStatus,
+    outcome: toEventOutcome(row.outcome),
     receivedAt: row.received_at,
     reference: row.reference,
+    rawBody: row.raw_body,
   }));
   return { events, next: page.next };
+}
+
+/** The text range of a prefix: `from` inclusive, `before` exclusive (`null`: no bound). */
+interface PrefixRange {
+  readonly from: string | null;
+  readonly before: string | null;
+}
+
+/**
+ * The range of texts that start with `prefix`, in SQLite's BINARY order (UTF-8 bytes, which
+ * is code point order): from the prefix itself to its successor, the prefix with its last
+ * code point raised by one (`pay_z` -> `pay_{`). A last code point that cannot be raised
+ * (U+10FFFF) is dropped and the one before is raised; a prefix of nothing else has no upper
+ * bound (every text from it on starts with it). The surrogate block is skipped: it holds no
+ * character, so U+D7FF's successor is U+E000.
+ *
+ * @param prefix - the prefix, or `null` for no filter.
+ * @returns the bounds; both `null` for no filter.
+ *
+ * @internal Exported for the tests, which check the boundaries directly.
+ */
+export function prefixRange(prefix: string | null): PrefixRange {
+  if (prefix === null) return { from: null, before: null };
+  const points = Array.from(prefix, (char) => char.codePointAt(0) ?? 0);
+  while (points.length > 0) {
+    const last = points.pop() ?? 0;
+    if (last < 0x10ffff) {
+      points.push(last === 0xd7ff ? 0xe000 : last + 1);
+      return { from: prefix, before: String.fromCodePoint(...points) };
+    }
+  }
+  return { from: prefix, before: null };
 }

@@ -211,14 +211,17 @@ export async function markDeliveryFailed(
   deliveryId: string,
   now: number,
 ): Promise<boolean> {
-  const result = await db
+  // RETURNING, not `meta.changes`: D1 counts the rows triggers write too (migrations/0012
+  // keeps the event's outcome up to date from here).
+  const { results } = await db
     .prepare(
       `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = ?2
-       WHERE id = ?1 AND status = 'pending'`,
+       WHERE id = ?1 AND status = 'pending'
+       RETURNING id`,
     )
     .bind(deliveryId, now)
-    .run();
-  return result.meta.changes === 1;
+    .all<{ id: string }>();
+  return results.length === 1;
 }
 
 /**

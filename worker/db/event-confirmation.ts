@@ -22,7 +22,8 @@ export interface CheckOutcome {
  * event is still `awaiting_confirmation` after exactly `checksBefore` checks, and counts
  * this one. Two re-checks of the same step (a queue message delivered twice, or the sweeper
  * re-sending one that was only late) both read `checksBefore`; the first batch to run moves
- * the count on, so the second writes nothing (`meta.changes` 0). Put the fan-out guarded on
+ * the count on, so the second writes nothing (no row RETURNED; `meta.changes` would also
+ * count what the outcome trigger of migrations/0012 writes). Put the fan-out guarded on
  * the same condition before it in the batch (`fanOutConfirmedDeliveriesStatement`).
  *
  * @param eventId - the event checked.
@@ -40,7 +41,8 @@ export function settleCheckStatement(
       `UPDATE webhook_events
        SET status = ?3, confirmation_reason = ?4, confirmation_checks = confirmation_checks + 1,
          confirmation_checked_at = ?5, next_check_at = ?6
-       WHERE event_id = ?1 AND status = 'awaiting_confirmation' AND confirmation_checks = ?2`,
+       WHERE event_id = ?1 AND status = 'awaiting_confirmation' AND confirmation_checks = ?2
+       RETURNING event_id`,
     )
     .bind(
       eventId,

@@ -1,12 +1,38 @@
 /**
- * D1 queries on `subscriptions` (migrations/0003) and the secrets their rotations replaced
+ * D1 queries on `subscriptions` (migrations/0003, limits and health columns of 0010) and the
+ * secrets their rotations replaced
  * (`subscription_previous_secrets`, migrations/0009): the relay's webhook subscriptions,
  * managed through the admin API (`/admin/subscriptions`). Every time is epoch
  * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 
+/** How fast and in which order the relay may deliver to one subscriber. */
+export interface SubscriptionLimits {
+  /** Most attempts a second (a decimal, 0.01 to 1000); `null` = no limit. */
+  readonly maxPerSecond: number | null;
+  /** Most attempts at the same time (1 to 100); `null` = the relay's default. */
+  readonly maxInFlight: number | null;
+  /** The events of one reference are delivered in the provider's order. */
+  readonly ordered: boolean;
+}
+
+/**
+ * Where a subscriber's health stands. The state is derived: `disabled` while the
+ * subscription is not enabled, else `failing` while `failingSince` is set, else `healthy`.
+ */
+export interface SubscriptionHealth {
+  /** When the unbroken run of failed attempts began, epoch ms; `null` after a success. */
+  readonly failingSince: number | null;
+  /** When it was last disabled, epoch ms; `null` while enabled. */
+  readonly disabledAt: number | null;
+  /** When the state last changed, epoch ms. */
+  readonly changedAt: number;
+  /** Why it last changed, in words (`null` for a subscription never changed since created). */
+  readonly reason: string | null;
+}
+
 /** A stored subscription, as the domain sees it. */
-export interface SubscriptionRecord {
+export interface SubscriptionRecord extends SubscriptionLimits {
   /** `sub_<uuid>`. */
   readonly id: string;
   /** The normalized delivery URL (checked by `checkSubscriptionUrl`). */
@@ -24,7 +50,15 @@ export interface SubscriptionRecord {
   readonly previousSecrets: readonly PreviousSecret[];
   readonly createdAt: number;
   readonly updatedAt: number;
+  readonly health: SubscriptionHealth;
 }
+
+/**
+ * A subscription to store: the limits default to none (`ordered` false) and the health
+ * starts `healthy` (or `disabled` when created disabled) at `createdAt`.
+ */
+export type NewSubscriptionRecord = Omit<SubscriptionRecord, keyof SubscriptionLimits | 'health'> &
+  Partial<SubscriptionLimits>;
 
 /** A secret a rotation replaced. */
 interface PreviousSecret {
@@ -34,10 +68,22 @@ interface PreviousSecret {
   readonly expiresAt: number;
 }
 
-/** What an update may change (absent fields are left as they are). */
+/**
+ * What an update may change (absent fields are left as they are). Changing `enabled` is an
+ * operator's act: the health records it ("disabled by an operator", "re-enabled by an
+ * operator") when the value actually changes.
+ */
 export type SubscriptionChanges = Partial<
-  Pick<SubscriptionRecord, 'url' | 'eventTypes' | 'description' | 'enabled'>
+  Pick<
+    SubscriptionRecord,
+    'url' | 'eventTypes' | 'description' | 'enabled' | keyof SubscriptionLimits
+  >
 >;
+
+/** Health reason recorded when an operator disables a subscription. */
+export const OPERATOR_DISABLED_REASON = 'disabled by an operator';
+/** Health reason recorded when an operator enables a disabled subscription again. */
+const OPERATOR_ENABLED_REASON = 're-enabled by an operator';
 
 // A subscription with its replaced secrets, newest first, as one JSON column.
 const SELECT_SUBSCRIPTIONS = `SELECT s.*, (
@@ -58,6 +104,13 @@ interface SubscriptionRow {
   previous_secrets: string;
   created_at: number;
   updated_at: number;
+  max_per_second: number | null;
+  max_in_flight: number | null;
+  ordered: number;
+  failing_since: number | null;
+  disabled_at: number | null;
+  health_changed_at: number;
+  health_reason: string | null;
 }
 
 /**
@@ -79,24 +132,53 @@ export function toSubscriptionRecord(row: SubscriptionRow): SubscriptionRecord {
     previousSecrets: parsePreviousSecrets(row.previous_secrets),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    maxPerSecond: row.max_per_second,
+    maxInFlight: row.max_in_flight,
+    ordered: row.ordered === 1,
+    health: {
+      failingSince: row.failing_since,
+      disabledAt: row.disabled_at,
+      changedAt: row.health_changed_at,
+      reason: row.health_reason,
+    },
+  };
+}
+
+/**
+ * The health of a subscription just created: `healthy` since `createdAt`, or `disabled`
+ * then when created disabled.
+ *
+ * @param record - the subscription being created.
+ */
+export function initialHealth(
+  record: Pick<SubscriptionRecord, 'enabled' | 'createdAt'>,
+): SubscriptionHealth {
+  return {
+    failingSince: null,
+    disabledAt: record.enabled ? null : record.createdAt,
+    changedAt: record.createdAt,
+    reason: record.enabled ? null : 'created disabled',
   };
 }
 
 /**
  * Stores a new subscription.
  *
- * @param record - the whole record (id, secret and times chosen by the caller).
+ * @param record - the whole record (id, secret and times chosen by the caller); limits
+ *   absent are none, the health is {@link initialHealth}.
  * @throws whatever D1 throws (a duplicate id included).
  */
 export async function insertSubscription(
   db: D1Database,
-  record: SubscriptionRecord,
+  record: NewSubscriptionRecord,
 ): Promise<void> {
+  const health = initialHealth(record);
   const insert = db
     .prepare(
       `INSERT INTO subscriptions (id, url, event_types, description, enabled, secret,
-         created_at, updated_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
+         created_at, updated_at, max_per_second, max_in_flight, ordered, disabled_at,
+         health_changed_at, health_reason)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)`,
     )
     .bind(
       record.id,
@@ -107,6 +189,12 @@ export async function insertSubscription(
       record.secret,
       record.createdAt,
       record.updatedAt,
+      record.maxPerSecond ?? null,
+      record.maxInFlight ?? null,
+      record.ordered === true ? 1 : 0,
+      health.disabledAt,
+      health.changedAt,
+      health.reason,
     );
   const previous = record.previousSecrets.map((replaced) =>
     db
@@ -147,39 +235,76 @@ export async function listSubscriptions(db: D1Database): Promise<SubscriptionRec
   return results.map(toSubscriptionRecord);
 }
 
+/** What {@link updateSubscription} changed. */
+export interface SubscriptionUpdate {
+  /** The record after the update. */
+  readonly record: SubscriptionRecord;
+  /** The record as it was just before, read in the same transaction. */
+  readonly before: SubscriptionRecord;
+}
+
 /**
  * Changes the given fields in one statement (so concurrent updates of different fields
- * never undo each other) and sets `updated_at`. Never touches the secrets.
+ * never undo each other) and sets `updated_at`. Never touches the secrets. When `enabled`
+ * changes value, the health records it: disabling sets `disabled_at` and the reason
+ * {@link OPERATOR_DISABLED_REASON}; enabling clears `disabled_at` and `failing_since`
+ * (the subscriber starts `healthy` again).
  *
  * @param id - the subscription id.
  * @param changes - the fields to set; absent ones are kept.
  * @param now - the update time, epoch milliseconds.
- * @returns the updated record, or `undefined` when there is no such subscription.
+ * @returns the record before and after, read in the same transaction, or `undefined` when
+ *   there is no such subscription.
  */
 export async function updateSubscription(
   db: D1Database,
   id: string,
   changes: SubscriptionChanges,
   now: number,
-): Promise<SubscriptionRecord | undefined> {
+): Promise<SubscriptionUpdate | undefined> {
   const values: unknown[] = [id, now];
   // Column names come from this fixed list, never from the request; values are bound.
-  const set = (column: string, value: unknown) => {
+  const bind = (value: unknown) => {
     values.push(value);
-    return `${column} = ?${values.length}`;
+    return `?${values.length}`;
   };
   const assignments = ['updated_at = ?2'];
-  if (changes.url !== undefined) assignments.push(set('url', changes.url));
+  const set = (column: string, value: unknown) => assignments.push(`${column} = ${bind(value)}`);
+  if (changes.url !== undefined) set('url', changes.url);
   if (changes.eventTypes !== undefined) {
-    const eventTypes = changes.eventTypes === null ? null : JSON.stringify(changes.eventTypes);
-    assignments.push(set('event_types', eventTypes));
+    set('event_types', changes.eventTypes === null ? null : JSON.stringify(changes.eventTypes));
   }
-  if (changes.description !== undefined) assignments.push(set('description', changes.description));
-  if (changes.enabled !== undefined) assignments.push(set('enabled', changes.enabled ? 1 : 0));
-  const update = db
-    .prepare(`UPDATE subscriptions SET ${assignments.join(', ')} WHERE id = ?1`)
-    .bind(...values);
-  return updatedRecord(db, id, [update]);
+  if (changes.description !== undefined) set('description', changes.description);
+  if (changes.maxPerSecond !== undefined) set('max_per_second', changes.maxPerSecond);
+  if (changes.maxInFlight !== undefined) set('max_in_flight', changes.maxInFlight);
+  if (changes.ordered !== undefined) set('ordered', changes.ordered ? 1 : 0);
+  if (changes.enabled !== undefined) {
+    // SQLite evaluates every SET term against the row as it was, so `enabled <> new` says
+    // whether this update changes the state; only then is the health's change recorded.
+    const enabled = changes.enabled ? 1 : 0;
+    const changed = `enabled <> ${enabled}`;
+    const reason = bind(changes.enabled ? OPERATOR_ENABLED_REASON : OPERATOR_DISABLED_REASON);
+    assignments.push(
+      `enabled = ${enabled}`,
+      `health_reason = CASE WHEN ${changed} THEN ${reason} ELSE health_reason END`,
+      `health_changed_at = CASE WHEN ${changed} THEN ?2 ELSE health_changed_at END`,
+      `disabled_at = CASE WHEN ${changed} THEN ${enabled === 1 ? 'NULL' : '?2'} ELSE disabled_at END`,
+    );
+    // Enabled again, the subscriber starts healthy: its old failures led to the disable.
+    if (enabled === 1) {
+      assignments.push(`failing_since = CASE WHEN ${changed} THEN NULL ELSE failing_since END`);
+    }
+  }
+  const select = `${SELECT_SUBSCRIPTIONS} WHERE s.id = ?1`;
+  const [previous, , after] = await db.batch<SubscriptionRow>([
+    db.prepare(select).bind(id),
+    db.prepare(`UPDATE subscriptions SET ${assignments.join(', ')} WHERE id = ?1`).bind(...values),
+    db.prepare(select).bind(id),
+  ]);
+  const beforeRow = previous?.results[0];
+  const afterRow = after?.results[0];
+  if (beforeRow === undefined || afterRow === undefined) return undefined;
+  return { record: toSubscriptionRecord(afterRow), before: toSubscriptionRecord(beforeRow) };
 }
 
 /**

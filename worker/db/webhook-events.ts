@@ -1,5 +1,5 @@
 /**
- * D1 queries on `webhook_events` (migrations/0002, 0005, 0006, 0007): the ingress's insert-once
+ * D1 queries on `webhook_events` (migrations/0002, 0005, 0006, 0007, 0012): the ingress's insert-once
  * of an event keyed by `event_id`, and the read of one event. Every time is epoch
  * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
@@ -20,6 +20,26 @@ export const WEBHOOK_EVENT_STATUSES = Object.freeze([
   'awaiting_confirmation',
   'confirmed',
   'unconfirmed',
+] as const);
+
+/**
+ * Whether an event reached its subscribers, from its deliveries (the first that holds):
+ * `failed` (a delivery failed for good: dead-lettered, or answered 410), `failing` (a
+ * delivery is pending after a failed attempt), `pending` (a delivery is pending, not attempted
+ * yet or re-queued after a success), `delivered` (every delivery delivered); with no delivery,
+ * `held` (not fanned out: `awaiting_confirmation` or `unconfirmed`) or `no_subscriber`.
+ * Kept on the event by triggers on `deliveries` (migrations/0012), so every writer updates it.
+ */
+export type EventOutcome = (typeof EVENT_OUTCOMES)[number];
+
+/** Every {@link EventOutcome}, from the worst to the best: the filter and the row check read it. */
+export const EVENT_OUTCOMES = Object.freeze([
+  'failed',
+  'failing',
+  'pending',
+  'held',
+  'delivered',
+  'no_subscriber',
 ] as const);
 
 /** Where the confirmation of a money event stands (migrations/0007). */
@@ -48,6 +68,8 @@ export interface WebhookEventRecord {
   readonly eventId: string;
   readonly eventType: string;
   readonly status: WebhookEventStatus;
+  /** Whether it reached its subscribers, from its deliveries (migrations/0012). */
+  readonly outcome: EventOutcome;
   /** When the gateway stored it, epoch milliseconds. */
   readonly receivedAt: number;
   /**
@@ -61,13 +83,14 @@ export interface WebhookEventRecord {
   readonly confirmation?: ConfirmationState;
 }
 
-/** Input of {@link insertWebhookEvent}; the status starts as `received`. */
-export type NewWebhookEvent = Omit<WebhookEventRecord, 'status' | 'confirmation'>;
+/** Input of {@link insertWebhookEvent}; the status starts as `received`, the outcome follows its deliveries. */
+export type NewWebhookEvent = Omit<WebhookEventRecord, 'status' | 'outcome' | 'confirmation'>;
 
 interface WebhookEventRow {
   event_id: string;
   event_type: string;
   status: string;
+  outcome: string;
   received_at: number;
   reference: string | null;
   raw_body: string;
@@ -78,12 +101,25 @@ interface WebhookEventRow {
 }
 
 const STATUSES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_STATUSES);
+const OUTCOMES: ReadonlySet<string> = new Set(EVENT_OUTCOMES);
+
+/**
+ * The outcome of a row, checked.
+ *
+ * @param outcome - the `outcome` column.
+ * @throws {Error} when it is not an {@link EventOutcome} (a bug or a newer writer).
+ */
+export function toEventOutcome(outcome: string): EventOutcome {
+  if (!OUTCOMES.has(outcome)) throw new Error(`unknown webhook event outcome ${outcome}`);
+  return outcome as EventOutcome;
+}
 
 /**
  * Maps a row to the domain record.
  *
  * @param row - a row of `webhook_events`.
- * @throws {Error} when the row holds a status this code does not know (a bug or a newer writer).
+ * @throws {Error} when the row holds a status or an outcome this code does not know (a bug or a
+ *   newer writer).
  *
  * @internal Exported for the tests, which call it directly.
  */
@@ -93,6 +129,7 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
     eventId: row.event_id,
     eventType: row.event_type,
     status: row.status as WebhookEventStatus,
+    outcome: toEventOutcome(row.outcome),
     receivedAt: row.received_at,
     reference: row.reference,
     rawBody: row.raw_body,
@@ -112,7 +149,9 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
 /**
  * The insert-once statement of an event, for use inside a `DB.batch()` (the ingress
  * writes the event and its delivery rows in one transaction). Its `meta.changes` is 1
- * for a new event and 0 for a duplicate `event_id`.
+ * for a new event and 0 for a duplicate `event_id` (no trigger writes on this insert: its
+ * outcome, `held` for an event not fanned out, else `no_subscriber` until its deliveries are
+ * written, is part of the insert).
  *
  * @param event - id, type, receive time (epoch ms), reference and exact body.
  * @param status - the status stored, decided at ingress by the confirmation of money
@@ -129,8 +168,9 @@ export function insertWebhookEventStatement(
   return db
     .prepare(
       `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body, reference,
-         confirmation_reason, confirmation_checks, confirmation_checked_at, next_check_at)
-       VALUES (?1, ?2, ?5, ?3, ?4, ?6, ?7, ?8, ?9, ?10)
+         confirmation_reason, confirmation_checks, confirmation_checked_at, next_check_at, outcome)
+       VALUES (?1, ?2, ?5, ?3, ?4, ?6, ?7, ?8, ?9, ?10,
+         CASE WHEN ?5 IN ('awaiting_confirmation', 'unconfirmed') THEN 'held' ELSE 'no_subscriber' END)
        ON CONFLICT (event_id) DO NOTHING`,
     )
     .bind(

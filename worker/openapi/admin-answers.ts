@@ -6,7 +6,9 @@ import * as v from 'valibot';
 import { DELIVERY_STATUSES } from '../db/deliveries.ts';
 import { WEBHOOK_EVENT_STATUSES } from '../db/webhook-events.ts';
 import { EVENT_TYPE_ORIGINS } from '../relay/event-catalog.ts';
+import { HEALTH_STATES } from '../relay/subscriber-health.ts';
 import type { DeliveryView, toDeliveryAttemptView } from '../routes/admin/deliveries.ts';
+import type { SubscriptionView } from '../routes/admin/subscriptions.ts';
 
 /** An instant as the admin API writes it: ISO 8601 in UTC (`Date.prototype.toISOString`). */
 const Time = v.pipe(v.string(), v.isoTimestamp());
@@ -26,6 +28,25 @@ function page<const Item extends v.GenericSchema>(item: Item) {
   });
 }
 
+/** A subscriber's health: its state, when and why it last changed, its recent success rate. */
+const SubscriptionHealthSchema = v.object({
+  state: v.picklist(HEALTH_STATES),
+  reason: v.nullable(v.string()),
+  changed_at: Time,
+  failing_since: v.nullable(Time),
+  disabled_at: v.nullable(Time),
+  success_rate: v.object({
+    window_hours: Count,
+    attempts: Count,
+    succeeded: Count,
+    failed: Count,
+    rate: v.pipe(
+      v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
+      v.description('Share of the attempts that got a 2xx; null without attempts.'),
+    ),
+  }),
+});
+
 /** A subscription as the admin API shows it: never its secret. */
 const SubscriptionSchema = v.object({
   id: v.string(),
@@ -33,6 +54,10 @@ const SubscriptionSchema = v.object({
   event_types: v.nullable(v.array(v.string())),
   description: v.nullable(v.string()),
   enabled: v.boolean(),
+  max_per_second: v.nullable(v.number()),
+  max_in_flight: v.nullable(v.pipe(v.number(), v.integer())),
+  ordered: v.boolean(),
+  health: SubscriptionHealthSchema,
   previous_secret_expires_at: v.nullable(Time),
   created_at: Time,
   updated_at: Time,
@@ -118,7 +143,15 @@ export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.f
   'admin.subscriptions.create': success(SubscriptionWithSecretSchema),
   'admin.subscriptions.list': success(v.array(SubscriptionSchema)),
   'admin.subscriptions.get': success(SubscriptionSchema),
-  'admin.subscriptions.update': success(SubscriptionSchema),
+  'admin.subscriptions.update': success(
+    v.object({
+      ...SubscriptionSchema.entries,
+      requeued: v.pipe(
+        v.optional(Count),
+        v.description('Deliveries re-enqueued; only when `requeue_pending` was asked.'),
+      ),
+    }),
+  ),
   'admin.subscriptions.rotate_secret': success(SubscriptionWithSecretSchema),
   'admin.event_types.list': success(v.array(EventTypeSchema)),
   'admin.events.list': page(EventSummarySchema),
@@ -142,6 +175,7 @@ export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.f
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const agrees = <T extends true>(value: T) => value;
 agrees<Same<v.InferOutput<typeof DeliverySchema>, DeliveryView>>(true);
+agrees<Same<v.InferOutput<typeof SubscriptionSchema>, SubscriptionView>>(true);
 agrees<Same<v.InferOutput<typeof DeliveryAttemptSchema>, ReturnType<typeof toDeliveryAttemptView>>>(
   true,
 );

@@ -147,7 +147,7 @@ export async function applyCheck(
       ? [fanOutConfirmedDeliveriesStatement(env.DB, event, checksBefore, now), settle]
       : [settle],
   );
-  const applied = results.at(-1)?.meta.changes === 1;
+  const applied = results.at(-1)?.results.length === 1;
   const deliveryIds = applied && delivered ? (results[0]?.results ?? []).map((row) => row.id) : [];
   if (applied) {
     logEvent(outcome.status === 'unconfirmed' ? 'warn' : 'info', 'confirmation_checked', {

@@ -6,12 +6,12 @@
 import { parseRetryAfter } from '../../lib/shared.ts';
 import { markDeliveryFailed } from '../db/deliveries.ts';
 import { type AttemptOutcome, recordDeliveryAttempt } from '../db/delivery-attempts.ts';
-import { updateSubscription } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
 import { operatorRequestOf } from './operator-request.ts';
 import type { RefusedDelivery, SkippedDelivery } from './prepare-delivery.ts';
 import { retryDelay } from './retry-schedule.ts';
 import type { SentDelivery } from './send-delivery.ts';
+import { recordSubscriberHealth } from './subscriber-health.ts';
 
 /** What a delivery attempt came to, before it is recorded. */
 export type DeliveryAttemptResult = SkippedDelivery | RefusedDelivery | SentDelivery;
@@ -76,6 +76,7 @@ async function settleRefused(
     },
     settledAt,
   );
+  await recordSubscriberHealth(env, deliveryId, { status: null, error, at: settledAt });
   logEvent('warn', 'delivery_not_sent', {
     delivery_id: deliveryId,
     attempt: message.attempts,
@@ -110,10 +111,9 @@ async function settleSent(
     };
   }
   await recordDeliveryAttempt(env.DB, deliveryId, outcome, settledAt);
-  if (result.status === 410) {
-    // 410 Gone: the subscriber asks to stop; an admin re-enables it.
-    await updateSubscription(env.DB, subscriptionId, { enabled: false }, settledAt);
-  }
+  // Counts the attempt for the subscriber's health; a 410 Gone (the subscriber asks to
+  // stop) or failures for the whole disable span disable the subscription.
+  await recordSubscriberHealth(env, deliveryId, { ...result, at: settledAt });
   logEvent(delaySeconds === undefined ? 'info' : 'warn', 'delivery_attempted', {
     delivery_id: deliveryId,
     event_id: eventId,

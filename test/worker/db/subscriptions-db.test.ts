@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   deleteSubscription,
   findSubscription,
+  initialHealth,
   insertSubscription,
   listSubscriptions,
   rotateSubscriptionSecret,
@@ -19,8 +20,10 @@ import {
 const NOW = 1_900_000_000_000;
 const DAY_MS = 86_400_000;
 
-function newSubscription(overrides: Partial<SubscriptionRecord> = {}): SubscriptionRecord {
-  return {
+function newSubscription(
+  overrides: Partial<Omit<SubscriptionRecord, 'health'>> = {},
+): SubscriptionRecord {
+  const record = {
     id: `sub_db_${crypto.randomUUID()}`,
     url: 'https://hooks.example.com/edgepay',
     eventTypes: ['charge_success', 'refund_success'],
@@ -30,8 +33,12 @@ function newSubscription(overrides: Partial<SubscriptionRecord> = {}): Subscript
     previousSecrets: [],
     createdAt: NOW,
     updatedAt: NOW,
+    maxPerSecond: null,
+    maxInFlight: null,
+    ordered: false,
     ...overrides,
   };
+  return { ...record, health: initialHealth(record) };
 }
 
 describe('subscriptions (D1)', () => {
@@ -40,6 +47,23 @@ describe('subscriptions (D1)', () => {
       const record = newSubscription();
       await insertSubscription(env.DB, record);
       expect(await findSubscription(env.DB, record.id)).toEqual(record);
+    });
+
+    it('should store the limits and ordering', async () => {
+      const record = newSubscription({ maxPerSecond: 0.5, maxInFlight: 3, ordered: true });
+      await insertSubscription(env.DB, record);
+      expect(await findSubscription(env.DB, record.id)).toEqual(record);
+    });
+
+    it('should start a subscription created disabled as disabled at its creation', async () => {
+      const record = newSubscription({ enabled: false });
+      await insertSubscription(env.DB, record);
+      expect((await findSubscription(env.DB, record.id))?.health).toEqual({
+        failingSince: null,
+        disabledAt: NOW,
+        changedAt: NOW,
+        reason: 'created disabled',
+      });
     });
 
     it('should store a NULL filter (every event type), no description and disabled', async () => {
@@ -90,9 +114,44 @@ describe('subscriptions (D1)', () => {
     it('should change only the given fields and set updated_at', async () => {
       const record = newSubscription();
       await insertSubscription(env.DB, record);
-      const updated = await updateSubscription(env.DB, record.id, { enabled: false }, NOW + 5);
-      expect(updated).toEqual({ ...record, enabled: false, updatedAt: NOW + 5 });
-      expect(await findSubscription(env.DB, record.id)).toEqual(updated);
+      const updated = await updateSubscription(env.DB, record.id, { ordered: true }, NOW + 5);
+      expect(updated?.record).toEqual({ ...record, ordered: true, updatedAt: NOW + 5 });
+      expect(updated?.before).toEqual(record);
+      expect(await findSubscription(env.DB, record.id)).toEqual(updated?.record);
+    });
+
+    it("should record an operator's disable in the health, once", async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      const disabled = await updateSubscription(env.DB, record.id, { enabled: false }, NOW + 5);
+      const health = {
+        failingSince: null,
+        disabledAt: NOW + 5,
+        changedAt: NOW + 5,
+        reason: 'disabled by an operator',
+      };
+      expect(disabled?.record.health).toEqual(health);
+      // Disabling again changes nothing: the first disable's time and reason stay.
+      const again = await updateSubscription(env.DB, record.id, { enabled: false }, NOW + 9);
+      expect(again?.record.health).toEqual(health);
+    });
+
+    it('should make a re-enabled subscription healthy, its run of failures ended', async () => {
+      const record = newSubscription();
+      await insertSubscription(env.DB, record);
+      await env.DB.prepare(
+        'UPDATE subscriptions SET enabled = 0, failing_since = ?2, disabled_at = ?3 WHERE id = ?1',
+      )
+        .bind(record.id, NOW + 1, NOW + 2)
+        .run();
+      const enabled = await updateSubscription(env.DB, record.id, { enabled: true }, NOW + 5);
+      expect(enabled?.before.health).toMatchObject({ failingSince: NOW + 1, disabledAt: NOW + 2 });
+      expect(enabled?.record.health).toEqual({
+        failingSince: null,
+        disabledAt: null,
+        changedAt: NOW + 5,
+        reason: 're-enabled by an operator',
+      });
     });
 
     it('should set every field, NULL filter and description included', async () => {
@@ -102,10 +161,19 @@ describe('subscriptions (D1)', () => {
         url: 'https://new.example.com/x',
         eventTypes: null,
         description: null,
-        enabled: false,
+        maxPerSecond: 2.5,
+        maxInFlight: 1,
+        ordered: true,
       };
       const updated = await updateSubscription(env.DB, record.id, changes, NOW + 7);
-      expect(updated).toEqual({ ...record, ...changes, updatedAt: NOW + 7 });
+      expect(updated?.record).toEqual({ ...record, ...changes, updatedAt: NOW + 7 });
+      const cleared = await updateSubscription(
+        env.DB,
+        record.id,
+        { maxPerSecond: null, maxInFlight: null },
+        NOW + 8,
+      );
+      expect(cleared?.record).toMatchObject({ maxPerSecond: null, maxInFlight: null });
     });
 
     it('should never touch the secrets', async () => {
@@ -119,7 +187,7 @@ describe('subscriptions (D1)', () => {
         { url: 'https://x.example/' },
         NOW + 1,
       );
-      expect(updated).toMatchObject({
+      expect(updated?.record).toMatchObject({
         secret: 'whsec_current',
         previousSecrets: [{ secret: 'whsec_old', expiresAt: NOW + DAY_MS }],
       });
@@ -235,6 +303,13 @@ describe('subscriptions (D1)', () => {
       previous_secrets: '[]',
       created_at: NOW,
       updated_at: NOW,
+      max_per_second: null,
+      max_in_flight: null,
+      ordered: 0,
+      failing_since: null,
+      disabled_at: null,
+      health_changed_at: NOW,
+      health_reason: null,
     };
 
     it('should map a row', () => {

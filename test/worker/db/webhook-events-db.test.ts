@@ -43,6 +43,7 @@ describe('webhook-events (D1)', () => {
       expect(await findWebhookEvent(env.DB, event.eventId)).toEqual({
         ...event,
         status: 'received',
+        outcome: 'no_subscriber',
       });
     });
 
@@ -63,6 +64,7 @@ describe('webhook-events (D1)', () => {
       expect(await findWebhookEvent(env.DB, first.eventId)).toEqual({
         ...first,
         status: 'received',
+        outcome: 'no_subscriber',
       });
       expect(await countRows(first.eventId)).toBe(1);
     });
@@ -101,6 +103,7 @@ describe('webhook-events (D1)', () => {
         event_id: 'e',
         event_type: 't',
         status: 'bogus',
+        outcome: 'no_subscriber',
         received_at: NOW,
         reference: null,
         raw_body: '{}',
@@ -146,12 +149,13 @@ describe('webhook-events (D1)', () => {
   });
 
   describe('migration', () => {
-    it('should create the listing indexes on type, status, reference and date, and the due checks', async () => {
+    it('should create the listing indexes on type, status, outcome, reference and date, and the due checks', async () => {
       const { results } = await env.DB.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'webhook_events' AND name NOT LIKE 'sqlite_%' ORDER BY name",
       ).all<{ name: string }>();
       expect(results.map((row) => row.name)).toEqual([
         'webhook_events_next_check',
+        'webhook_events_outcome_received',
         'webhook_events_received',
         'webhook_events_reference_received',
         'webhook_events_status_received',

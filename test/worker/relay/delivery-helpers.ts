@@ -14,7 +14,10 @@ import {
 import { env } from 'cloudflare:workers';
 import { expect, inject } from 'vitest';
 import { type DeliveryStatus, fanOutDeliveriesStatement } from '../../../worker/db/deliveries.ts';
-import { insertSubscription, type SubscriptionRecord } from '../../../worker/db/subscriptions.ts';
+import {
+  insertSubscription,
+  type NewSubscriptionRecord,
+} from '../../../worker/db/subscriptions.ts';
 import {
   insertWebhookEventStatement,
   type WebhookEventStatus,
@@ -38,7 +41,7 @@ export interface ReceiverSubscriptionInit {
 
 /** A subscription stored in D1 and the receiver key its deliveries are recorded under. */
 export interface ReceiverSubscription {
-  readonly subscription: SubscriptionRecord;
+  readonly subscription: NewSubscriptionRecord;
   readonly key: string;
 }
 
@@ -67,7 +70,7 @@ export async function createReceiverSubscription(
   const key = crypto.randomUUID();
   const query = new URLSearchParams({ key, ...init.query });
   const now = Date.now();
-  const subscription: SubscriptionRecord = {
+  const subscription: NewSubscriptionRecord = {
     id: `sub_${crypto.randomUUID()}`,
     url: init.url ?? `${inject('receiverUrl')}/hooks?${query}`,
     eventTypes: init.eventTypes === undefined ? null : init.eventTypes,

@@ -15,6 +15,17 @@ const MAX_URL_LENGTH = 2048;
 const MAX_EVENT_TYPES = 100;
 /** Longest description accepted, in characters. */
 const MAX_DESCRIPTION_LENGTH = 500;
+/** Slowest `max_per_second` accepted: one attempt every 100 s. */
+const MIN_PER_SECOND = 0.01;
+/** Fastest `max_per_second` accepted, above what one subscriber is ever sent. */
+const MAX_PER_SECOND = 1000;
+/**
+ * Largest `max_in_flight` accepted: more concurrent attempts than the queue consumer runs
+ * for one subscriber would only hide a typo.
+ *
+ * @internal Exported for the relay, which reads it as the bound of its own default.
+ */
+export const MAX_IN_FLIGHT = 100;
 
 /** A validated `POST /admin/subscriptions` body; absent fields take their defaults. */
 interface NewSubscriptionInput {
@@ -24,6 +35,23 @@ interface NewSubscriptionInput {
   readonly description: string | null;
   /** @default true */
   readonly enabled: boolean;
+  /** `null` (the default) = no limit. */
+  readonly maxPerSecond: number | null;
+  /** `null` (the default) = the relay's default. */
+  readonly maxInFlight: number | null;
+  /** @default false */
+  readonly ordered: boolean;
+}
+
+/** What a validated `PATCH /admin/subscriptions/:id` body asks for. */
+interface SubscriptionPatch {
+  /** The fields to change. */
+  readonly changes: SubscriptionChanges;
+  /**
+   * Re-enqueue what waits for the subscription as it is enabled again (only with
+   * `enabled: true`).
+   */
+  readonly requeuePending: boolean;
 }
 
 /** What the URL rules of worker/relay/subscription-url.ts accept, for the OpenAPI document. */
@@ -69,6 +97,39 @@ const eventTypesSchema = v.nullable(
 const distinct = (types: readonly string[] | null): string[] | null =>
   types === null ? null : [...new Set(types)];
 
+const maxPerSecondSchema = v.nullable(
+  v.pipe(
+    v.number(),
+    v.description(
+      `Most attempts a second to this subscriber, a decimal from ${MIN_PER_SECOND} to ` +
+        `${MAX_PER_SECOND} (0.5 = one every 2 s); null = no limit.`,
+    ),
+    v.minValue(MIN_PER_SECOND, `Expected a number from ${MIN_PER_SECOND} to ${MAX_PER_SECOND}`),
+    v.maxValue(MAX_PER_SECOND, `Expected a number from ${MIN_PER_SECOND} to ${MAX_PER_SECOND}`),
+  ),
+);
+
+const maxInFlightSchema = v.nullable(
+  v.pipe(
+    v.number(),
+    v.description(
+      `Most attempts to this subscriber at the same time, 1 to ${MAX_IN_FLIGHT}; null = the ` +
+        "relay's default.",
+    ),
+    v.integer(`Expected a whole number from 1 to ${MAX_IN_FLIGHT}`),
+    v.minValue(1, `Expected a whole number from 1 to ${MAX_IN_FLIGHT}`),
+    v.maxValue(MAX_IN_FLIGHT, `Expected a whole number from 1 to ${MAX_IN_FLIGHT}`),
+  ),
+);
+
+const orderedSchema = v.pipe(
+  v.boolean(),
+  v.description(
+    "true: the events of one reference are delivered in the provider's order, never the " +
+      'later one first.',
+  ),
+);
+
 const descriptionSchema = v.nullable(
   v.pipe(
     v.string(),
@@ -91,12 +152,23 @@ export const createSchema = (settings: SubscriberSettings) =>
       event_types: v.optional(eventTypesSchema),
       description: v.optional(descriptionSchema),
       enabled: v.optional(v.boolean()),
+      max_per_second: v.optional(maxPerSecondSchema),
+      max_in_flight: v.optional(maxInFlightSchema),
+      ordered: v.optional(orderedSchema),
       allow_custom_event_types: v.optional(v.boolean()),
     }),
     knownEventTypesCheck(),
   );
 
-const FIELDS = ['url', 'event_types', 'description', 'enabled'] as const;
+const FIELDS = [
+  'url',
+  'event_types',
+  'description',
+  'enabled',
+  'max_per_second',
+  'max_in_flight',
+  'ordered',
+] as const;
 
 /**
  * The `PATCH /admin/subscriptions/:id` body schema for the given subscriber settings:
@@ -111,6 +183,18 @@ export const patchSchema = (settings: SubscriberSettings) =>
       event_types: v.optional(eventTypesSchema),
       description: v.optional(descriptionSchema),
       enabled: v.optional(v.boolean()),
+      max_per_second: v.optional(maxPerSecondSchema),
+      max_in_flight: v.optional(maxInFlightSchema),
+      ordered: v.optional(orderedSchema),
+      requeue_pending: v.optional(
+        v.pipe(
+          v.boolean(),
+          v.description(
+            'With enabled: true on a disabled subscription, re-enqueue its pending deliveries ' +
+              'and those failed since it began failing (or was disabled); the answer says how many.',
+          ),
+        ),
+      ),
       allow_custom_event_types: v.optional(v.boolean()),
     }),
     knownEventTypesCheck(),
@@ -118,11 +202,19 @@ export const patchSchema = (settings: SubscriberSettings) =>
       (body) => FIELDS.some((field) => body[field] !== undefined),
       `Expected at least one of ${FIELDS.join(', ')}`,
     ),
+    v.forward(
+      v.check(
+        (body) => body.requeue_pending !== true || body.enabled === true,
+        'Expected requeue_pending only with enabled: true',
+      ),
+      ['requeue_pending'],
+    ),
   );
 
 /**
  * The `POST /admin/subscriptions` body as published in the OpenAPI document:
- * strict `{ url, event_types?, description?, enabled? }`, built with the default
+ * strict `{ url, event_types?, description?, enabled?, max_per_second?, max_in_flight?,
+ * ordered? }`, built with the default
  * subscriber settings (`ALLOW_LOCAL_SUBSCRIBERS` off, ports 443 and 80).
  * Its route validates with the same schema built for the current settings ({@link createSchema}).
  */
@@ -130,7 +222,8 @@ export const NewSubscriptionSchema = createSchema(DEFAULT_SUBSCRIBER_SETTINGS);
 
 /**
  * The `PATCH /admin/subscriptions/:id` body as published in the OpenAPI document:
- * strict, at least one of `url`, `event_types`, `description`, `enabled` (a `check`),
+ * strict, at least one of `url`, `event_types`, `description`, `enabled`, `max_per_second`,
+ * `max_in_flight`, `ordered` (a `check`), `requeue_pending` only with `enabled: true`,
  * built with the default subscriber settings. Its route validates with the same schema
  * built for the current settings ({@link patchSchema}).
  */
@@ -156,22 +249,31 @@ export function newSubscriptionInput(body: NewSubscriptionBody): NewSubscription
     eventTypes: distinct(body.event_types ?? null),
     description: body.description ?? null,
     enabled: body.enabled ?? true,
+    maxPerSecond: body.max_per_second ?? null,
+    maxInFlight: body.max_in_flight ?? null,
+    ordered: body.ordered ?? false,
   };
 }
 
 /**
- * The changes a validated `PATCH /admin/subscriptions/:id` body asks for: at least one of
- * `url`, `event_types` (null = every type), `description` (null clears it), `enabled`.
+ * What a validated `PATCH /admin/subscriptions/:id` body asks for: the changes (at least one
+ * of `url`, `event_types` (null = every type), `description` (null clears it), `enabled`,
+ * `max_per_second` and `max_in_flight` (null = none / the default), `ordered`), and whether
+ * to re-enqueue what waits for it as it is enabled again.
  *
  * @param body - the validated body.
- * @returns the changes, with only the given fields set.
+ * @returns the changes, with only the given fields set, and `requeuePending`.
  */
-export function subscriptionChanges(body: SubscriptionChangesBody): SubscriptionChanges {
-  const { url, event_types, description, enabled } = body;
-  return {
+export function subscriptionPatch(body: SubscriptionChangesBody): SubscriptionPatch {
+  const { url, event_types, description, enabled, max_per_second, max_in_flight, ordered } = body;
+  const changes: SubscriptionChanges = {
     ...(url === undefined ? {} : { url }),
     ...(event_types === undefined ? {} : { eventTypes: distinct(event_types) }),
     ...(description === undefined ? {} : { description }),
     ...(enabled === undefined ? {} : { enabled }),
+    ...(max_per_second === undefined ? {} : { maxPerSecond: max_per_second }),
+    ...(max_in_flight === undefined ? {} : { maxInFlight: max_in_flight }),
+    ...(ordered === undefined ? {} : { ordered }),
   };
+  return { changes, requeuePending: body.requeue_pending === true };
 }

@@ -1,16 +1,29 @@
 /**
  * The admin API's subscription routes (`/admin/subscriptions`): create,
- * list, get, update, delete, rotate secret. The admin guard (`requireAdmin`, mounted on every admin route) has
- * already checked `ADMIN_TOKEN`. A secret is in the response only of create and rotate.
+ * list, get, update (and re-enable with re-queue), delete, rotate secret. The admin guard
+ * (`requireAdmin`, mounted on every admin route) has already checked `ADMIN_TOKEN`. A secret
+ * is in the response only of create and rotate. Every view carries the subscriber's health.
  */
 import type { IRequest } from 'itty-router';
 import type * as v from 'valibot';
+import {
+  type AttemptCounts,
+  countRecentAttempts,
+  requeueSubscriptionDeliveries,
+} from '../../db/subscription-health.ts';
 import type { SubscriptionRecord } from '../../db/subscriptions.ts';
 import * as subscriptions from '../../db/subscriptions.ts';
 import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
+import { enqueueDeliveryIds } from '../../relay/enqueue.ts';
+import {
+  announceDisabled,
+  type HealthState,
+  healthState,
+  successRateView,
+} from '../../relay/subscriber-health.ts';
 import {
   generateSubscriptionSecret,
   PREVIOUS_SECRET_VALID_MS,
@@ -19,24 +32,44 @@ import {
   type NewSubscriptionSchema,
   newSubscriptionInput,
   type SubscriptionChangesSchema,
-  subscriptionChanges,
+  subscriptionPatch,
 } from './subscription-input.ts';
 
 /** Path of the subscription collection; one subscription is `${path}/:id`. */
 export const ADMIN_SUBSCRIPTIONS_PATH = '/admin/subscriptions';
 
 /** A subscription as the admin API shows it (times ISO 8601 UTC); never a secret. */
-interface SubscriptionView {
+export interface SubscriptionView {
   id: string;
   url: string;
   /** `null` = every event type. */
-  event_types: readonly string[] | null;
+  event_types: string[] | null;
   description: string | null;
   enabled: boolean;
+  /** Most attempts a second; `null` = no limit. */
+  max_per_second: number | null;
+  /** Most attempts at the same time; `null` = the relay's default. */
+  max_in_flight: number | null;
+  ordered: boolean;
+  health: HealthView;
   /** Until when the last replaced secret is still signed with; `null` when none is (earlier ones expire sooner). */
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A subscriber's health as the admin API shows it. */
+interface HealthView {
+  state: HealthState;
+  /** Why it last changed; `null` when it never did since created. */
+  reason: string | null;
+  /** When it last changed. */
+  changed_at: string;
+  /** When the current run of failed attempts began; `null` when the last attempt succeeded. */
+  failing_since: string | null;
+  disabled_at: string | null;
+  /** Attempts over the last day and the share that succeeded. */
+  success_rate: ReturnType<typeof successRateView>;
 }
 
 /**
@@ -45,24 +78,42 @@ interface SubscriptionView {
  *
  * @param record - the stored subscription.
  * @param now - the current time, epoch milliseconds.
+ * @param attempts - its attempts over the success-rate window; `undefined` = none.
  */
-function toSubscriptionView(record: SubscriptionRecord, now: number): SubscriptionView {
+function toSubscriptionView(
+  record: SubscriptionRecord,
+  now: number,
+  attempts: AttemptCounts | undefined,
+): SubscriptionView {
   // The replaced secrets are newest first: the first still in use lasts longest.
   const expiresAt = record.previousSecrets.find((replaced) => replaced.expiresAt > now)?.expiresAt;
+  const { health } = record;
   return {
     id: record.id,
     url: record.url,
-    event_types: record.eventTypes,
+    event_types: record.eventTypes === null ? null : [...record.eventTypes],
     description: record.description,
     enabled: record.enabled,
+    max_per_second: record.maxPerSecond,
+    max_in_flight: record.maxInFlight,
+    ordered: record.ordered,
+    health: {
+      state: healthState(record),
+      reason: health.reason,
+      changed_at: iso(health.changedAt),
+      failing_since: health.failingSince === null ? null : iso(health.failingSince),
+      disabled_at: health.disabledAt === null ? null : iso(health.disabledAt),
+      success_rate: successRateView(attempts),
+    },
     previous_secret_expires_at: expiresAt === undefined ? null : new Date(expiresAt).toISOString(),
-    created_at: new Date(record.createdAt).toISOString(),
-    updated_at: new Date(record.updatedAt).toISOString(),
+    created_at: iso(record.createdAt),
+    updated_at: iso(record.updatedAt),
   };
 }
 
 /**
- * `POST /admin/subscriptions` `{ url, event_types?, description?, enabled? }`. Its row
+ * `POST /admin/subscriptions` `{ url, event_types?, description?, enabled?, max_per_second?,
+ * max_in_flight?, ordered? }`. Its row
  * reads the body first (415, 413, or 400 `validation_failed` with every issue, URL rules
  * at `url`).
  *
@@ -82,7 +133,7 @@ export async function createSubscription(
 ): Promise<Response> {
   const input = newSubscriptionInput(body);
   const now = Date.now();
-  const record: SubscriptionRecord = {
+  const stored = {
     id: `sub_${crypto.randomUUID()}`,
     ...input,
     secret: generateSubscriptionSecret(),
@@ -90,9 +141,10 @@ export async function createSubscription(
     createdAt: now,
     updatedAt: now,
   };
-  await subscriptions.insertSubscription(env.DB, record);
-  audit(request, 'subscription_created', record.id);
-  const data = { ...toSubscriptionView(record, now), secret: record.secret };
+  await subscriptions.insertSubscription(env.DB, stored);
+  audit(request, 'subscription_created', stored.id);
+  const record: SubscriptionRecord = { ...stored, health: subscriptions.initialHealth(stored) };
+  const data = { ...toSubscriptionView(record, now, undefined), secret: record.secret };
   return jsonResponse({ status: 'success', data }, { status: 201 });
 }
 
@@ -100,7 +152,13 @@ export async function createSubscription(
 export async function listSubscriptions(_request: IRequest, env: Env): Promise<Response> {
   const now = Date.now();
   const records = await subscriptions.listSubscriptions(env.DB);
-  return jsonResponse({ status: 'success', data: records.map((r) => toSubscriptionView(r, now)) });
+  const attempts = await countRecentAttempts(
+    env.DB,
+    records.map((r) => r.id),
+    now,
+  );
+  const data = records.map((r) => toSubscriptionView(r, now, attempts.get(r.id)));
+  return jsonResponse({ status: 'success', data });
 }
 
 /**
@@ -111,15 +169,23 @@ export async function listSubscriptions(_request: IRequest, env: Env): Promise<R
 export async function getSubscription(request: IRequest, env: Env): Promise<Response> {
   const id = idOf(request);
   const record = found(id, await subscriptions.findSubscription(env.DB, id));
-  return jsonResponse({ status: 'success', data: toSubscriptionView(record, Date.now()) });
+  return jsonResponse({ status: 'success', data: await viewWithRate(env, record, Date.now()) });
 }
 
 /**
  * `PATCH /admin/subscriptions/:id` with any of `url`, `event_types`, `description`,
- * `enabled`; the others are kept. Its row reads the body first (415, 413, or 400
- * `validation_failed`).
+ * `enabled`, `max_per_second`, `max_in_flight`, `ordered`; the others are kept. Its row
+ * reads the body first (415, 413, or 400 `validation_failed`).
+ *
+ * `enabled: false` on an enabled subscription records "disabled by an operator" and
+ * announces `subscription.disabled`. `enabled: true` on a disabled one makes it `healthy`;
+ * with `requeue_pending: true` its pending deliveries and those failed since it began
+ * failing (or, without a run of failures, since it was disabled) are set pending, due now,
+ * and enqueued; `requeued` in the answer says how many (0 when it was not disabled).
  *
  * @param body - the validated body.
+ * @returns 200 `{ status: 'success', data }`, `data` the subscription view, plus `requeued`
+ *   when `requeue_pending` was asked.
  * @throws {HttpError} 404 `not_found` (checked after the body).
  */
 export async function updateSubscription(
@@ -129,11 +195,35 @@ export async function updateSubscription(
   body: v.InferOutput<typeof SubscriptionChangesSchema>,
 ): Promise<Response> {
   const id = idOf(request);
-  const changes = subscriptionChanges(body);
+  const { changes, requeuePending } = subscriptionPatch(body);
   const now = Date.now();
-  const record = found(id, await subscriptions.updateSubscription(env.DB, id, changes, now));
+  const update = await subscriptions.updateSubscription(env.DB, id, changes, now);
+  if (update === undefined) throw notFound(id);
+  const { record, before } = update;
   audit(request, 'subscription_updated', id);
-  return jsonResponse({ status: 'success', data: toSubscriptionView(record, now) });
+  if (before.enabled && !record.enabled) {
+    await announceDisabled(env, id, { at: now, reason: subscriptions.OPERATOR_DISABLED_REASON });
+  }
+  let requeued: number | undefined;
+  if (requeuePending) {
+    requeued = 0;
+    if (!before.enabled && record.enabled) {
+      // The run of failures that led to the disable began first; an operator's disable of
+      // a healthy subscription has none.
+      const since = before.health.failingSince ?? before.health.disabledAt ?? now;
+      const ids = await requeueSubscriptionDeliveries(env.DB, id, since, now);
+      await enqueueDeliveryIds(env.DELIVERIES, ids);
+      requeued = ids.length;
+      logEvent('info', 'subscription_requeued', {
+        request_id: contextOf(request).requestId,
+        subscription_id: id,
+        deliveries: ids.length,
+      });
+    }
+  }
+  const view = await viewWithRate(env, record, now);
+  const data = requeued === undefined ? view : { ...view, requeued };
+  return jsonResponse({ status: 'success', data });
 }
 
 /**
@@ -166,8 +256,22 @@ export async function rotateSubscriptionSecret(request: IRequest, env: Env): Pro
   };
   const record = found(id, await subscriptions.rotateSubscriptionSecret(env.DB, id, rotation));
   audit(request, 'subscription_secret_rotated', id);
-  const data = { ...toSubscriptionView(record, now), secret: record.secret };
+  const data = { ...(await viewWithRate(env, record, now)), secret: record.secret };
   return jsonResponse({ status: 'success', data });
+}
+
+/** The view of one subscription with its recent success rate. */
+async function viewWithRate(
+  env: Env,
+  record: SubscriptionRecord,
+  now: number,
+): Promise<SubscriptionView> {
+  const attempts = await countRecentAttempts(env.DB, [record.id], now);
+  return toSubscriptionView(record, now, attempts.get(record.id));
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }
 
 function idOf(request: IRequest): string {

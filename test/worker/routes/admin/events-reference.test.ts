@@ -106,8 +106,11 @@ describe('admin events API: reference', () => {
           event_id: b,
           event_type: 'refund_processed',
           status: 'received',
+          outcome: 'no_subscriber',
           received_at: '2026-03-01T00:00:02.000Z',
           reference,
+          amount: null,
+          currency: null,
         },
         expect.objectContaining({ event_id: a, reference }),
       ]);

@@ -101,8 +101,11 @@ describe('admin events API', () => {
         event_id: d,
         event_type: type,
         status: 'received',
+        outcome: 'no_subscriber',
         received_at: '2026-01-10T00:00:02.000Z',
         reference: 'pay_1',
+        amount: null,
+        currency: null,
       });
       expect(first.next_cursor).toEqual(expect.any(String));
       const second = await listPage(

@@ -130,7 +130,11 @@ describe('admin subscriptions validation', () => {
     it('should require at least one field', async () => {
       const { id } = await createSubscription();
       await expectIssues(await patch(id, {}), [
-        { path: '', message: 'Expected at least one of url, event_types, description, enabled' },
+        {
+          path: '',
+          message:
+            'Expected at least one of url, event_types, description, enabled, max_per_second, max_in_flight, ordered',
+        },
       ]);
     });
 

@@ -53,6 +53,17 @@ describe('admin subscriptions', () => {
         event_types: null,
         description: null,
         enabled: true,
+        max_per_second: null,
+        max_in_flight: null,
+        ordered: false,
+        health: {
+          state: 'healthy',
+          reason: null,
+          changed_at: created.created_at,
+          failing_since: null,
+          disabled_at: null,
+          success_rate: { window_hours: 24, attempts: 0, succeeded: 0, failed: 0, rate: null },
+        },
         previous_secret_expires_at: null,
         created_at: expect.any(String),
         updated_at: created.created_at,
@@ -147,6 +158,13 @@ describe('admin subscriptions', () => {
         ...view,
         description: 'new',
         enabled: false,
+        health: {
+          ...view.health,
+          state: 'disabled',
+          reason: 'disabled by an operator',
+          changed_at: updated.updated_at,
+          disabled_at: updated.updated_at,
+        },
         updated_at: expect.any(String),
       });
       expect(Date.parse(updated.updated_at)).toBeGreaterThan(Date.parse(created.updated_at));

@@ -1,0 +1,149 @@
+/**
+ * Subscriber health: each recorded attempt moves its subscription between `healthy` and
+ * `failing` and counts towards the recent success rate; the relay disables a subscription
+ * whose subscriber answers 410 Gone, or whose every attempt failed for
+ * `SUBSCRIPTION_DISABLE_AFTER_HOURS`. The rules are in docs/gateway.md, "Subscriber health".
+ */
+import { loadSettings } from '../config.ts';
+import {
+  type AttemptCounts,
+  disableForHealth,
+  recordAttemptHealth,
+  SUCCESS_RATE_WINDOW_HOURS,
+} from '../db/subscription-health.ts';
+import type { SubscriptionRecord } from '../db/subscriptions.ts';
+import { logEvent } from '../http/log.ts';
+
+/** Milliseconds in an hour. */
+const HOUR_MS = 3_600_000;
+
+/** A subscription's health state. */
+export type HealthState = (typeof HEALTH_STATES)[number];
+
+/** Every {@link HealthState}, from best to worst. */
+export const HEALTH_STATES = Object.freeze(['healthy', 'failing', 'disabled'] as const);
+
+/** What an attempt got, as the health needs it. */
+interface AttemptResult {
+  /** The subscriber's HTTP status; `null` when no response came. */
+  readonly status: number | null;
+  /** Why no response came (network error, timeout, refused URL); `null` otherwise. */
+  readonly error: string | null;
+  /** When the attempt settled, epoch ms. */
+  readonly at: number;
+}
+
+/**
+ * The health state of a subscription: `disabled` while it is not enabled, else `failing`
+ * while its last attempts all failed, else `healthy`.
+ *
+ * @param record - the stored subscription.
+ */
+export function healthState(record: SubscriptionRecord): HealthState {
+  if (!record.enabled) return 'disabled';
+  return record.health.failingSince === null ? 'healthy' : 'failing';
+}
+
+/**
+ * Records the health side of a delivery attempt once the attempt itself is recorded:
+ * counts it, moves the subscription between `healthy` and `failing`, and disables it on a
+ * 410 or when its unbroken run of failures has lasted `SUBSCRIPTION_DISABLE_AFTER_HOURS`
+ * (0 turns that rule off). A disable is logged and announced as `subscription.disabled`.
+ *
+ * @param env - bindings (`DB`) and settings (`SUBSCRIPTION_DISABLE_AFTER_HOURS`).
+ * @param deliveryId - the delivery the attempt belongs to.
+ * @param attempt - its status or error and its time.
+ * @throws whatever D1 throws (the caller retries the message; the attempt is counted again).
+ */
+export async function recordSubscriberHealth(
+  env: Env,
+  deliveryId: string,
+  attempt: AttemptResult,
+): Promise<void> {
+  const succeeded = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+  const when = new Date(attempt.at).toISOString();
+  const state = await recordAttemptHealth(env.DB, deliveryId, {
+    succeeded,
+    at: attempt.at,
+    reason: succeeded
+      ? `delivered (HTTP ${attempt.status}) at ${when}`
+      : `${failureOf(attempt)} at ${when}`,
+  });
+  if (state === undefined || !state.enabled || succeeded) return;
+  if (attempt.status === 410) {
+    const reason = `410 Gone from the subscriber at ${when}`;
+    await disable(env, state.subscriptionId, { at: attempt.at, reason });
+    return;
+  }
+  const hours = disableAfterHours(env);
+  const since = state.failingSince;
+  if (hours === 0 || since === null || attempt.at - since < hours * HOUR_MS) return;
+  const reason = `every attempt failed for ${hours} h since ${new Date(since).toISOString()}`;
+  await disable(env, state.subscriptionId, { at: attempt.at, reason, failingSince: since });
+}
+
+/**
+ * The recent success rate as the admin API shows it: attempts over the last
+ * {@link SUCCESS_RATE_WINDOW_HOURS} hours and the share that succeeded (`null` without
+ * attempts), rounded to 4 decimals.
+ *
+ * @param counts - the subscription's counts; `undefined` = no attempts.
+ */
+export function successRateView(counts: AttemptCounts | undefined) {
+  const succeeded = counts?.succeeded ?? 0;
+  const failed = counts?.failed ?? 0;
+  const attempts = succeeded + failed;
+  return {
+    window_hours: SUCCESS_RATE_WINDOW_HOURS,
+    attempts,
+    succeeded,
+    failed,
+    rate: attempts === 0 ? null : Math.round((succeeded / attempts) * 10_000) / 10_000,
+  };
+}
+
+/** Why an attempt failed, in a few words. */
+function failureOf(attempt: AttemptResult): string {
+  if (attempt.status !== null) return `HTTP ${attempt.status} from the subscriber`;
+  // The error is the relay's own text (timeout, connection, refused URL), never a body.
+  return `no response (${(attempt.error ?? 'unknown error').slice(0, 200)})`;
+}
+
+// Unreadable settings never reach here (the prepare step skips every delivery then); the
+// default guards the type.
+function disableAfterHours(env: Env): number {
+  const loaded = loadSettings(env);
+  return loaded.ok ? loaded.settings.subscriptionDisableAfterHours : 0;
+}
+
+/** Disables the subscription (once), logs it and announces it. */
+async function disable(
+  env: Env,
+  subscriptionId: string,
+  change: { at: number; reason: string; failingSince?: number },
+): Promise<void> {
+  if (!(await disableForHealth(env.DB, subscriptionId, change))) return;
+  await announceDisabled(env, subscriptionId, change);
+}
+
+/**
+ * Logs a subscription just disabled and announces it to the subscriptions that ask for
+ * `subscription.disabled`.
+ *
+ * @param env - bindings.
+ * @param subscriptionId - the subscription disabled.
+ * @param change - when and why.
+ */
+export async function announceDisabled(
+  env: Env,
+  subscriptionId: string,
+  change: { readonly at: number; readonly reason: string },
+): Promise<void> {
+  logEvent('warn', 'subscription_disabled', {
+    subscription_id: subscriptionId,
+    reason: change.reason,
+  });
+  // OPERATIONAL EVENT: `subscription.disabled` is emitted here with emitOperationalEvent
+  // (worker/relay/operational-events.ts) once that module exists.
+  void env;
+}
