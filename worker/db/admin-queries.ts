@@ -4,11 +4,7 @@
  * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
 import { type KeysetCursor, keysetPage } from './keyset.ts';
-import {
-  type EventOutcome,
-  toEventOutcome,
-  type WebhookEventStatus,
-} from './webhook-events.ts';
+import { type EventOutcome, toEventOutcome, type WebhookEventStatus } from './webhook-events.ts';
 
 /** An event as the listing shows it: no body (the detail route has it). */
 export interface WebhookEventSummary {

@@ -3,8 +3,7 @@
  * stored body through the SDK's webhook parsing (its typed, validated event objects), so the
  * gateway never reads an event's fields a second way.
  */
-import { parseMinorUnits, toMajorUnits } from '../../../lib/money.ts';
-import { parseWebhookEventUnverified } from '../../../lib/webhooks.ts';
+import { parseMinorUnits, parseWebhookEventUnverified, toMajorUnits } from '../../../lib/index.ts';
 
 /**
  * The event types whose amount the list shows: the money events the spec names

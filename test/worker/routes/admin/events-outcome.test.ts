@@ -19,9 +19,14 @@ import {
   storeEvent,
 } from '../../relay/delivery-helpers.ts';
 import { envelope } from '../webhook-helpers.ts';
-import { adminRequest, dataOf, type EventSummary } from './admin-helpers.ts';
+import { adminRequest, dataOf, type EventSummary as Summary } from './admin-helpers.ts';
 
 useCapturedLogs();
+
+/** An event as the list shows it, with its delivery outcome. */
+interface EventSummary extends Summary {
+  outcome: string;
+}
 afterEach(disableTestSubscriptions);
 
 interface EventPage {
