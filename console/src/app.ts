@@ -7,6 +7,7 @@ import { EventPage } from './components/event-page.ts';
 import { EventsPage } from './components/events-page.ts';
 import { SignIn } from './components/sign-in.ts';
 import { SubscriptionsPage } from './components/subscriptions-page.ts';
+import { chooseTimeZone, localZoneName, type TimeZoneChoice, timeZoneChoice } from './format.ts';
 import { html } from './html.ts';
 import { hrefOf, type Route, useRoute } from './route.ts';
 import { clearToken, readToken, saveToken } from './session.ts';
@@ -54,6 +55,12 @@ const NAV = [
 
 function Shell({ api, onSignOut }: { api: AdminApi; onSignOut: () => void }) {
   const route = useRoute();
+  const [zone, setZone] = useState(timeZoneChoice);
+  const changeZone = (choice: TimeZoneChoice) => {
+    chooseTimeZone(choice);
+    // The whole page renders again, so every time on it follows.
+    setZone(choice);
+  };
   const main = useRef<HTMLElement>(null);
   const current = route.page === 'event' ? 'events' : route.page;
   // After a change of page, focus moves to the new page's heading for keyboard and
@@ -79,11 +86,34 @@ function Shell({ api, onSignOut }: { api: AdminApi; onSignOut: () => void }) {
             >`,
         )}
       </nav>
+      <${ZoneSelect} zone=${zone} onChange=${changeZone} />
       <button type="button" class="sign-out" onClick=${onSignOut}>Sign out</button>
     </header>
     <main id="main" ref=${main}>
       <${Boundary} key=${hrefOf(route)}>${page(route, api)}<//>
     </main>`;
+}
+
+/** The time zone every time is written in: UTC unless the operator picks local time. */
+function ZoneSelect({
+  zone,
+  onChange,
+}: {
+  zone: TimeZoneChoice;
+  onChange: (choice: TimeZoneChoice) => void;
+}) {
+  return html`<span class="zone">
+    <label for="time-zone">Times in</label>
+    <select
+      id="time-zone"
+      value=${zone}
+      onChange=${(event: Event) =>
+        onChange((event.currentTarget as HTMLSelectElement).value === 'local' ? 'local' : 'utc')}
+    >
+      <option value="utc">UTC</option>
+      <option value="local">local time (${localZoneName() ?? 'browser'})</option>
+    </select>
+  </span>`;
 }
 
 // The skip link must not change the fragment, which names the page.

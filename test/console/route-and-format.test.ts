@@ -1,10 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   answerOf,
+  chooseTimeZone,
+  displayLocale,
+  formatCount,
+  formatTick,
   formatTime,
   fromLocalInput,
   parseEventTypes,
   prettyJson,
+  timeZoneChoice,
   toLocalInput,
 } from '../../console/src/format.ts';
 import { hrefOf, parseRoute } from '../../console/src/route.ts';
@@ -52,17 +57,76 @@ describe('console routes', () => {
 });
 
 describe('console formats', () => {
-  it('should turn a datetime-local value into UTC and back', () => {
-    const iso = fromLocalInput('2026-11-24T14:30');
-    expect(iso).toBe(new Date(2026, 10, 24, 14, 30).toISOString());
-    expect(toLocalInput(iso)).toBe('2026-11-24T14:30');
-    expect(fromLocalInput('')).toBe('');
-    expect(toLocalInput('not a time')).toBe('');
+  // A zone half an hour off UTC, so a local time cannot pass for a UTC one (Node reads TZ
+  // again when it changes).
+  const zone = process.env.TZ;
+  process.env.TZ = 'Asia/Kolkata';
+  afterEach(() => chooseTimeZone('utc'));
+  afterAll(() => {
+    if (zone === undefined) delete process.env.TZ;
+    else process.env.TZ = zone;
   });
 
-  it('should write a time to the second in local time', () => {
-    expect(formatTime(new Date(2026, 0, 2, 3, 4, 5).toISOString())).toBe('2026-01-02 03:04:05');
-    expect(formatTime('garbage')).toBe('garbage');
+  describe('formatTime', () => {
+    it('should write a time in UTC by default, 24-hour, naming the zone', () => {
+      expect(timeZoneChoice()).toBe('utc');
+      expect(formatTime('2026-01-02T15:04:05.678Z')).toBe('2026-01-02 15:04:05 UTC');
+      expect(formatTime('2026-01-02T15:04:05Z', 'minute')).toBe('2026-01-02 15:04 UTC');
+      expect(formatTime('garbage')).toBe('garbage');
+    });
+
+    it('should write it in local time with its offset once local time is chosen', () => {
+      chooseTimeZone('local');
+      expect(formatTime('2026-01-02T20:04:05Z')).toBe('2026-01-03 01:34:05 UTC+05:30');
+    });
+  });
+
+  describe('formatTick', () => {
+    it('should write the hour on the 24-hour clock, the date under the first tick and a new day', () => {
+      const day = Date.parse('2026-01-02T22:00:00Z') / 1000;
+      expect(formatTick(day, null)).toBe('22:00\n2026-01-02');
+      expect(formatTick(day + 3600, day)).toBe('23:00');
+      expect(formatTick(day + 7200, day + 3600)).toBe('00:00\n2026-01-03');
+    });
+  });
+
+  describe('toLocalInput and fromLocalInput', () => {
+    it('should read and write a datetime-local value in UTC by default', () => {
+      expect(fromLocalInput('2026-11-24T14:30')).toBe('2026-11-24T14:30:00.000Z');
+      expect(toLocalInput('2026-11-24T14:30:00.000Z')).toBe('2026-11-24T14:30');
+      expect(fromLocalInput('')).toBe('');
+      expect(fromLocalInput('2026-11-24')).toBe('');
+      expect(toLocalInput('not a time')).toBe('');
+    });
+
+    it('should read and write it in local time once chosen', () => {
+      chooseTimeZone('local');
+      expect(fromLocalInput('2026-11-24T14:30')).toBe('2026-11-24T09:00:00.000Z');
+      expect(toLocalInput('2026-11-24T09:00:00.000Z')).toBe('2026-11-24T14:30');
+    });
+  });
+
+  describe('displayLocale and formatCount', () => {
+    it('should give Intl a tag it accepts whatever the browser reports', () => {
+      const reported = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+      try {
+        for (const [languages, expected, count] of [
+          [['en-US@posix'], 'en-US', '12,345'],
+          [['und'], 'en-US', '12,345'],
+          [['not a tag', 'de-DE'], 'de-DE', '12.345'],
+          [[], 'en-US', '12,345'],
+        ] as const) {
+          Object.defineProperty(globalThis, 'navigator', {
+            configurable: true,
+            value: { languages, language: languages[0] },
+          });
+          expect(displayLocale()).toBe(expected);
+          expect(formatCount(12345)).toBe(count);
+        }
+      } finally {
+        if (reported !== undefined) Object.defineProperty(globalThis, 'navigator', reported);
+      }
+    });
   });
 
   it('should indent JSON and leave other text as it is', () => {

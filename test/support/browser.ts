@@ -18,24 +18,44 @@ export interface BrowserPage {
   readonly problems: string[];
 }
 
+/** How the browser is started: its environment's locale, and the page's own settings. */
+export interface BrowserOptions {
+  /**
+   * `LANG` for the Chromium process, from which it takes the language it reports
+   * (`C.UTF-8` gives `en-US@posix`, `C` gives `und`). @default the machine's own
+   */
+  readonly lang?: string;
+  /** A locale the page is given over the browser's, e.g. `en-US`. @default none */
+  readonly locale?: string;
+  /** A time zone the page is given over the machine's, e.g. `Asia/Kolkata`. @default none */
+  readonly timezoneId?: string;
+}
+
 /**
- * Launches Chromium headless and opens a page.
+ * Launches Chromium headless and opens a page. The console must work under whatever
+ * locale the machine gives, so none is forced unless `options` asks for one.
  *
  * @param viewport - the page's size in CSS pixels.
+ * @param options - the process's `LANG`, the page's locale and time zone.
  * @returns the browser, its page and the live list of the page's problems.
  */
-export async function openBrowserPage(viewport: {
-  width: number;
-  height: number;
-}): Promise<BrowserPage> {
+export async function openBrowserPage(
+  viewport: { width: number; height: number },
+  options: BrowserOptions = {},
+): Promise<BrowserPage> {
   const browser = await chromium.launch({
     executablePath: await sparticuz.executablePath(),
     args: sparticuz.args,
     headless: true,
+    ...(options.lang === undefined
+      ? {}
+      : { env: { ...process.env, LANG: options.lang, LC_ALL: options.lang } }),
   });
-  // A locale of its own: under LANG=C Chromium reports `en-US@posix`, a tag that Intl (and
-  // so uPlot's number format) refuses.
-  const context = await browser.newContext({ viewport, locale: 'en-US' });
+  const context = await browser.newContext({
+    viewport,
+    ...(options.locale === undefined ? {} : { locale: options.locale }),
+    ...(options.timezoneId === undefined ? {} : { timezoneId: options.timezoneId }),
+  });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {
@@ -74,5 +94,46 @@ export function unlabelledControls(page: Page): Promise<string[]> {
       }
     }
     return nameless;
+  });
+}
+
+/**
+ * The words of the page's prose that a line break cuts in two: each run of letters and
+ * digits of a visible text node, measured with a Range, is one that spans more than one
+ * line. Ids, URLs and code (`code`, `pre`, `.id`, `.url`, form fields) may break anywhere,
+ * so they are left out, and so is text in a box of 1 px or less (visually hidden labels).
+ *
+ * @param page - the page, as it is now.
+ * @returns each cut word with the element holding it, e.g. `subscriber in <dd>`.
+ */
+export function wordsBrokenAcrossLines(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const mayBreak = 'code, pre, kbd, samp, .id, .url, input, textarea, select, script, style';
+    const broken: string[] = [];
+    const hidden = (element: Element) => {
+      for (let box: Element | null = element; box !== null; box = box.parentElement) {
+        const rect = box.getBoundingClientRect();
+        if (rect.width <= 1 || rect.height <= 1) return true;
+      }
+      return false;
+    };
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      const parent = node.parentElement;
+      if (parent === null || parent.closest(mayBreak) !== null || hidden(parent)) continue;
+      const text = node.textContent ?? '';
+      for (const word of text.matchAll(/[\p{L}\p{N}]{2,}/gu)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const lines = new Set(
+          Array.from(range.getClientRects())
+            .filter((rect) => rect.width > 0)
+            .map((rect) => Math.round(rect.top)),
+        );
+        if (lines.size > 1) broken.push(`${word[0]} in <${parent.tagName.toLowerCase()}>`);
+      }
+    }
+    return broken;
   });
 }

@@ -25,7 +25,7 @@ export function ConfirmAction({ label, prompt, confirmLabel, onConfirm }: Confir
     if (asking) confirm.current?.focus();
   }, [asking]);
   if (!asking) {
-    return html`<button type="button" onClick=${() => setAsking(true)}>${label}</button>`;
+    return html`<button type="button" class="danger" onClick=${() => setAsking(true)}>${label}</button>`;
   }
   const run = async () => {
     setBusy(true);
@@ -38,7 +38,7 @@ export function ConfirmAction({ label, prompt, confirmLabel, onConfirm }: Confir
   };
   return html`<span class="confirm" role="group" aria-label=${prompt}>
     <span>${prompt}</span>
-    <button type="button" class="danger" ref=${confirm} disabled=${busy} onClick=${run}>
+    <button type="button" class="danger solid" ref=${confirm} disabled=${busy} onClick=${run}>
       ${confirmLabel}
     </button>
     <button type="button" onClick=${() => setAsking(false)}>Cancel</button>

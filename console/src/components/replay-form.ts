@@ -80,7 +80,7 @@ export function ReplayForm({ api, event, subscriptions, onReplayed }: ReplayForm
       </div>
     </div>`
     }
-    <button type="submit" disabled=${busy || (unconfirmed && !force)}>Replay</button>
+    <button type="submit" class=${unconfirmed ? 'danger solid' : 'primary'} disabled=${busy || (unconfirmed && !force)}>Replay</button>
     ${outcome !== null && html`<p class="notice success" role="status">${outcome}</p>`}
     <${ErrorNotice} error=${error} />
   </form>`;

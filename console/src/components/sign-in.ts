@@ -54,7 +54,7 @@ export function SignIn({ onSignedIn, notice }: SignInProps) {
         The gateway's <code>ADMIN_TOKEN</code>. It is kept in this tab's session storage only
         and sent as a bearer token to the admin API.
       </p>
-      <button type="submit" disabled=${busy || token.trim() === ''}>Sign in</button>
+      <button type="submit" class="primary" disabled=${busy || token.trim() === ''}>Sign in</button>
     </form>
     <${ErrorNotice} error=${error} />
   </main>`;

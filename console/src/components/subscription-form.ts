@@ -90,7 +90,7 @@ export function SubscriptionForm({
     </label>
     ${issueAt('enabled') && html`<p class="field-error">${issueAt('enabled')}</p>`}
     <div class="actions">
-      <button type="submit" disabled=${busy}>${submitLabel}</button>
+      <button type="submit" class="primary" disabled=${busy}>${submitLabel}</button>
       <button type="button" onClick=${onCancel}>Cancel</button>
     </div>
     <${ErrorNotice} error=${error} shownAt=${FIELDS} />

@@ -37,7 +37,7 @@ export function SubscriptionsPage({ api }: { api: AdminApi }) {
           <h2 id="new-subscription-heading">New subscription</h2>
           <${SubscriptionForm} submitLabel="Create subscription" onSubmit=${create} onCancel=${() => setCreating(false)} />
         </section>`
-        : html`<button type="button" onClick=${() => setCreating(true)}>New subscription</button>`
+        : html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New subscription</button>`
     }
     <${ErrorNotice} error=${list.error} />
     <${ErrorNotice} error=${error} />

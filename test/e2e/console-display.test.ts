@@ -1,0 +1,319 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type BrowserOptions,
+  openBrowserPage,
+  wordsBrokenAcrossLines,
+} from '../support/browser.ts';
+import { adminCall } from '../support/child-process.ts';
+import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
+import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+
+// How the console writes what it shows, in a real Chromium against `npm start`'s stack on
+// ports of its own: under the locales a machine may give the browser (the chart included),
+// times in one 24-hour format in UTC or local time, words kept whole at 375 px, destructive
+// buttons apart from the others, and the README's screenshots.
+const root = join(import.meta.dirname, '..', '..');
+const PORTS = { gateway: 18897, sandbox: 18898, receiver: 18899 };
+const CALLER_TOKEN = 'dev-gateway-token';
+const WAIT_MS = 20_000;
+const DESKTOP = { width: 1280, height: 900 };
+/** A time zone away from UTC by a half hour, so local times cannot pass for UTC ones. */
+const LOCAL_ZONE = 'Asia/Kolkata';
+/** The README's pictures, written when missing or with UPDATE_SCREENSHOTS=1. */
+const IMAGES = join(root, 'docs', 'images');
+/** A time as the console writes it: 24-hour, year first, its zone named. */
+const UTC_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})? UTC$/;
+const LOCAL_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})? UTC\+05:30$/;
+
+let stack: NpmStartStack;
+let subscriber: DeliveryReceiver;
+let goneUrl: string;
+let eventId: string;
+
+const admin = (method: string, path: string, body?: unknown) =>
+  adminCall(stack.gatewayUrl, method, path, body) as Promise<{ data: never }>;
+
+beforeAll(async () => {
+  [stack, subscriber] = await Promise.all([startNpmStart(PORTS), startDeliveryReceiver()]);
+  // A subscriber that is gone (410): its delivery fails, so every status has a row.
+  goneUrl = `${subscriber.url}/hooks/orders-service-with-a-rather-long-path?key=gone&status=410`;
+  await admin('POST', '/admin/subscriptions', {
+    url: goneUrl,
+    description: 'orders service, answering 410 Gone since it moved to another address',
+    event_types: ['charge_success'],
+  });
+  const reference = `display-${Date.now()}`;
+  const paid = await fetch(`${stack.gatewayUrl}/payments/initialize`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${CALLER_TOKEN}`,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': reference,
+    },
+    body: JSON.stringify({
+      email: 'ada@example.com',
+      amount: '25000.00',
+      currency: 'NGN',
+      reference,
+    }),
+  });
+  expect(paid.status).toBe(200);
+  const completed = await fetch(`${stack.sandboxUrl}/__sandbox/payments/${reference}/complete`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ outcome: 'success' }),
+  });
+  expect(completed.status).toBe(200);
+  // Bounded wait for the event and both deliveries to settle (delivered and failed).
+  const deadline = Date.now() + 60_000;
+  let statuses: string[] = [];
+  while (statuses.join() !== 'delivered,failed') {
+    if (Date.now() > deadline) throw new Error(`deliveries not settled: ${statuses.join()}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const listed = (await admin('GET', `/admin/events?reference=${reference}`)) as {
+      data: { event_id: string }[];
+    };
+    const first = listed.data[0];
+    if (first === undefined) continue;
+    eventId = first.event_id;
+    const event = (await admin('GET', `/admin/events/${encodeURIComponent(first.event_id)}`)) as {
+      data: { deliveries: { status: string }[] };
+    };
+    statuses = event.data.deliveries.map((d) => d.status).sort();
+  }
+}, 150_000);
+
+afterAll(async () => {
+  await Promise.all([subscriber?.close(), stack?.stop()]);
+});
+
+/** Opens a browser as `options` says, signed in to the console on `fragment`. */
+async function signedIn(fragment: string, options: BrowserOptions = {}, viewport = DESKTOP) {
+  const opened = await openBrowserPage(viewport, options);
+  const { page } = opened;
+  page.setDefaultTimeout(WAIT_MS);
+  // Every string uPlot draws on its canvas (tick labels, axis names), to read them back.
+  await page.addInitScript(() => {
+    const drawn: string[] = [];
+    Object.assign(window, { drawnText: drawn });
+    const fillText = CanvasRenderingContext2D.prototype.fillText;
+    CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+      drawn.push(String(text));
+      fillText.call(this, text, ...rest);
+    };
+  });
+  await page.goto(`${stack.gatewayUrl}/console/`);
+  await page.getByLabel('Admin token', { exact: true }).fill('dev-admin-token');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+  await page.goto(`${stack.gatewayUrl}/console/${fragment}`);
+  await page.getByRole('heading', { level: 1 }).waitFor();
+  return opened;
+}
+
+function drawnText(page: Page): Promise<string[]> {
+  return page.evaluate(() => (window as unknown as { drawnText: string[] }).drawnText);
+}
+
+/** Waits for the Deliveries chart and returns the hour the legend names under the pointer. */
+async function chartLegendHour(page: Page): Promise<string> {
+  await page.locator('.chart canvas').first().waitFor();
+  const over = page.locator('.chart .u-over');
+  const box = await over.boundingBox();
+  if (box === null) throw new Error('the chart has no drawing area');
+  await page.mouse.move(box.x + box.width - 4, box.y + box.height / 2);
+  return (
+    (await page.locator('.chart .u-legend .u-series').first().locator('.u-value').textContent()) ??
+    ''
+  );
+}
+
+describe('console display', () => {
+  describe('under any browser locale', () => {
+    const setups: [string, BrowserOptions, RegExp][] = [
+      // Chromium under LANG=C.UTF-8 reports en-US@posix, which Intl refuses.
+      ['LANG=C.UTF-8', { lang: 'C.UTF-8' }, /^en-US@posix$/],
+      ['LANG=C', { lang: 'C' }, /./],
+      [`the machine's LANG (${process.env.LANG ?? 'unset'})`, {}, /./],
+      ['en-US', { locale: 'en-US' }, /^en-US$/],
+    ];
+    for (const [name, options, language] of setups) {
+      it(`should draw the deliveries chart under ${name}`, async () => {
+        const { browser, page, problems } = await signedIn('#/deliveries', options);
+        try {
+          expect(await page.evaluate(() => navigator.language)).toMatch(language);
+          expect(await chartLegendHour(page)).toMatch(UTC_TIME);
+          await page.getByText('Numbers by hour').click();
+          const hours = await page.locator('table.hours tbody td time').allTextContents();
+          expect(hours.length).toBeGreaterThan(0);
+          for (const hour of hours) expect(hour).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:00 UTC$/);
+          expect(await page.locator('.notice.error').count()).toBe(0);
+          expect(problems).toEqual([]);
+        } finally {
+          await browser.close();
+        }
+      });
+    }
+  });
+
+  describe('times', () => {
+    it('should write times in UTC by default, naming it, then in local time once chosen, kept after a reload', async () => {
+      const { browser, page, problems } = await signedIn(`#/events/${eventId}`, {
+        timezoneId: LOCAL_ZONE,
+      });
+      try {
+        const received = page.locator('dl.facts dt:text-is("Received") + dd time');
+        const utc = (await received.textContent()) ?? '';
+        expect(utc).toMatch(UTC_TIME);
+        const iso = (await received.getAttribute('datetime')) ?? '';
+        expect(utc.slice(0, 19)).toBe(iso.slice(0, 19).replace('T', ' '));
+        expect(await page.evaluate(() => Object.keys(localStorage))).toEqual([]);
+
+        await page.getByLabel('Times in', { exact: true }).selectOption('local');
+        await expect.poll(() => received.textContent()).toMatch(LOCAL_TIME);
+        const shifted = new Date(Date.parse(iso) + 330 * 60_000).toISOString();
+        expect((await received.textContent())?.slice(0, 19)).toBe(
+          shifted.slice(0, 19).replace('T', ' '),
+        );
+        for (const time of await page.locator('main time').allTextContents()) {
+          expect(time).toMatch(LOCAL_TIME);
+        }
+
+        await page.reload();
+        await received.waitFor();
+        expect(await received.textContent()).toMatch(LOCAL_TIME);
+        expect(await page.getByLabel('Times in', { exact: true }).inputValue()).toBe('local');
+        await page.getByLabel('Times in', { exact: true }).selectOption('utc');
+        await expect.poll(() => received.textContent()).toBe(utc);
+        expect(problems).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    it('should use one 24-hour clock in the tables and on the chart, in the chosen zone', async () => {
+      const { browser, page, problems } = await signedIn('#/deliveries', { locale: 'en-US' });
+      try {
+        expect(await chartLegendHour(page)).toMatch(UTC_TIME);
+        const drawn = await drawnText(page);
+        const ticks = drawn.filter((text) => /^\d{2}:\d{2}$/.test(text));
+        expect(ticks.length).toBeGreaterThan(2);
+        expect(drawn).toContain('Hour (UTC)');
+        expect(drawn.filter((text) => /\b(am|pm)\b|\d(am|pm)/i.test(text))).toEqual([]);
+        await page.getByLabel('Show', { exact: true }).selectOption('failed');
+        const updated = page.locator('td[data-label="Updated"]');
+        await updated.first().waitFor();
+        for (const time of await updated.allTextContents()) expect(time).toMatch(UTC_TIME);
+        expect(problems).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+
+  describe('visual pass', () => {
+    it('should break no word of prose across lines at 375 px', async () => {
+      const { browser, page } = await signedIn('#/events', {}, { width: 375, height: 800 });
+      try {
+        for (const fragment of [
+          '#/events',
+          `#/events/${eventId}`,
+          '#/subscriptions',
+          '#/deliveries',
+        ]) {
+          await page.goto(`${stack.gatewayUrl}/console/${fragment}`);
+          await page.getByRole('heading', { level: 1 }).waitFor();
+          await page.waitForLoadState('networkidle');
+          expect(await wordsBrokenAcrossLines(page), fragment).toEqual([]);
+        }
+      } finally {
+        await browser.close();
+      }
+    });
+
+    it('should make destructive buttons look unlike primary and plain ones', async () => {
+      const { browser, page } = await signedIn('#/subscriptions');
+      try {
+        const item = page.getByRole('listitem', { name: /^Subscription orders service/ });
+        const look = (name: string) =>
+          item.getByRole('button', { name, exact: true }).evaluate((button) => {
+            const style = getComputedStyle(button);
+            return `${style.color} on ${style.backgroundColor}, border ${style.borderColor}`;
+          });
+        const primary = await page
+          .getByRole('button', { name: 'New subscription' })
+          .evaluate((button) => getComputedStyle(button).backgroundColor);
+        const [plain, rotate, remove] = await Promise.all([
+          look('Edit'),
+          look('Rotate secret'),
+          look('Delete'),
+        ]);
+        expect(rotate).toBe(remove);
+        expect(remove).not.toBe(plain);
+        expect(remove).not.toContain(primary);
+        // Red text or fill: the red channel well above the others.
+        const red = /rgb\((\d+), (\d+), (\d+)\)/.exec(remove);
+        expect(Number(red?.[1])).toBeGreaterThan(Number(red?.[2]) + 80);
+        await item.getByRole('button', { name: 'Delete', exact: true }).click();
+        const confirming = await look('Yes, delete');
+        expect(confirming).not.toBe(plain);
+        expect(confirming).not.toContain(primary);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    it('should fill status badges with their tone: delivered green, failed red', async () => {
+      const { browser, page } = await signedIn(`#/events/${eventId}`);
+      try {
+        const tone = (status: string) =>
+          page
+            .locator('.badge', { hasText: new RegExp(`^${status}$`) })
+            .first()
+            .evaluate((badge) => {
+              const style = getComputedStyle(badge);
+              const channels = (value: string) => (value.match(/\d+/g) ?? []).map(Number);
+              return { color: channels(style.color), fill: channels(style.backgroundColor) };
+            });
+        const delivered = await tone('delivered');
+        const failed = await tone('failed');
+        // A fill of its own (not transparent), tinted towards the tone, text darker than it.
+        expect(delivered.fill.length).toBe(3);
+        expect(delivered.fill[1]).toBeGreaterThan(delivered.fill[0] ?? 255);
+        expect(failed.fill.length).toBe(3);
+        expect(failed.fill[0]).toBeGreaterThan(failed.fill[1] ?? 255);
+        expect(failed.color[0]).toBeGreaterThan((failed.color[1] ?? 255) + 80);
+        expect(delivered.color[1]).toBeGreaterThan((delivered.color[0] ?? 255) + 40);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+
+  describe('README screenshots', () => {
+    it('should picture the event page and the subscriptions page for the README', async () => {
+      const write = process.env.UPDATE_SCREENSHOTS === '1';
+      const shots = [
+        [`#/events/${eventId}`, 'console-event.png', 'Event charge_success'],
+        ['#/subscriptions', 'console-subscriptions.png', 'Subscriptions'],
+      ] as const;
+      const { browser, page } = await signedIn('#/events', {}, { width: 1100, height: 800 });
+      try {
+        mkdirSync(IMAGES, { recursive: true });
+        for (const [fragment, file, heading] of shots) {
+          await page.goto(`${stack.gatewayUrl}/console/${fragment}`);
+          await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+          await page.waitForLoadState('networkidle');
+          const path = write || !existsSync(join(IMAGES, file)) ? join(IMAGES, file) : undefined;
+          const image = await page.screenshot({ fullPage: true, ...(path ? { path } : {}) });
+          expect(image.byteLength).toBeGreaterThan(10_000);
+        }
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+});
