@@ -43,7 +43,13 @@ export async function runScheduled(controller: ScheduledController, env: Env): P
   }
   logEvent('info', 'idempotency_keys_purged', { deleted, cron: controller.cron });
   const loaded = loadSettings(env);
-  if (loaded.ok) await sweepRelay(env, now, loaded.settings.relayRetentionDays);
+  if (loaded.ok)
+    await sweepRelay(
+      env,
+      now,
+      loaded.settings.relayRetentionDays,
+      loaded.settings.relayBacklogAlertSec,
+    );
   else logEvent('error', 'relay_sweep_skipped', { reason: 'configuration_error' });
   return deleted;
 }

@@ -266,6 +266,13 @@ export const SETTINGS = {
     field: 'relayRetentionDays',
     doc: '1 to 3650 days before webhook events are purged',
   }),
+  RELAY_BACKLOG_ALERT_SEC: setting({
+    kind: 'var',
+    unset: { default: '600' },
+    value: wholeNumber(0, 86_400, 'seconds'),
+    field: 'relayBacklogAlertSec',
+    doc: '0 to 86400 seconds a due delivery may wait before the cron raises relay.backlog (at most once an hour); 0 = never',
+  }),
   SUBSCRIPTION_DISABLE_AFTER_HOURS: setting({
     kind: 'var',
     unset: { default: '24' },

@@ -3,7 +3,8 @@
  * never enqueued (a crash or a Queues failure between the D1 write and `sendBatch` at
  * ingress) or whose message got lost past its due time, starts the confirmation checks of
  * money events that are overdue (a lost re-check message, or a step longer than Queues can
- * delay), and purges events past retention.
+ * delay), purges events past retention, and raises `relay.backlog` when the oldest due
+ * delivery has waited too long.
  */
 import { claimOverdueDeliveries } from '../db/deliveries.ts';
 import { claimOverdueChecks } from '../db/event-confirmation.ts';
@@ -11,6 +12,7 @@ import { purgeWebhookEventsBefore } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import type { ConfirmationMessage } from './confirmation-check.ts';
 import { enqueueDeliveryIds, sendInBatches } from './enqueue.ts';
+import { announceBacklog } from './operational-alerts.ts';
 
 /**
  * How long past its due time a `pending` delivery may wait before the sweeper
@@ -39,6 +41,8 @@ interface SweepResult {
   readonly rechecks: number;
   /** Events deleted (with their deliveries and attempts). */
   readonly purged: number;
+  /** The `relay.backlog` event raised by this run; `null` when none was (or it was raised earlier in its window). */
+  readonly backlogEventId: string | null;
 }
 
 /**
@@ -51,24 +55,31 @@ interface SweepResult {
  * this copy check once). Events received more than
  * `RELAY_RETENTION_DAYS` days before `now` are deleted, deliveries and attempts
  * cascading, at most {@link RETENTION_PURGE_BATCH_SIZE} x {@link RETENTION_PURGE_MAX_BATCHES}.
+ * First of all, when the oldest due `pending` delivery has been due for `backlogAlertSec` or
+ * more, `relay.backlog` is raised, once per hour window (worker/relay/operational-alerts.ts);
+ * a failure there is logged, not thrown, so the sweep still runs.
  *
  * @param env - `DB`, `DELIVERIES`.
  * @param retentionDays - `RELAY_RETENTION_DAYS` from the settings, in days.
  * @param now - the sweep time, epoch ms (the cron's `scheduledTime`).
+ * @param backlogAlertSec - `RELAY_BACKLOG_ALERT_SEC` from the settings, in seconds; 0: no alert.
  * @returns what was done.
  * @throws whatever D1 or Queues throw (a claimed delivery not sent is simply retried by
  *   the next run after the grace period).
  *
  * @example
  * ```ts
- * const { requeued, rechecks, purged } = await sweepRelay(env, controller.scheduledTime, 30);
+ * const { requeued, rechecks, purged } = await sweepRelay(env, controller.scheduledTime, 30, 600);
  * ```
  */
 export async function sweepRelay(
   env: Env,
   now: number,
   retentionDays: number,
+  backlogAlertSec: number,
 ): Promise<SweepResult> {
+  // First: the re-enqueue below moves the due time of what it sends.
+  const backlogEventId = await raiseBacklog(env, now, backlogAlertSec);
   const ids = await claimOverdueDeliveries(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
   await enqueueDeliveryIds(env.DELIVERIES, ids);
   const checks = await claimOverdueChecks(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
@@ -83,6 +94,25 @@ export async function sweepRelay(
     purged += count;
     if (count < RETENTION_PURGE_BATCH_SIZE) break;
   }
-  logEvent('info', 'relay_swept', { requeued: ids.length, rechecks: checks.length, purged });
-  return { requeued: ids.length, rechecks: checks.length, purged };
+  logEvent('info', 'relay_swept', {
+    requeued: ids.length,
+    rechecks: checks.length,
+    purged,
+    backlog_event_id: backlogEventId,
+  });
+  return { requeued: ids.length, rechecks: checks.length, purged, backlogEventId };
+}
+
+/** `relay.backlog` if due (see {@link sweepRelay}); its id when this run stored it, else `null`. */
+async function raiseBacklog(env: Env, now: number, thresholdSec: number): Promise<string | null> {
+  try {
+    const event = await announceBacklog(env, now, thresholdSec);
+    return event?.stored ? event.eventId : null;
+  } catch (error) {
+    logEvent('error', 'operational_event_failed', {
+      event_type: 'relay.backlog',
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+    return null;
+  }
 }

@@ -173,6 +173,7 @@ describe('sweeper', () => {
         { ...env, DELIVERIES: queue },
         Date.now() + SWEEP_GRACE_MS + 1000,
         30,
+        0,
       );
       expect(result.requeued).toBe(sent.length);
       expect(sent).toContainEqual({ deliveryId: stored.deliveryId });
