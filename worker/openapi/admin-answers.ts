@@ -4,10 +4,13 @@
 // (test/e2e/openapi-live.test.ts) holds every answer to these schemas.
 import * as v from 'valibot';
 import { DELIVERY_STATUSES } from '../db/deliveries.ts';
+import { ATTEMPT_TRIGGERS } from '../db/delivery-attempts.ts';
+import { RECOVERABLE_STATUSES, RECOVERY_JOB_STATES } from '../db/recovery-jobs.ts';
 import { WEBHOOK_EVENT_STATUSES } from '../db/webhook-events.ts';
 import { EVENT_TYPE_ORIGINS } from '../relay/event-catalog.ts';
 import { HEALTH_STATES } from '../relay/subscriber-health.ts';
 import type { DeliveryView, toDeliveryAttemptView } from '../routes/admin/deliveries.ts';
+import type { RecoveryJobView } from '../routes/admin/recover.ts';
 import type { SubscriptionView } from '../routes/admin/subscriptions.ts';
 
 /** An instant as the admin API writes it: ISO 8601 in UTC (`Date.prototype.toISOString`). */
@@ -88,6 +91,8 @@ const DeliveryAttemptSchema = v.object({
   latency_ms: Count,
   error: v.nullable(v.string()),
   response_excerpt: v.nullable(v.string()),
+  trigger: v.picklist(ATTEMPT_TRIGGERS),
+  operator: v.nullable(v.string()),
 });
 
 const EventSummarySchema = v.object({
@@ -130,6 +135,28 @@ const EventTypeSchema = v.object({
   ),
 });
 
+/** A bulk recovery job and its progress (worker/routes/admin/recover.ts). */
+const RecoveryJobSchema = v.object({
+  id: v.string(),
+  state: v.picklist(RECOVERY_JOB_STATES),
+  filter: v.object({
+    since: Time,
+    until: v.nullable(Time),
+    subscription_id: v.nullable(v.string()),
+    status: v.nullable(v.picklist(RECOVERABLE_STATUSES)),
+    event_type: v.nullable(v.string()),
+  }),
+  operator: v.nullable(v.string()),
+  matched: Count,
+  enqueued: Count,
+  skipped_disabled: Count,
+  pages: Count,
+  error: v.nullable(v.string()),
+  started_at: Time,
+  updated_at: Time,
+  finished_at: v.nullable(Time),
+});
+
 const DeliveryCountsSchema = v.object({
   ...Object.fromEntries(DELIVERY_STATUSES.map((status) => [status, Count])),
   total: Count,
@@ -169,12 +196,18 @@ export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.f
     }),
   ),
   'admin.deliveries.retry': success(DeliverySchema),
+  'admin.deliveries.recover': success(RecoveryJobSchema),
+  'admin.deliveries.recover_preview': success(
+    v.object({ matched: Count, skipped_disabled: Count, capped: v.boolean() }),
+  ),
+  'admin.deliveries.recover_get': success(RecoveryJobSchema),
 });
 
 // The handlers' own view types and these schemas must agree (a compile error otherwise).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const agrees = <T extends true>(value: T) => value;
 agrees<Same<v.InferOutput<typeof DeliverySchema>, DeliveryView>>(true);
+agrees<Same<v.InferOutput<typeof RecoveryJobSchema>, RecoveryJobView>>(true);
 agrees<Same<v.InferOutput<typeof SubscriptionSchema>, SubscriptionView>>(true);
 agrees<Same<v.InferOutput<typeof DeliveryAttemptSchema>, ReturnType<typeof toDeliveryAttemptView>>>(
   true,

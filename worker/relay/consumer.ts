@@ -12,6 +12,7 @@ import { logEvent } from '../http/log.ts';
 import { consumeConfirmationMessage, isConfirmationMessage } from './confirmation-check.ts';
 import { prepareDelivery } from './prepare-delivery.ts';
 import { recheckSentDelivery } from './recheck-delivery.ts';
+import { consumeRecoveryMessage, isRecoveryMessage } from './recover.ts';
 import { retryDelay } from './retry-schedule.ts';
 import { sendPreparedDelivery } from './send-delivery.ts';
 import { settleDelivery } from './settle-delivery.ts';
@@ -125,6 +126,11 @@ export async function handleQueueBatch(
 async function deliver(message: Message<unknown>, env: Env, send: typeof fetch): Promise<void> {
   if (isConfirmationMessage(message.body)) {
     await consumeConfirmationMessage(message, message.body, env);
+    return;
+  }
+  if (isRecoveryMessage(message.body)) {
+    // A page of a bulk recovery job (POST /admin/deliveries/recover).
+    await consumeRecoveryMessage(message, message.body, env);
     return;
   }
   if (!isDeliveryMessage(message.body)) {

@@ -14,6 +14,7 @@ import {
   countDeliveriesHourly,
   DeliveryHourlyQuerySchema,
   DeliveryListQuerySchema,
+  DeliveryRetrySchema,
   listDeliveries,
   retryDelivery,
 } from './admin/deliveries.ts';
@@ -26,6 +27,13 @@ import {
   listEvents,
   replayEvent,
 } from './admin/events.ts';
+import {
+  ADMIN_RECOVER_PATH,
+  getRecovery,
+  previewRecovery,
+  RecoverySchema,
+  startRecovery,
+} from './admin/recover.ts';
 import {
   createSchema,
   NewSubscriptionSchema,
@@ -231,8 +239,33 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'admin.deliveries.retry',
     'admin',
     'Reset one delivery to pending, due now, and enqueue it.',
-    retryDelivery,
+    optionallyBodied(DeliveryRetrySchema, retryDelivery),
     { status: 202 },
+  ),
+  route(
+    'POST',
+    ADMIN_RECOVER_PATH,
+    'admin.deliveries.recover',
+    'admin',
+    'Start a job re-enqueuing every undelivered delivery matching a filter (or answer the running one).',
+    bodied(RecoverySchema, startRecovery),
+    { status: 202 },
+  ),
+  route(
+    'POST',
+    `${ADMIN_RECOVER_PATH}/preview`,
+    'admin.deliveries.recover_preview',
+    'admin',
+    'Count the deliveries a recovery filter matches, without starting anything.',
+    bodied(RecoverySchema, previewRecovery),
+  ),
+  route(
+    'GET',
+    `${ADMIN_RECOVER_PATH}/:id`,
+    'admin.deliveries.recover_get',
+    'admin',
+    "A recovery job's progress.",
+    getRecovery,
   ),
 ]);
 

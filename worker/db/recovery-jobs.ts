@@ -1,0 +1,204 @@
+/**
+ * D1 queries on `recovery_jobs` (migrations/0011): bulk recoveries that re-enqueue the
+ * undelivered deliveries matching a filter, one keyset page per step. A job is started
+ * once per filter while it runs; each page is taken by a compare-and-set on the job's page
+ * count, in the same transaction as the reset of its deliveries, so a step run twice (a
+ * redelivered message) resets and counts its page once. Every time is epoch milliseconds;
+ * statements bind with `?N`; `db` is always the D1 binding.
+ */
+
+/** The delivery statuses a recovery may take: never `delivered` (that would send a success again). */
+export const RECOVERABLE_STATUSES = ['failed', 'pending'] as const;
+
+/** One of {@link RECOVERABLE_STATUSES}. */
+export type RecoverableStatus = (typeof RECOVERABLE_STATUSES)[number];
+
+/** The states of a job: `running` until its last page (`done`) or until it cannot go on (`failed`). */
+export const RECOVERY_JOB_STATES = ['running', 'done', 'failed'] as const;
+
+/** One of {@link RECOVERY_JOB_STATES}. */
+export type RecoveryJobState = (typeof RECOVERY_JOB_STATES)[number];
+
+/** Which deliveries a recovery takes, on their `created_at`; `null` = no filter. */
+export interface RecoveryFilter {
+  /** Inclusive. */
+  readonly since: number;
+  /** Exclusive. */
+  readonly until: number | null;
+  readonly subscriptionId: string | null;
+  /** `null`: both `failed` and `pending`. */
+  readonly status: RecoverableStatus | null;
+  readonly eventType: string | null;
+}
+
+/** A stored job: its filter, who started it, and its progress. */
+export interface RecoveryJob {
+  readonly id: string;
+  readonly filter: RecoveryFilter;
+  readonly operator: string | null;
+  readonly state: RecoveryJobState;
+  /** Pages done so far. */
+  readonly pages: number;
+  /** The (created_at, id) of the last delivery read; `null` before the first page. */
+  readonly cursor: { readonly at: number; readonly id: string } | null;
+  readonly matched: number;
+  readonly enqueued: number;
+  readonly skippedDisabled: number;
+  readonly error: string | null;
+  readonly startedAt: number;
+  readonly updatedAt: number;
+  readonly finishedAt: number | null;
+}
+
+interface RecoveryJobRow {
+  id: string;
+  since: number;
+  until: number | null;
+  subscription_id: string | null;
+  delivery_status: string | null;
+  event_type: string | null;
+  operator: string | null;
+  state: string;
+  pages: number;
+  cursor_at: number | null;
+  cursor_id: string | null;
+  matched: number;
+  enqueued: number;
+  skipped_disabled: number;
+  error: string | null;
+  started_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+/**
+ * The filter as canonical JSON (fixed key order, `null` for no filter): two requests with
+ * the same filter get the same key, whatever order their fields came in.
+ *
+ * @param filter - the filter.
+ */
+export function recoveryFilterKey(filter: RecoveryFilter): string {
+  const { since, until, subscriptionId, status, eventType } = filter;
+  return JSON.stringify([since, until, subscriptionId, status, eventType]);
+}
+
+/**
+ * Starts a job for `filter` unless one with the same filter is running: that one is
+ * answered instead. A running job without progress for `stallMs` is first marked
+ * `failed` (its messages were lost), so a filter is never blocked for good.
+ *
+ * @param id - the new job's id, `rcv_<uuid>`.
+ * @param operator - who asked, `null` when no name was given.
+ * @param now - the start time.
+ * @param stallMs - how long a running job may go without progress, in milliseconds.
+ * @returns the running job with this filter, and whether it was just started.
+ * @throws {Error} when no job could be read back; whatever D1 throws.
+ */
+export async function startRecoveryJob(
+  db: D1Database,
+  id: string,
+  filter: RecoveryFilter,
+  operator: string | null,
+  now: number,
+  stallMs: number,
+): Promise<{ job: RecoveryJob; started: boolean }> {
+  const key = recoveryFilterKey(filter);
+  const [, , read] = await db.batch<RecoveryJobRow>([
+    db
+      .prepare(
+        `UPDATE recovery_jobs SET state = 'failed', finished_at = ?2, updated_at = ?2,
+           error = 'stalled: no progress for ' || ?3 || ' minutes'
+         WHERE filter_key = ?1 AND state = 'running' AND updated_at < ?2 - ?4`,
+      )
+      .bind(key, now, Math.round(stallMs / 60_000), stallMs),
+    db
+      .prepare(
+        `INSERT INTO recovery_jobs (id, filter_key, since, until, subscription_id,
+           delivery_status, event_type, operator, started_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
+         ON CONFLICT (filter_key) WHERE state = 'running' DO NOTHING`,
+      )
+      .bind(
+        id,
+        key,
+        filter.since,
+        filter.until,
+        filter.subscriptionId,
+        filter.status,
+        filter.eventType,
+        operator,
+        now,
+      ),
+    db.prepare(`SELECT * FROM recovery_jobs WHERE filter_key = ?1 AND state = 'running'`).bind(key),
+  ]);
+  const row = read?.results[0];
+  if (row === undefined) throw new Error('recovery job not found after its insert');
+  return { job: toRecoveryJob(row), started: row.id === id };
+}
+
+/**
+ * One job.
+ *
+ * @param id - the job id.
+ * @returns the job, or `undefined` when there is none.
+ */
+export async function findRecoveryJob(
+  db: D1Database,
+  id: string,
+): Promise<RecoveryJob | undefined> {
+  const row = await db
+    .prepare('SELECT * FROM recovery_jobs WHERE id = ?1')
+    .bind(id)
+    .first<RecoveryJobRow>();
+  return row === null ? undefined : toRecoveryJob(row);
+}
+
+/**
+ * Ends a running job as `failed`, with the reason.
+ *
+ * @param id - the job id.
+ * @param error - why it cannot go on, shown to the operator.
+ * @param now - the end time.
+ */
+export async function failRecoveryJob(
+  db: D1Database,
+  id: string,
+  error: string,
+  now: number,
+): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE recovery_jobs SET state = 'failed', error = ?2, finished_at = ?3, updated_at = ?3
+       WHERE id = ?1 AND state = 'running'`,
+    )
+    .bind(id, error, now)
+    .run();
+}
+
+function toRecoveryJob(row: RecoveryJobRow): RecoveryJob {
+  return {
+    id: row.id,
+    filter: {
+      since: row.since,
+      until: row.until,
+      subscriptionId: row.subscription_id,
+      // The columns' CHECKs hold these to their lists.
+      status: row.delivery_status as RecoverableStatus | null,
+      eventType: row.event_type,
+    },
+    operator: row.operator,
+    state: row.state as RecoveryJobState,
+    pages: row.pages,
+    cursor:
+      row.cursor_at === null || row.cursor_id === null
+        ? null
+        : { at: row.cursor_at, id: row.cursor_id },
+    matched: row.matched,
+    enqueued: row.enqueued,
+    skippedDisabled: row.skipped_disabled,
+    error: row.error,
+    startedAt: row.started_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+  };
+}

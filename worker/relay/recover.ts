@@ -1,0 +1,126 @@
+/**
+ * Bulk recovery, the queue side: each `{ kind: 'recover', jobId, page }` message of the
+ * DELIVERIES queue takes one page of the job's deliveries (at most
+ * {@link RECOVERY_PAGE_SIZE}: one read, one D1 batch, one `sendBatch`), enqueues the ones it
+ * reset with trigger `recover`, and sends the message of the next page. So one Worker
+ * invocation reads and writes a bounded number of rows however many deliveries match, and
+ * the job's row in D1 (worker/db/recovery-jobs.ts) holds its progress between messages.
+ */
+import { failRecoveryJob, findRecoveryJob } from '../db/recovery-jobs.ts';
+import { readRecoveryPage, takeRecoveryPage } from '../db/recovery-pages.ts';
+import { logEvent } from '../http/log.ts';
+import { enqueueRequestedDeliveries } from './operator-request.ts';
+
+/**
+ * Deliveries per page of a recovery: one `sendBatch` (the Queues limit is 100 messages).
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
+export const RECOVERY_PAGE_SIZE = 100;
+
+/**
+ * Deliveries of a recovery message that fail before giving up on the job: a step that
+ * keeps failing (D1 or Queues down) ends the job `failed`, with the error, within a minute,
+ * instead of holding its filter on the long delivery schedule.
+ */
+const RECOVERY_MAX_ATTEMPTS = 5;
+
+/** Seconds before a failed step is tried again, times the message's attempts. */
+const RECOVERY_RETRY_STEP_SEC = 5;
+
+/**
+ * A DELIVERIES message asking for one page of a recovery job: `kind` tells it from a
+ * delivery's `{ deliveryId }`. `page` is the number of pages done when it was sent; a
+ * message whose page the job has already taken changes nothing.
+ */
+export interface RecoveryMessage {
+  readonly kind: 'recover';
+  readonly jobId: string;
+  readonly page: number;
+}
+
+/**
+ * Whether a message body is a {@link RecoveryMessage}.
+ *
+ * @param body - the message body as received.
+ */
+export function isRecoveryMessage(body: unknown): body is RecoveryMessage {
+  if (typeof body !== 'object' || body === null) return false;
+  const { kind, jobId, page } = body as Partial<Record<string, unknown>>;
+  return (
+    kind === 'recover' &&
+    typeof jobId === 'string' &&
+    Number.isSafeInteger(page) &&
+    (page as number) >= 0
+  );
+}
+
+/**
+ * Runs one step of a recovery job and acks the message, or retries it after an error (up
+ * to {@link RECOVERY_MAX_ATTEMPTS}, then the job is `failed` with the error):
+ * - the job is gone or no longer running: nothing to do;
+ * - its page was already taken (the message came again): the next page's message is sent
+ *   again when this was the latest page, since the first run may have stopped before
+ *   sending it (a duplicate next message is harmless: only one takes its page);
+ * - else the page is read, taken (worker/db/recovery-pages.ts), its reset deliveries
+ *   enqueued with trigger `recover`, and the next page's message sent unless it was the last.
+ *
+ * A crash between taking a page and enqueuing its deliveries leaves them `pending` and due,
+ * never enqueued twice: the cron sweeper sends them (as the relay's own schedule).
+ *
+ * @param message - the DELIVERIES message.
+ * @param body - its body.
+ * @param env - bindings (`DB`, `DELIVERIES`).
+ */
+export async function consumeRecoveryMessage(
+  message: Message<unknown>,
+  body: RecoveryMessage,
+  env: Env,
+): Promise<void> {
+  try {
+    await runRecoveryStep(body, env);
+    message.ack();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    logEvent('error', 'recovery_step_failed', {
+      job_id: body.jobId,
+      page: body.page,
+      attempt: message.attempts,
+      error_message: reason,
+    });
+    if (message.attempts < RECOVERY_MAX_ATTEMPTS) {
+      message.retry({ delaySeconds: RECOVERY_RETRY_STEP_SEC * message.attempts });
+      return;
+    }
+    await failRecoveryJob(env.DB, body.jobId, `page ${body.page} failed: ${reason}`, Date.now());
+    message.ack();
+  }
+}
+
+async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Promise<void> {
+  const job = await findRecoveryJob(env.DB, jobId);
+  if (job === undefined || job.state !== 'running') return;
+  const next: RecoveryMessage = { kind: 'recover', jobId, page: page + 1 };
+  if (job.pages !== page) {
+    if (job.pages === page + 1) await env.DELIVERIES.send(next);
+    return;
+  }
+  const candidates = await readRecoveryPage(env.DB, job, job.startedAt, RECOVERY_PAGE_SIZE);
+  const last = candidates.length < RECOVERY_PAGE_SIZE;
+  const now = Date.now();
+  const reset = await takeRecoveryPage(env.DB, job, { page, candidates, last }, now);
+  if (reset === null) return;
+  await enqueueRequestedDeliveries(env.DELIVERIES, reset, {
+    trigger: 'recover',
+    operator: job.operator,
+    requestedAt: now,
+  });
+  logEvent('info', 'recovery_page_taken', {
+    job_id: jobId,
+    page,
+    matched: candidates.length,
+    enqueued: reset.length,
+    last,
+  });
+  if (!last) await env.DELIVERIES.send(next);
+}
