@@ -31,6 +31,7 @@ import {
 } from '../../lib/shared.ts';
 import { JsonObjectSchema } from '../relay/envelope.ts';
 import { EventListQuerySchema } from '../routes/admin/events.ts';
+import { RecoverySchema } from '../routes/admin/recover.ts';
 import { SubscriptionChangesSchema } from '../routes/admin/subscription-input.ts';
 import { RESPONSE_CUSTOM_SCHEMAS } from './answers.ts';
 
@@ -102,6 +103,7 @@ const CHECK_MEANINGS = new Map<v.GenericSchema, JsonSchema>([
   // field (JSON has no undefined, so at least one member); `to` must follow `from`.
   [SubscriptionChangesSchema, { minProperties: 1 }],
   [EventListQuerySchema, { description: 'Rule: Expected `to` to be later than `from`.' }],
+  [RecoverySchema, { description: 'Rule: Expected `until` to be later than `since`.' }],
 ]);
 
 const CHECK_ACTIONS = new Map<unknown, JsonSchema>(
