@@ -162,13 +162,16 @@ export function toLocalInput(iso: string): string {
  * The value of an `<input type="datetime-local">`, read in the chosen time zone, as an
  * ISO 8601 UTC time.
  *
- * @param value - a date and time in the chosen zone, e.g. `2026-11-24T14:30`.
+ * @param value - a date and time in the chosen zone, `2026-11-24T14:30` (as the input gives
+ *   it) or `2026-11-24 14:30` (as the console writes times).
  * @returns '' when the field is empty or not a time.
  */
 export function fromLocalInput(value: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value)) return '';
+  const parts = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/.exec(value.trim());
+  if (parts === null) return '';
   // Without an offset, Date reads a date and time as local; with `Z`, as UTC.
-  const date = new Date(chosenZone === 'utc' ? `${value}Z` : value);
+  const written = `${parts[1]}T${parts[2]}`;
+  const date = new Date(chosenZone === 'utc' ? `${written}Z` : written);
   return Number.isNaN(date.getTime()) ? '' : date.toISOString();
 }
 

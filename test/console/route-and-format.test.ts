@@ -93,6 +93,7 @@ describe('console formats', () => {
   describe('toLocalInput and fromLocalInput', () => {
     it('should read and write a datetime-local value in UTC by default', () => {
       expect(fromLocalInput('2026-11-24T14:30')).toBe('2026-11-24T14:30:00.000Z');
+      expect(fromLocalInput('2026-11-24 14:30:15')).toBe('2026-11-24T14:30:15.000Z');
       expect(toLocalInput('2026-11-24T14:30:00.000Z')).toBe('2026-11-24T14:30');
       expect(fromLocalInput('')).toBe('');
       expect(fromLocalInput('2026-11-24')).toBe('');

@@ -24,6 +24,8 @@ const DESKTOP = { width: 1280, height: 900 };
 const LOCAL_ZONE = 'Asia/Kolkata';
 /** The README's pictures, written when missing or with UPDATE_SCREENSHOTS=1. */
 const IMAGES = join(root, 'docs', 'images');
+/** Screenshots for a person to look at, not committed. */
+const ARTIFACTS = join(root, 'test-results', 'console-display');
 /** A time as the console writes it: 24-hour, year first, its zone named. */
 const UTC_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})? UTC$/;
 const LOCAL_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})? UTC\+05:30$/;
@@ -218,15 +220,32 @@ describe('console display', () => {
     it('should break no word of prose across lines at 375 px', async () => {
       const { browser, page } = await signedIn('#/events', {}, { width: 375, height: 800 });
       try {
-        for (const fragment of [
-          '#/events',
-          `#/events/${eventId}`,
-          '#/subscriptions',
-          '#/deliveries',
-        ]) {
+        // The measure itself: a word squeezed into 4 characters is reported.
+        await page.evaluate(() => {
+          const squeezed = document.createElement('p');
+          squeezed.id = 'squeezed';
+          squeezed.textContent = 'subscription disabled';
+          squeezed.style.width = '4ch';
+          squeezed.style.overflowWrap = 'anywhere';
+          document.body.append(squeezed);
+        });
+        expect(await wordsBrokenAcrossLines(page)).toEqual([
+          'subscription in <p>',
+          'disabled in <p>',
+        ]);
+        await page.evaluate(() => document.getElementById('squeezed')?.remove());
+        mkdirSync(ARTIFACTS, { recursive: true });
+        for (const [name, fragment] of [
+          ['events', '#/events'],
+          ['event', `#/events/${eventId}`],
+          ['subscriptions', '#/subscriptions'],
+          ['deliveries', '#/deliveries'],
+        ] as const) {
           await page.goto(`${stack.gatewayUrl}/console/${fragment}`);
           await page.getByRole('heading', { level: 1 }).waitFor();
           await page.waitForLoadState('networkidle');
+          if (name === 'deliveries') await page.locator('.chart canvas').first().waitFor();
+          await page.screenshot({ path: join(ARTIFACTS, `narrow-${name}.png`), fullPage: true });
           expect(await wordsBrokenAcrossLines(page), fragment).toEqual([]);
         }
       } finally {
