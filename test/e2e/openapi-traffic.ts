@@ -238,6 +238,13 @@ async function gatewayRoutes(): Promise<void> {
   await admin('GET', '/admin/deliveries/hourly?hours=3');
   const delivery = (deliveries.data as Json[])[0];
   await admin('POST', `/admin/deliveries/${String(delivery?.id ?? 'none')}/retry`);
+  const since = new Date(Date.now() - 3_600_000).toISOString();
+  await admin('POST', '/admin/deliveries/recover/preview', { body: { since } });
+  const recovery = await admin('POST', '/admin/deliveries/recover', {
+    body: { since, operator: 'openapi' },
+  });
+  await admin('GET', `/admin/deliveries/recover/${String(dataOf(recovery).id)}`);
+  await admin('POST', '/admin/deliveries/recover', { body: { since: 'yesterday' } });
   await admin('DELETE', subscription);
   await admin('GET', subscription);
 }
