@@ -13,6 +13,7 @@ import { logEvent } from '../http/log.ts';
 import { type ConfirmationDecision, decideConfirmation } from './confirm.ts';
 import { nextConfirmationCheck } from './confirmation-schedule.ts';
 import { enqueueDeliveries } from './enqueue.ts';
+import { announceUnconfirmed } from './operational-alerts.ts';
 
 /**
  * A `DELIVERIES` message asking for a re-check: `kind` tells it from a delivery's
@@ -123,10 +124,11 @@ export interface AppliedCheck {
  * Writes a re-check's finding on an `awaiting_confirmation` event, fenced by
  * `checksBefore`. When it is confirmed (or confirmation was turned off), its deliveries
  * are written in the same batch and enqueued; while it stays awaiting, the next check's
- * message is sent with the schedule's delay.
+ * message is sent with the schedule's delay. When it becomes `unconfirmed`,
+ * `event.unconfirmed` is raised (a failure to raise it is logged).
  *
  * @param env - `DB`, `DELIVERIES`.
- * @param event - the event's id and type.
+ * @param event - the event's id, type and reference.
  * @param checksBefore - its check count as read before the lookup.
  * @param decision - what the lookup found.
  * @param now - when, epoch ms.
@@ -134,7 +136,7 @@ export interface AppliedCheck {
  */
 export async function applyCheck(
   env: Env,
-  event: Pick<WebhookEventRecord, 'eventId' | 'eventType'>,
+  event: Pick<WebhookEventRecord, 'eventId' | 'eventType' | 'reference'>,
   checksBefore: number,
   decision: ConfirmationDecision,
   now: number,
@@ -167,6 +169,10 @@ export async function applyCheck(
       );
     }
     await enqueueDeliveries(env.DELIVERIES, deliveryIds, `check-${event.eventId}`);
+    if (outcome.status === 'unconfirmed') {
+      const checks = checksBefore + 1;
+      await announceUnconfirmed(env, { ...event, reason: outcome.reason, checks }, now);
+    }
   }
   return { applied, outcome, deliveryIds };
 }

@@ -10,6 +10,7 @@
 import { markDeliveryFailed } from '../db/deliveries.ts';
 import { logEvent } from '../http/log.ts';
 import { consumeConfirmationMessage, isConfirmationMessage } from './confirmation-check.ts';
+import { announceDeadLetter } from './operational-alerts.ts';
 import { prepareDelivery } from './prepare-delivery.ts';
 import { recheckSentDelivery } from './recheck-delivery.ts';
 import { consumeRecoveryMessage, isRecoveryMessage } from './recover.ts';
@@ -148,7 +149,11 @@ async function deliver(message: Message<unknown>, env: Env, send: typeof fetch):
   await settleDelivery(message, env, deliveryId, result);
 }
 
-/** One dead-lettered message: its attempts ran out, the delivery is `failed`. */
+/**
+ * One dead-lettered message: its attempts ran out, `delivery.dead_lettered` is raised (before
+ * the mark, so a failure leaves the delivery pending and the retried message raises it), then
+ * the delivery is `failed`.
+ */
 async function deadLetter(message: Message<unknown>, env: Env): Promise<void> {
   if (isConfirmationMessage(message.body)) {
     // The event keeps its `next_check_at`: the cron sweeper starts the check again.
@@ -161,7 +166,9 @@ async function deadLetter(message: Message<unknown>, env: Env): Promise<void> {
     message.ack();
     return;
   }
-  const marked = await markDeliveryFailed(env.DB, message.body.deliveryId, Date.now());
+  const now = Date.now();
+  await announceDeadLetter(env, message.body.deliveryId, now);
+  const marked = await markDeliveryFailed(env.DB, message.body.deliveryId, now);
   logEvent('warn', 'delivery_dead_lettered', { delivery_id: message.body.deliveryId, marked });
   message.ack();
 }

@@ -18,6 +18,7 @@ import { type ConfirmationDecision, decideConfirmation } from '../relay/confirm.
 import { applyCheck, enqueueCheck, scheduleOutcome } from '../relay/confirmation-check.ts';
 import { enqueueDeliveries } from '../relay/enqueue.ts';
 import { referenceOf, WebhookEnvelopeSchema } from '../relay/envelope.ts';
+import { announceUnconfirmed } from '../relay/operational-alerts.ts';
 
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
 export const WEBHOOKS_PATH = '/webhooks';
@@ -37,7 +38,7 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * cannot be confirmed yet (no record yet, a state not final, the upstream down) is stored
  * `awaiting_confirmation` without delivery rows and a re-check is enqueued 10 s later
  * (worker/relay/confirmation-check.ts); an `unconfirmed` (contradicted) one is stored
- * without delivery rows. The raw body is stored in D1 keyed by `event_id` before the
+ * without delivery rows, and `event.unconfirmed` is raised for the subscriptions that list it. The raw body is stored in D1 keyed by `event_id` before the
  * 200, with its `data.reference` (searched by the admin API), its check, and one `pending`
  * delivery per matching enabled subscription in the same transaction, then one
  * `{ deliveryId }` message per delivery goes to `DELIVERIES`; a duplicate answers 200 with
@@ -137,6 +138,13 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
   );
   if (stored && outcome.delaySeconds !== undefined) {
     await enqueueCheck(env.DELIVERIES, { eventId: event.eventId, check: 1 }, outcome.delaySeconds);
+  }
+  if (stored && outcome.status === 'unconfirmed') {
+    await announceUnconfirmed(
+      env,
+      { ...event, reason: outcome.reason, checks: 1 },
+      event.receivedAt,
+    );
   }
   if (!stored && checked) await settleAwaitingDuplicate(env, event, decision);
   await enqueueDeliveries(env.DELIVERIES, deliveryIds, context.requestId);
