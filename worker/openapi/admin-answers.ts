@@ -184,7 +184,14 @@ export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.f
   'admin.events.list': page(EventSummarySchema),
   'admin.events.get': success(EventSchema),
   'admin.events.replay': success(
-    v.object({ event_id: v.string(), delivery_ids: v.array(v.string()) }),
+    v.object({
+      event_id: v.string(),
+      delivery_ids: v.array(v.string()),
+      skipped_subscriptions: v.pipe(
+        v.array(v.object({ subscription_id: v.string(), reason: v.string() })),
+        v.description('Disabled subscriptions the event matched, not replayed to, and why.'),
+      ),
+    }),
   ),
   'admin.deliveries.list': page(v.object({ ...DeliverySchema.entries, event_type: v.string() })),
   'admin.deliveries.counts': success(DeliveryCountsSchema),

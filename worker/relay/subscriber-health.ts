@@ -13,6 +13,7 @@ import {
 } from '../db/subscription-health.ts';
 import type { SubscriptionRecord } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
+import { emitOperationalEvent } from './operational-events.ts';
 
 /** Milliseconds in an hour. */
 const HOUR_MS = 3_600_000;
@@ -122,28 +123,51 @@ async function disable(
   subscriptionId: string,
   change: { at: number; reason: string; failingSince?: number },
 ): Promise<void> {
-  if (!(await disableForHealth(env.DB, subscriptionId, change))) return;
-  await announceDisabled(env, subscriptionId, change);
+  const disabled = await disableForHealth(env.DB, subscriptionId, change);
+  if (disabled === undefined) return;
+  await announceDisabled(env, { subscriptionId, url: disabled.url, ...change });
+}
+
+/** A subscription just disabled, as {@link announceDisabled} tells it. */
+interface DisabledSubscription {
+  readonly subscriptionId: string;
+  readonly url: string;
+  /** When, epoch ms. */
+  readonly at: number;
+  /** Why, in words. */
+  readonly reason: string;
 }
 
 /**
- * Logs a subscription just disabled and announces it to the subscriptions that ask for
- * `subscription.disabled`.
+ * Logs a subscription just disabled and emits `subscription.disabled` to the subscriptions
+ * that ask for it (never to the one disabled). A failure to emit is logged, not thrown: the
+ * disable itself is recorded, and throwing would only repeat the attempt being settled or
+ * answer an operator 500 for a change that was made.
  *
- * @param env - bindings.
- * @param subscriptionId - the subscription disabled.
- * @param change - when and why.
+ * @param env - bindings (`DB`, `DELIVERIES`).
+ * @param disabled - which subscription, its URL, when and why.
  */
-export async function announceDisabled(
-  env: Env,
-  subscriptionId: string,
-  change: { readonly at: number; readonly reason: string },
-): Promise<void> {
+export async function announceDisabled(env: Env, disabled: DisabledSubscription): Promise<void> {
   logEvent('warn', 'subscription_disabled', {
-    subscription_id: subscriptionId,
-    reason: change.reason,
+    subscription_id: disabled.subscriptionId,
+    reason: disabled.reason,
   });
-  // OPERATIONAL EVENT: `subscription.disabled` is emitted here with emitOperationalEvent
-  // (worker/relay/operational-events.ts) once that module exists.
-  void env;
+  try {
+    await emitOperationalEvent(env, {
+      type: 'subscription.disabled',
+      data: {
+        subscription_id: disabled.subscriptionId,
+        url: disabled.url,
+        reason: disabled.reason,
+        disabled_at: new Date(disabled.at).toISOString(),
+      },
+      now: disabled.at,
+    });
+  } catch (error) {
+    logEvent('error', 'operational_event_failed', {
+      event_type: 'subscription.disabled',
+      subscription_id: disabled.subscriptionId,
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+  }
 }

@@ -240,7 +240,7 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'admin',
     'Reset one delivery to pending, due now, and enqueue it.',
     optionallyBodied(DeliveryRetrySchema, retryDelivery),
-    { status: 202 },
+    { status: 202, extraErrors: [409] },
   ),
   route(
     'POST',

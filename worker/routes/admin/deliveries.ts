@@ -32,6 +32,7 @@ import {
   MAX_PAGE_SIZE,
   wholeNumberQuery,
 } from './query.ts';
+import { refuseRetryOfDisabled } from './subscription-guard.ts';
 
 /** Path of the delivery collection; one delivery is `${path}/:id`. */
 export const ADMIN_DELIVERIES_PATH = '/admin/deliveries';
@@ -148,7 +149,9 @@ export function toDeliveryAttemptView(record: DeliveryAttemptRecord): DeliveryAt
  *
  * @param body - the validated body; `undefined` for a bare POST.
  * @returns 202 `{ status: 'success', data }`, `data` the reset delivery.
- * @throws {HttpError} 404 `not_found`.
+ * @throws {HttpError} 404 `not_found` (the delivery, or its deleted subscription); 409
+ *   `subscription_disabled` with the disable's reason when its subscription is disabled
+ *   (the consumer would skip it without an attempt).
  */
 export async function retryDelivery(
   request: IRequest,
@@ -159,6 +162,7 @@ export async function retryDelivery(
   const id = request.params.id ?? '';
   const operator = operatorOf(request, body?.operator);
   const now = Date.now();
+  await refuseRetryOfDisabled(env.DB, id);
   const record = await resetDelivery(env.DB, id, now);
   // JSON.stringify keeps control characters of a hostile id out of the message.
   if (record === undefined) {

@@ -14,7 +14,6 @@ import {
   type ForcedReplay,
   listForcedReplays,
 } from '../../db/forced-replays.ts';
-import { findSubscription } from '../../db/subscriptions.ts';
 import {
   EVENT_OUTCOMES,
   findWebhookEvent,
@@ -34,9 +33,9 @@ import {
   encodeCursor,
   exactTextQuery,
   MAX_PAGE_SIZE,
-  validationFailed,
   wholeNumberQuery,
 } from './query.ts';
+import { checkReplayTargets } from './subscription-guard.ts';
 
 /** Path of the event collection; one event is `${path}/:id`. */
 export const ADMIN_EVENTS_PATH = '/admin/events';
@@ -223,10 +222,15 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  * @param body - the validated body; `undefined` for a bare POST (no Content-Type, no or a
  *   zero Content-Length), which means "all". Its row reads it first (415, 413, or 400
  *   `validation_failed` for a bad body).
- * @returns 202 `{ status: 'success', data: { event_id, delivery_ids } }`.
+ * A disabled subscription gets nothing (the consumer would skip its delivery without an
+ * attempt): named in `subscription_id`, or the only ones matching, it answers 409
+ * `subscription_disabled` with the reason; among enabled matches it is skipped and listed in
+ * `skipped_subscriptions` (`{ subscription_id, reason }`).
+ *
+ * @returns 202 `{ status: 'success', data: { event_id, delivery_ids, skipped_subscriptions } }`.
  * @throws {HttpError} 409 `event_unconfirmed` for an `unconfirmed` or
- *   `awaiting_confirmation` event without `"force": true`; 404 `not_found` (event, or the named subscription); 400
- *   `validation_failed` for a disabled subscription.
+ *   `awaiting_confirmation` event without `"force": true`; 404 `not_found` (event, or the
+ *   named subscription); 409 `subscription_disabled`.
  */
 export async function replayEvent(
   request: IRequest,
@@ -257,17 +261,9 @@ export async function replayEvent(
       from: request.headers.get('CF-Connecting-IP') ?? 'unknown',
     };
   }
-  if (subscriptionId !== null) {
-    const subscription = await findSubscription(env.DB, subscriptionId);
-    if (subscription === undefined) {
-      throw new HttpError(404, 'not_found', `No subscription ${JSON.stringify(subscriptionId)}`);
-    }
-    if (!subscription.enabled) {
-      throw validationFailed('The request body is invalid', [
-        { path: 'subscription_id', message: 'The subscription is disabled' },
-      ]);
-    }
-  }
+  // A disabled subscription's delivery would be skipped without an attempt: refused when
+  // it is the only target, else skipped and named in the answer.
+  const skipped = await checkReplayTargets(env.DB, event.eventType, subscriptionId);
   const before =
     forced === undefined ? [] : [appendForcedReplayStatement(env.DB, event.eventId, forced)];
   const ids = await replayDeliveries(env.DB, event, subscriptionId, now, before);
@@ -286,7 +282,10 @@ export async function replayEvent(
       : { forced: true, forced_by: forced.by, forced_from: forced.from }),
   });
   return jsonResponse(
-    { status: 'success', data: { event_id: event.eventId, delivery_ids: ids } },
+    {
+      status: 'success',
+      data: { event_id: event.eventId, delivery_ids: ids, skipped_subscriptions: skipped },
+    },
     { status: 202 },
   );
 }

@@ -202,7 +202,8 @@ export async function updateSubscription(
   const { record, before } = update;
   audit(request, 'subscription_updated', id);
   if (before.enabled && !record.enabled) {
-    await announceDisabled(env, id, { at: now, reason: subscriptions.OPERATOR_DISABLED_REASON });
+    const reason = subscriptions.OPERATOR_DISABLED_REASON;
+    await announceDisabled(env, { subscriptionId: id, url: record.url, at: now, reason });
   }
   let requeued: number | undefined;
   if (requeuePending) {

@@ -15,10 +15,29 @@ export interface SubscriptionData {
   event_types: string[] | null;
   description: string | null;
   enabled: boolean;
+  max_per_second: number | null;
+  max_in_flight: number | null;
+  ordered: boolean;
+  health: {
+    state: 'healthy' | 'failing' | 'disabled';
+    reason: string | null;
+    changed_at: string;
+    failing_since: string | null;
+    disabled_at: string | null;
+    success_rate: {
+      window_hours: number;
+      attempts: number;
+      succeeded: number;
+      failed: number;
+      rate: number | null;
+    };
+  };
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
   secret?: string;
+  /** Only when a PATCH asked `requeue_pending`. */
+  requeued?: number;
 }
 
 /** An event as `GET /admin/events` lists it. */

@@ -396,7 +396,7 @@ describe('admin events API', () => {
       expect((await errorBody(res)).message).toContain('sub_missing');
     });
 
-    it('should refuse a disabled subscription with 400 at subscription_id', async () => {
+    it('should refuse a disabled subscription with 409 subscription_disabled', async () => {
       const eventId = await storeEventAt(`t_${crypto.randomUUID()}`, Date.now());
       const off = await createReceiverSubscription({ enabled: false });
       const { queue, sent } = recordedDeliveries();
@@ -407,10 +407,11 @@ describe('admin events API', () => {
           DELIVERIES: queue,
         },
       );
-      expect(res.status).toBe(400);
-      expect((await errorBody(res)).issues).toEqual([
-        { path: 'subscription_id', message: 'The subscription is disabled' },
-      ]);
+      expect(res.status).toBe(409);
+      expect(await errorBody(res)).toMatchObject({
+        code: 'subscription_disabled',
+        message: expect.stringContaining('is disabled (created disabled'),
+      });
       expect(sent).toEqual([]);
     });
 

@@ -1,0 +1,94 @@
+/**
+ * The refusals of the admin API's retry and replay when their target subscription is
+ * disabled: the queue consumer skips every delivery of a disabled subscription without an
+ * attempt, so accepting the request (202) would only show the delivery pending, then
+ * failed, with nothing sent. A 409 `subscription_disabled` says why instead.
+ */
+import {
+  findDeliveryTarget,
+  listReplayTargets,
+  type ReplayTarget,
+} from '../../db/subscription-health.ts';
+import { HttpError } from '../../http/errors.ts';
+
+/** A disabled subscription a replay of every matching one skipped, and why. */
+export interface SkippedSubscription {
+  readonly subscription_id: string;
+  readonly reason: string;
+}
+
+/**
+ * Refuses a retry of a delivery whose subscription is disabled or deleted (nothing would
+ * be sent). A delivery that does not exist is left to the caller's 404.
+ *
+ * @param deliveryId - the delivery to retry.
+ * @throws {HttpError} 409 `subscription_disabled` with the disable's reason and time;
+ *   404 `not_found` when the subscription was deleted.
+ */
+export async function refuseRetryOfDisabled(db: D1Database, deliveryId: string): Promise<void> {
+  const target = await findDeliveryTarget(db, deliveryId);
+  if (target === undefined) return;
+  if (target.subscription === null) {
+    throw new HttpError(
+      404,
+      'not_found',
+      `The subscription ${JSON.stringify(target.subscriptionId)} of delivery ` +
+        `${JSON.stringify(deliveryId)} was deleted`,
+    );
+  }
+  if (!target.subscription.enabled) throw disabledError(target.subscription);
+}
+
+/**
+ * Checks the targets of a replay. With `subscriptionId`: it must exist (404) and be enabled
+ * (409). Without: every subscription whose filter matches the event type; when some match
+ * and all of them are disabled, 409 (nothing would be sent); otherwise the disabled ones
+ * are skipped and returned so the answer can name them.
+ *
+ * @param eventType - the event's type.
+ * @param subscriptionId - the one subscription asked for, or `null` for every match.
+ * @returns the disabled subscriptions skipped (none with `subscriptionId`).
+ * @throws {HttpError} 404 `not_found`; 409 `subscription_disabled`.
+ */
+export async function checkReplayTargets(
+  db: D1Database,
+  eventType: string,
+  subscriptionId: string | null,
+): Promise<SkippedSubscription[]> {
+  const targets = await listReplayTargets(db, eventType, subscriptionId);
+  if (subscriptionId !== null && targets.length === 0) {
+    throw new HttpError(404, 'not_found', `No subscription ${JSON.stringify(subscriptionId)}`);
+  }
+  const disabled = targets.filter((target) => !target.enabled);
+  if (disabled.length > 0 && disabled.length === targets.length) {
+    throw disabled.length === 1 && disabled[0] !== undefined
+      ? disabledError(disabled[0])
+      : new HttpError(
+          409,
+          'subscription_disabled',
+          `Every subscription this event would be replayed to is disabled: ${disabled
+            .map((target) => `${JSON.stringify(target.id)} (${describe(target)})`)
+            .join(
+              '; ',
+            )}; re-enable one with PATCH /admin/subscriptions/{id} {"enabled": true} first`,
+        );
+  }
+  return disabled.map((target) => ({ subscription_id: target.id, reason: describe(target) }));
+}
+
+/** The 409 of one disabled subscription, naming its reason and since when. */
+function disabledError(target: ReplayTarget): HttpError {
+  return new HttpError(
+    409,
+    'subscription_disabled',
+    `Subscription ${JSON.stringify(target.id)} is disabled (${describe(target)}); re-enable it ` +
+      'with PATCH /admin/subscriptions/{id} {"enabled": true} first',
+  );
+}
+
+function describe(target: ReplayTarget): string {
+  const reason = target.reason ?? 'no reason recorded';
+  return target.disabledAt === null
+    ? reason
+    : `${reason}, since ${new Date(target.disabledAt).toISOString()}`;
+}
