@@ -77,9 +77,12 @@ export type Query = Readonly<Record<string, string | number | undefined>>;
 export interface EventQuery {
   event_type?: string;
   status?: string;
+  outcome?: string;
   from?: string;
   to?: string;
   reference?: string;
+  reference_prefix?: string;
+  event_id_prefix?: string;
   page_size?: number;
   cursor?: string;
 }

@@ -18,14 +18,32 @@ export interface Confirmation {
 /** A delivery's state: sent and acknowledged, waiting for an attempt, or given up on. */
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
+/**
+ * Whether an event reached its subscribers: a delivery failed for good, one is pending after
+ * a failed attempt, one is not attempted yet, it is held for confirmation (not fanned out),
+ * every delivery delivered, or no subscription matched.
+ */
+export type EventOutcome =
+  | 'failed'
+  | 'failing'
+  | 'pending'
+  | 'held'
+  | 'delivered'
+  | 'no_subscriber';
+
 /** One event of `GET /admin/events`. */
 export interface EventSummary {
   event_id: string;
   event_type: string;
   status: EventStatus;
+  outcome: EventOutcome;
   received_at: string;
   /** `data.reference` of the event, when it has one. */
   reference?: string | null;
+  /** A money event's amount in major units (`5000.5`); `null` for other events. */
+  amount: number | null;
+  /** Its currency code (`NGN`); `null` when the event carries none. */
+  currency: string | null;
 }
 
 /** One delivery of an event to one subscription. */
@@ -57,6 +75,10 @@ export interface Attempt {
   error: string | null;
   /** The first bytes of the subscriber's answer. */
   response_excerpt: string | null;
+  /** What started it: the relay's schedule, or an operator's retry, replay or recovery. */
+  trigger: 'schedule' | 'retry' | 'replay' | 'recover';
+  /** The operator's name, when one was given. */
+  operator: string | null;
 }
 
 /** Who forced the replay of an unconfirmed event, from where and when. */

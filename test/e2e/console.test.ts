@@ -293,7 +293,7 @@ describe('operator console', () => {
     const eventId = (JSON.parse(body) as { event_id: string }).event_id;
 
     await goTo('Events');
-    await page.getByLabel('Status', { exact: true }).selectOption('awaiting_confirmation');
+    await page.getByLabel('Confirmation', { exact: true }).selectOption('awaiting_confirmation');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByRole('link', { name: eventId }).click();
     await page.getByText('The payment service cannot confirm this event yet').waitFor();

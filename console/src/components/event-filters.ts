@@ -4,8 +4,34 @@ import { fromLocalInput, toLocalInput } from '../format.ts';
 import { html } from '../html.ts';
 import { hrefOf } from '../route.ts';
 
-/** The filters of the event list, as the query parameters of `GET /admin/events`. */
-const FIELDS = ['event_type', 'status', 'from', 'to', 'reference'] as const;
+/**
+ * The filters of the event list, as the query parameters of `GET /admin/events`. `reference`
+ * (exact) is still read from a URL made before the prefix search; the form writes
+ * `reference_prefix`.
+ */
+const FIELDS = [
+  'event_type',
+  'status',
+  'outcome',
+  'from',
+  'to',
+  'reference',
+  'reference_prefix',
+  'event_id_prefix',
+] as const;
+
+/** What the form edits: every filter but the exact `reference`, which it turns into a prefix. */
+type FormField = Exclude<(typeof FIELDS)[number], 'reference'>;
+
+/** The delivery outcomes an operator filters on, in the words of the page. */
+const OUTCOMES: ReadonlyArray<readonly [value: string, label: string]> = [
+  ['failed', 'failed (gave up)'],
+  ['failing', 'failing (retrying)'],
+  ['pending', 'pending (not attempted yet)'],
+  ['delivered', 'delivered'],
+  ['no_subscriber', 'no subscriber'],
+  ['held', 'held for confirmation'],
+];
 
 /**
  * The event list's filters found in the URL, and nothing else: the API refuses a query
@@ -31,24 +57,36 @@ interface EventFiltersProps {
 }
 
 /**
- * The event list's filters: event type, confirmation status, a received-at range (local
- * time, sent as UTC) and the exact merchant reference. Applying them writes them into the
- * URL, so the filtered list can be reloaded or shared.
+ * The event list's filters: event type, confirmation status, delivery outcome, a received-at
+ * range (sent as UTC), and the start of the merchant reference or of the event id (the API's
+ * prefix search, case-sensitive). Applying them writes them into the URL, so the filtered
+ * list can be reloaded or shared.
  */
 export function EventFilters({ filters, knownTypes }: EventFiltersProps) {
-  const [values, setValues] = useState(() => ({
+  const empty: Record<FormField, string> = {
+    event_type: '',
+    status: '',
+    outcome: '',
+    from: '',
+    to: '',
+    reference_prefix: '',
+    event_id_prefix: '',
+  };
+  const [values, setValues] = useState<Record<FormField, string>>(() => ({
     event_type: filters.get('event_type') ?? '',
     status: filters.get('status') ?? '',
+    outcome: filters.get('outcome') ?? '',
     from: toLocalInput(filters.get('from') ?? ''),
     to: toLocalInput(filters.get('to') ?? ''),
-    reference: filters.get('reference') ?? '',
+    reference_prefix: filters.get('reference_prefix') ?? filters.get('reference') ?? '',
+    event_id_prefix: filters.get('event_id_prefix') ?? '',
   }));
-  const set = (name: keyof typeof values) => (event: Event) =>
+  const set = (name: FormField) => (event: Event) =>
     setValues({ ...values, [name]: (event.currentTarget as HTMLInputElement).value });
   const apply = (event: Event) => {
     event.preventDefault();
     const query = new URLSearchParams();
-    for (const name of FIELDS) {
+    for (const name of Object.keys(empty) as FormField[]) {
       const raw = values[name].trim();
       const value = name === 'from' || name === 'to' ? fromLocalInput(raw) : raw;
       if (value !== '') query.set(name, value);
@@ -56,7 +94,7 @@ export function EventFilters({ filters, knownTypes }: EventFiltersProps) {
     location.hash = hrefOf({ page: 'events', filters: query });
   };
   const clear = () => {
-    setValues({ event_type: '', status: '', from: '', to: '', reference: '' });
+    setValues(empty);
     location.hash = hrefOf({ page: 'events', filters: new URLSearchParams() });
   };
   return html`<form class="filters" onSubmit=${apply} aria-label="Filter events">
@@ -74,13 +112,20 @@ export function EventFilters({ filters, knownTypes }: EventFiltersProps) {
       </datalist>
     </div>
     <div class="field">
-      <label for="filter-status">Status</label>
+      <label for="filter-status">Confirmation</label>
       <select id="filter-status" value=${values.status} onChange=${set('status')}>
         <option value="">any</option>
         <option value="received">received (not checked)</option>
         <option value="awaiting_confirmation">awaiting confirmation</option>
         <option value="confirmed">confirmed</option>
         <option value="unconfirmed">unconfirmed</option>
+      </select>
+    </div>
+    <div class="field">
+      <label for="filter-outcome">Delivery</label>
+      <select id="filter-outcome" value=${values.outcome} onChange=${set('outcome')}>
+        <option value="">any</option>
+        ${OUTCOMES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
       </select>
     </div>
     <div class="field">
@@ -96,9 +141,19 @@ export function EventFilters({ filters, knownTypes }: EventFiltersProps) {
       <input
         id="filter-reference"
         type="search"
-        value=${values.reference}
-        onInput=${set('reference')}
-        placeholder="exact merchant reference"
+        value=${values.reference_prefix}
+        onInput=${set('reference_prefix')}
+        placeholder="starts with (case-sensitive)"
+      />
+    </div>
+    <div class="field">
+      <label for="filter-event-id">Event id</label>
+      <input
+        id="filter-event-id"
+        type="search"
+        value=${values.event_id_prefix}
+        onInput=${set('event_id_prefix')}
+        placeholder="starts with (case-sensitive)"
       />
     </div>
     <div class="actions">

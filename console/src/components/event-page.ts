@@ -2,9 +2,19 @@ import type { AdminApi } from '../api.ts';
 import { formatTime, prettyJson } from '../format.ts';
 import { useInterval, useLoad } from '../hooks.ts';
 import { html } from '../html.ts';
-import type { Confirmation, EventDetail, EventStatus, Subscription } from '../types.ts';
+import { formatAmount } from '../money.ts';
+import { dueIn } from '../relative-time.ts';
+import type {
+  Confirmation,
+  EventDetail,
+  EventOutcome,
+  EventStatus,
+  Subscription,
+} from '../types.ts';
+import { CopyButton } from './copy-button.ts';
 import { DeliveryPanel } from './delivery-panel.ts';
 import { ErrorNotice } from './error-notice.ts';
+import { OUTCOME_LABELS } from './events-page.ts';
 import { ReplayForm } from './replay-form.ts';
 import { StatusBadge } from './status-badge.ts';
 
@@ -27,8 +37,18 @@ const HELD: Partial<Record<EventStatus, string>> = {
   unconfirmed: 'no enabled subscription matched, or the event was held back as unconfirmed',
 };
 
+/** What each delivery outcome means, in the page's words. */
+const OUTCOME: Record<EventOutcome, string> = {
+  failed: 'A delivery failed for good: retry it below once its subscriber is fixed.',
+  failing: 'A delivery failed and will be tried again on its schedule.',
+  pending: 'A delivery is waiting for its first attempt.',
+  held: 'Not sent to any subscriber while the payment service has not confirmed it.',
+  delivered: 'Every subscriber acknowledged it.',
+  no_subscriber: 'No enabled subscription asked for this event type.',
+};
+
 /** The checks of a money event: the last finding, how many, and when the next one is due. */
-function ConfirmationFacts({ confirmation }: { confirmation: Confirmation }) {
+function ConfirmationFacts({ confirmation, now }: { confirmation: Confirmation; now: number }) {
   const next = confirmation.next_check_at;
   return html`<dt>Reason</dt><dd>${confirmation.reason ?? '—'}</dd>
     <dt>Checks</dt>
@@ -39,14 +59,18 @@ function ConfirmationFacts({ confirmation }: { confirmation: Confirmation }) {
       }
     </dd>
     <dt>Next check</dt>
-    <dd>${next === null ? 'none' : html`<time datetime=${next}>${formatTime(next)}</time>`}</dd>`;
+    <dd>
+      ${next === null ? 'none' : html`<time datetime=${next}>${formatTime(next)}</time> (${dueIn(next, now)})`}
+    </dd>`;
 }
 
 /**
- * One event: what it is and its confirmation (the reason, the checks made and the next
- * one while it awaits confirmation), each delivery with its attempts (reloaded every 2 s
- * while one is pending or the event awaits confirmation), the replay form and the exact
- * body received.
+ * One event: what it is (id with a copy button, amount of a money event), whether it reached
+ * its subscribers, its confirmation (the reason, the checks made and when the next one is due,
+ * "in 4 min", while it awaits confirmation), each delivery with where it stands ("failed, next
+ * attempt in 4 min") and its attempts, manual ones marked with who started them (reloaded
+ * every 2 s while one is pending or the event awaits confirmation), the replay form and the
+ * exact body received.
  */
 export function EventPage({ api, id }: { api: AdminApi; id: string }) {
   const event = useLoad(() => api.getEvent(id), [id]);
@@ -77,14 +101,26 @@ interface EventBodyProps {
 function EventBody({ api, event, subscriptions, reload }: EventBodyProps) {
   const byId = new Map(subscriptions.map((s) => [s.id, s]));
   const forced = event.forced_replays;
+  // Read at each render: the page reloads every 2 s while anything is due, so "in 4 min" counts down.
+  const now = Date.now();
   return html`<dl class="facts">
-      <dt>Event id</dt><dd><code>${event.event_id}</code></dd>
+      <dt>Event id</dt>
+      <dd><code>${event.event_id}</code> <${CopyButton} value=${event.event_id} label="event id" /></dd>
       <dt>Type</dt><dd>${event.event_type}</dd>
       <dt>Reference</dt><dd>${event.reference ?? '—'}</dd>
+      ${
+        event.amount !== null &&
+        html`<dt>Amount</dt><dd class="amount">${formatAmount(event.amount, event.currency)}</dd>`
+      }
       <dt>Received</dt><dd><time datetime=${event.received_at}>${formatTime(event.received_at)}</time></dd>
+      <dt>Delivery</dt>
+      <dd>
+        <${StatusBadge} status=${event.outcome} label=${OUTCOME_LABELS[event.outcome]} />
+        ${' '}${OUTCOME[event.outcome]}
+      </dd>
       <dt>Confirmation</dt>
       <dd><${StatusBadge} status=${event.status} /> ${CONFIRMATION[event.status]}</dd>
-      ${event.confirmation !== null && html`<${ConfirmationFacts} confirmation=${event.confirmation} />`}
+      ${event.confirmation !== null && html`<${ConfirmationFacts} confirmation=${event.confirmation} now=${now} />`}
       ${
         forced.length > 0 &&
         html`<dt>${forced.length === 1 ? 'Forced replay' : 'Forced replays'}</dt>
@@ -105,6 +141,7 @@ function EventBody({ api, event, subscriptions, reload }: EventBodyProps) {
             delivery=${delivery}
             subscription=${byId.get(delivery.subscription_id)}
             onChanged=${reload}
+            now=${now}
           />`,
           )
     }

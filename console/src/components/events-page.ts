@@ -3,7 +3,10 @@ import type { AdminApi } from '../api.ts';
 import { formatTime } from '../format.ts';
 import { useInterval, useLoad, usePager } from '../hooks.ts';
 import { html } from '../html.ts';
+import { formatAmount } from '../money.ts';
 import { hrefOf } from '../route.ts';
+import type { EventOutcome } from '../types.ts';
+import { CopyButton } from './copy-button.ts';
 import { ErrorNotice } from './error-notice.ts';
 import { EventFilters, eventQueryOf } from './event-filters.ts';
 import { PagerNav } from './pager-nav.ts';
@@ -14,16 +17,27 @@ const PAGE_SIZE = 25;
 /** How often the first page is reloaded while live refresh is on, in milliseconds. */
 const LIVE_REFRESH_MS = 5000;
 
+/** Each delivery outcome in the words of the list. */
+export const OUTCOME_LABELS: Readonly<Record<EventOutcome, string>> = {
+  failed: 'failed',
+  failing: 'failing',
+  pending: 'pending',
+  held: 'held',
+  delivered: 'delivered',
+  no_subscriber: 'no subscriber',
+};
+
 /** Props of {@link EventsPage}. */
 interface EventsPageProps {
   readonly api: AdminApi;
-  /** The filters of the URL (`event_type`, `status`, `from`, `to`, `reference`). */
+  /** The filters of the URL (`event_type`, `status`, `outcome`, `from`, `to`, `reference_prefix`, ...). */
   readonly filters: URLSearchParams;
 }
 
 /**
- * The event list, newest first: filters, keyset paging (Newer / Older), and live
- * refresh of the first page every 5 s.
+ * The event list, newest first: when, type, reference, the amount of a money event, its
+ * confirmation, whether it reached its subscribers (delivery outcome) and its id with a copy
+ * button; filters, keyset paging (Newer / Older), and live refresh of the first page every 5 s.
  */
 export function EventsPage({ api, filters }: EventsPageProps) {
   const pager = usePager();
@@ -64,7 +78,11 @@ export function EventsPage({ api, filters }: EventsPageProps) {
         : html`<table class="cards">
           <caption class="visually-hidden">Events, newest first</caption>
           <thead>
-            <tr><th scope="col">Received</th><th scope="col">Type</th><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Event</th></tr>
+            <tr>
+              <th scope="col">Received</th><th scope="col">Type</th><th scope="col">Reference</th>
+              <th scope="col">Amount</th><th scope="col">Confirmation</th><th scope="col">Delivery</th>
+              <th scope="col">Event</th>
+            </tr>
           </thead>
           <tbody>
             ${events.map(
@@ -72,9 +90,16 @@ export function EventsPage({ api, filters }: EventsPageProps) {
                 <td data-label="Received"><time datetime=${event.received_at}>${formatTime(event.received_at)}</time></td>
                 <td data-label="Type">${event.event_type}</td>
                 <td data-label="Reference">${event.reference ?? '—'}</td>
-                <td data-label="Status"><${StatusBadge} status=${event.status} /></td>
+                <td data-label="Amount" class="amount">
+                  ${event.amount === null ? '—' : formatAmount(event.amount, event.currency)}
+                </td>
+                <td data-label="Confirmation"><${StatusBadge} status=${event.status} /></td>
+                <td data-label="Delivery">
+                  <${StatusBadge} status=${event.outcome} label=${OUTCOME_LABELS[event.outcome]} />
+                </td>
                 <td data-label="Event">
                   <a class="id" href=${hrefOf({ page: 'event', id: event.event_id })}>${event.event_id}</a>
+                  <${CopyButton} value=${event.event_id} label="event id" />
                 </td>
               </tr>`,
             )}

@@ -197,9 +197,13 @@ describe('admin events API: delivery outcome', () => {
     it('should refuse an unknown outcome with 400 validation_failed', async () => {
       const res = await fetchGateway(adminRequest('GET', '/admin/events?outcome=lost'));
       expect(res.status).toBe(400);
-      const body = (await res.json()) as { code: string; issues: { path: string }[] };
+      const body = (await res.json()) as {
+        code: string;
+        issues: { path: string; message: string }[];
+      };
       expect(body.code).toBe('validation_failed');
       expect(body.issues.map((i) => i.path)).toEqual(['outcome']);
+      expect(body.issues[0]?.message).toContain('"no_subscriber"');
     });
 
     it('should read about one page of rows however many events have another outcome', async () => {

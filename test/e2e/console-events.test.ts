@@ -1,0 +1,259 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../lib/index.ts';
+import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
+import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
+import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+
+// The console's Events and Event pages in a real Chromium started under LANG=C.UTF-8 (a
+// locale the project does not choose), against `npm start`'s stack on ports of its own: the
+// delivery outcome column and filter, prefix search on reference and event id, the amount of
+// a money event, copy buttons, "failed, next attempt in 4 min", a manual retry marked as
+// such, and a held event's confirmation reason and next check. The tests run in order and
+// build on each other. Screenshots go to test-results/console-events/.
+const root = join(import.meta.dirname, '..', '..');
+const PORTS = { gateway: 18877, sandbox: 18878, receiver: 18879 };
+const ADMIN_TOKEN = 'dev-admin-token';
+const CALLER_TOKEN = 'dev-gateway-token';
+const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
+/** The longest any one wait in the page may take, in milliseconds. */
+const WAIT_MS = 20_000;
+const ARTIFACTS = join(root, 'test-results', 'console-events');
+const DESKTOP = { width: 1280, height: 900 };
+/** The subscriber's `Retry-After`, in seconds: its next attempt is about 4 minutes away. */
+const RETRY_AFTER_S = 250;
+
+let stack: NpmStartStack;
+let subscriber: DeliveryReceiver;
+let browser: BrowserPage;
+let page: Page;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  [stack, subscriber, browser] = await Promise.all([
+    startNpmStart(PORTS),
+    startDeliveryReceiver(),
+    openBrowserPage(DESKTOP, { lang: 'C.UTF-8' }),
+  ]);
+  page = browser.page;
+  page.setDefaultTimeout(WAIT_MS);
+  // What the copy buttons hand to the clipboard, recorded (the page's Permissions-Policy
+  // forbids reading the clipboard back).
+  await page.context().grantPermissions(['clipboard-write']);
+  await page.addInitScript(() => {
+    const copied: string[] = [];
+    Object.assign(window, { copiedTexts: copied });
+    const write = navigator.clipboard.writeText.bind(navigator.clipboard);
+    navigator.clipboard.writeText = (text: string) => {
+      copied.push(text);
+      return write(text);
+    };
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([browser?.browser.close(), subscriber?.close(), stack?.stop()]);
+});
+
+async function admin(method: string, path: string, body?: unknown) {
+  const response = await fetch(`${stack.gatewayUrl}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${ADMIN_TOKEN}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function subscriberAnswers(key: string, status: number): Promise<void> {
+  const answer = await fetch(`${subscriber.url}/__status?key=${key}&status=${status}`, {
+    method: 'PUT',
+  });
+  expect(answer.status).toBe(200);
+}
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Sets the event list's filters through the form and applies them. */
+async function filterEvents(filters: {
+  delivery?: string;
+  reference?: string;
+  eventId?: string;
+}): Promise<void> {
+  await page.goto(`${stack.gatewayUrl}/console/#/events`);
+  await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+  await page.getByLabel('Delivery', { exact: true }).selectOption(filters.delivery ?? '');
+  await page.getByLabel('Reference', { exact: true }).fill(filters.reference ?? '');
+  await page.getByLabel('Event id', { exact: true }).fill(filters.eventId ?? '');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+}
+
+function rowOf(text: string): Locator {
+  return page.getByRole('row').filter({ hasText: text });
+}
+
+const FLAKY_KEY = 'events-flaky';
+let flakyUrl: string;
+let reference: string;
+let eventId: string;
+
+describe('console: events and event pages', () => {
+  it('should sign in', async () => {
+    await page.goto(`${stack.gatewayUrl}/console/`);
+    await page.getByLabel('Admin token', { exact: true }).fill(ADMIN_TOKEN);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+  });
+
+  it('should show a failing money event with its amount, found by its outcome and by prefixes', async () => {
+    await subscriberAnswers(FLAKY_KEY, 500);
+    flakyUrl = `${subscriber.url}/webhooks?key=${FLAKY_KEY}&retry_after=${RETRY_AFTER_S}`;
+    expect((await admin('POST', '/admin/subscriptions', { url: flakyUrl })).status).toBe(201);
+    reference = `evpage-${Date.now()}-Order`;
+    const payment = await fetch(`${stack.gatewayUrl}/payments/initialize`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${CALLER_TOKEN}`,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': reference,
+      },
+      body: JSON.stringify({
+        email: 'ada@example.com',
+        amount: '25000.50',
+        currency: 'NGN',
+        reference,
+      }),
+    });
+    expect(payment.status).toBe(200);
+    const completed = await fetch(`${stack.sandboxUrl}/__sandbox/payments/${reference}/complete`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ outcome: 'success' }),
+    });
+    expect(completed.status).toBe(200);
+    // The flaky subscriber's first attempt fails: the event is failing.
+    await expect
+      .poll(
+        async () =>
+          (await admin('GET', `/admin/events?reference=${reference}`)).body.data[0]?.outcome,
+        { timeout: WAIT_MS },
+      )
+      .toBe('failing');
+    eventId = (await admin('GET', `/admin/events?reference=${reference}`)).body.data[0].event_id;
+
+    await filterEvents({ delivery: 'failing', reference: reference.slice(0, -5) });
+    const row = rowOf(reference);
+    await row.getByText('25,000.50 NGN', { exact: true }).waitFor();
+    await row.getByText('failing', { exact: true }).waitFor();
+    await row.getByText('confirmed', { exact: true }).waitFor();
+    await screenshot('events-failing');
+
+    // The prefix is case-sensitive, as the API's; the event id prefix finds it too.
+    await filterEvents({ reference: reference.slice(0, -5).toUpperCase() });
+    await page.getByText('No events match these filters.').waitFor();
+    await filterEvents({ eventId: eventId.slice(0, -3) });
+    await rowOf(reference).getByText('charge_success').waitFor();
+    await filterEvents({ delivery: 'delivered', reference });
+    await page.getByText('No events match these filters.').waitFor();
+  });
+
+  it('should copy an event id from the list', async () => {
+    await filterEvents({ reference });
+    const copy = rowOf(reference).getByRole('button', { name: 'Copy event id' });
+    await copy.click();
+    await rowOf(reference).getByRole('button', { name: 'Copied event id' }).waitFor();
+    expect(
+      await page.evaluate(() => (window as unknown as { copiedTexts: string[] }).copiedTexts),
+    ).toEqual([eventId]);
+  });
+
+  it('should say "failed, next attempt in 4 min", then mark the manual retry that delivered it', async () => {
+    await rowOf(reference).getByRole('link', { name: eventId }).click();
+    await page.getByRole('heading', { name: 'Event charge_success', level: 1 }).waitFor();
+    await page.locator('dl.facts').getByText('25,000.50 NGN', { exact: true }).waitFor();
+    const flaky = page.getByRole('region', { name: `Delivery to ${flakyUrl}` });
+    // 250 s after the attempt, less the seconds the page took to open: 4 minutes, rounded.
+    await flaky.getByText(/^failed, next attempt in 4 min$/).waitFor();
+    await screenshot('event-failing');
+
+    await subscriberAnswers(FLAKY_KEY, 200);
+    await flaky.getByRole('button', { name: 'Retry now' }).click();
+    await flaky.getByText('delivered after 2 attempts', { exact: true }).waitFor();
+    const attempts = flaky.getByRole('listitem');
+    expect(await attempts.count()).toBe(2);
+    await attempts
+      .nth(1)
+      .getByText(/^manual retry/)
+      .waitFor();
+    expect(
+      await attempts
+        .nth(0)
+        .getByText(/^manual /)
+        .count(),
+    ).toBe(0);
+    await page.locator('dl.facts').first().getByText('delivered', { exact: true }).waitFor();
+    await flaky.getByRole('button', { name: 'Copy delivery id' }).waitFor();
+    await screenshot('event-retried');
+  });
+
+  it('should show a held event with its confirmation reason and when the next check is due', async () => {
+    const held = JSON.stringify({
+      event_type: 'charge_success',
+      event_id: `evt_held_${Date.now()}`,
+      timestamp: new Date().toISOString(),
+      data: { reference: `held-${Date.now()}`, amount: 5000, currency: 'NGN' },
+    });
+    const ingest = await fetch(`${stack.gatewayUrl}/webhooks`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...(await signRequest({ ...MERCHANT, body: held })),
+      },
+      body: held,
+    });
+    expect(ingest.status).toBe(200);
+    const heldId = (JSON.parse(held) as { event_id: string }).event_id;
+    await filterEvents({ delivery: 'held', eventId: heldId });
+    await rowOf(heldId).getByText('held', { exact: true }).waitFor();
+    await rowOf(heldId).getByRole('link', { name: heldId }).click();
+    await page.getByText('record not found', { exact: true }).waitFor();
+    const next = page.locator('dl.facts dt:text-is("Next check") + dd');
+    await expect.poll(() => next.textContent()).toMatch(/\((in \d+ (s|min|h)|now)\)\s*$/);
+    await page
+      .getByText('Not sent to any subscriber while the payment service has not confirmed it.')
+      .waitFor();
+    await screenshot('event-held');
+  });
+
+  it('should fit the events and event pages in 375 px, every control labelled', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    try {
+      await filterEvents({ reference });
+      await rowOf(reference).getByText('25,000.50 NGN').waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+        375,
+      );
+      expect(await unlabelledControls(page)).toEqual([]);
+      await screenshot('narrow-events');
+      await rowOf(reference).getByRole('link', { name: eventId }).click();
+      await page.getByRole('region', { name: `Delivery to ${flakyUrl}` }).waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+        375,
+      );
+      expect(await unlabelledControls(page)).toEqual([]);
+      await screenshot('narrow-event');
+    } finally {
+      await page.setViewportSize(DESKTOP);
+    }
+  });
+
+  it('should have logged no console error', () => {
+    expect(browser.problems).toEqual([]);
+  });
+});
