@@ -217,7 +217,10 @@ describe('admin recovery API', () => {
     it('should answer 404 not_found for an unknown job', async () => {
       const res = await fetchGateway(adminRequest('GET', '/admin/deliveries/recover/rcv_missing'));
       expect(res.status).toBe(404);
-      expect(await res.json()).toMatchObject({ code: 'not_found' });
+      expect(await res.json()).toMatchObject({
+        code: 'not_found',
+        message: 'No recovery job "rcv_missing"',
+      });
     });
   });
 });
