@@ -11,13 +11,13 @@
 export const RECOVERABLE_STATUSES = ['failed', 'pending'] as const;
 
 /** One of {@link RECOVERABLE_STATUSES}. */
-export type RecoverableStatus = (typeof RECOVERABLE_STATUSES)[number];
+type RecoverableStatus = (typeof RECOVERABLE_STATUSES)[number];
 
 /** The states of a job: `running` until its last page (`done`) or until it cannot go on (`failed`). */
 export const RECOVERY_JOB_STATES = ['running', 'done', 'failed'] as const;
 
 /** One of {@link RECOVERY_JOB_STATES}. */
-export type RecoveryJobState = (typeof RECOVERY_JOB_STATES)[number];
+type RecoveryJobState = (typeof RECOVERY_JOB_STATES)[number];
 
 /** Which deliveries a recovery takes, on their `created_at`; `null` = no filter. */
 export interface RecoveryFilter {
@@ -77,7 +77,7 @@ interface RecoveryJobRow {
  *
  * @param filter - the filter.
  */
-export function recoveryFilterKey(filter: RecoveryFilter): string {
+function recoveryFilterKey(filter: RecoveryFilter): string {
   const { since, until, subscriptionId, status, eventType } = filter;
   return JSON.stringify([since, until, subscriptionId, status, eventType]);
 }

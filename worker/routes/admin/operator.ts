@@ -12,7 +12,7 @@ import { validationFailed } from './query.ts';
  * The header Cloudflare Access sets to the signed-in user's email on every request it lets
  * through to the origin.
  */
-export const ACCESS_USER_HEADER = 'Cf-Access-Authenticated-User-Email';
+const ACCESS_USER_HEADER = 'Cf-Access-Authenticated-User-Email';
 
 /**
  * The `operator` of an admin request body: 1 to 100 printable ASCII characters (it is

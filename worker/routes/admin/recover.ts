@@ -29,10 +29,8 @@ export const ADMIN_RECOVER_PATH = '/admin/deliveries/recover';
 /**
  * Most deliveries a preview counts: past it the count says "at least" (`capped`), so the
  * preview reads a bounded number of rows.
- *
- * @internal Exported for the tests, which check against the same value.
  */
-export const PREVIEW_CAP = 10_000;
+const PREVIEW_CAP = 10_000;
 
 /**
  * How long a running job may go without progress before a new request with its filter
@@ -202,7 +200,7 @@ export interface RecoveryJobView {
  *
  * @param job - the stored job.
  */
-export function toRecoveryJobView(job: RecoveryJob): RecoveryJobView {
+function toRecoveryJobView(job: RecoveryJob): RecoveryJobView {
   const { filter } = job;
   return {
     id: job.id,
