@@ -410,13 +410,22 @@ describe('GET /openapi.json', () => {
       expect(query.map((p) => p.name)).toEqual([
         'event_type',
         'status',
+        'outcome',
         'reference',
+        'reference_prefix',
+        'event_id_prefix',
         'from',
         'to',
         'page_size',
         'cursor',
       ]);
       expect(query.map((p) => p.name)).toEqual(entriesOf(EventListQuerySchema).keys);
+      expect(query.find((p) => p.name === 'outcome')?.schema).toMatchObject({
+        enum: ['failed', 'failing', 'pending', 'held', 'delivered', 'no_subscriber'],
+      });
+      expect(query.find((p) => p.name === 'event_id_prefix')?.schema).toMatchObject({
+        pattern: '^[\\x21-\\x7e]{1,255}$',
+      });
       expect(query.every((p) => p.required === false)).toBe(true);
       expect(query.find((p) => p.name === 'status')?.schema).toMatchObject({
         enum: ['received', 'awaiting_confirmation', 'confirmed', 'unconfirmed'],
