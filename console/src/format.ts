@@ -1,7 +1,8 @@
 // How times, numbers, statuses and bodies are written on the page. Times use one clock
-// (24-hour, year first) in one time zone, the operator's choice, and always name that zone.
-// Nothing here hands the browser's language tag to Intl unchecked: Chromium started under
-// LANG=C.UTF-8 reports `en-US@posix`, a tag every Intl constructor refuses with a RangeError.
+// (24-hour, year first) in one time zone, the operator's choice, and always name that zone;
+// numbers are grouped one way. Neither depends on the browser's locale, and nothing here
+// hands its language tag to Intl unchecked: Chromium started under LANG=C.UTF-8 reports
+// `en-US@posix`, a tag every Intl constructor refuses with a RangeError.
 
 /** The time zone the console writes times in: UTC, or the browser's own zone. */
 export type TimeZoneChoice = 'utc' | 'local';
@@ -94,10 +95,25 @@ function offsetLabel(minutesEast: number): string {
  * @returns `iso` itself when it is not a time.
  */
 export function formatTime(iso: string, precision: 'second' | 'minute' = 'second'): string {
+  return timeWords(iso, precision)?.join(' ') ?? iso;
+}
+
+/**
+ * The three words of {@link formatTime}: the date, the clock and the zone, e.g.
+ * `['2026-11-24', '14:30:05', 'UTC']`, for a page that keeps each on one line.
+ *
+ * @param iso - an ISO 8601 time from the API.
+ * @param precision - `'second'` (the default) or `'minute'`.
+ * @returns `null` when `iso` is not a time.
+ */
+export function timeWords(
+  iso: string,
+  precision: 'second' | 'minute' = 'second',
+): [date: string, clock: string, zone: string] | null {
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
+  if (Number.isNaN(date.getTime())) return null;
   const parts = partsOf(date);
-  return `${parts.date} ${parts[precision]} ${parts.zone}`;
+  return [parts.date, parts[precision], parts.zone];
 }
 
 /**
@@ -136,12 +152,13 @@ export function displayLocale(): string {
 }
 
 /**
- * A count with the browser's digit grouping (`12,345` in en-US), in any browser locale.
+ * A count with its thousands grouped by commas (`12,345`), the same under every browser
+ * locale, as the console's amounts and times are.
  *
  * @param n - a whole number.
  */
 export function formatCount(n: number): string {
-  return new Intl.NumberFormat(displayLocale(), { maximumFractionDigits: 0 }).format(n);
+  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /**

@@ -218,8 +218,14 @@ describe('console display', () => {
 
   describe('visual pass', () => {
     it('should break no word of prose across lines at 375 px', async () => {
-      const { browser, page } = await signedIn('#/events', {}, { width: 375, height: 800 });
+      const { browser, page } = await signedIn(
+        '#/events',
+        { timezoneId: LOCAL_ZONE },
+        { width: 375, height: 800 },
+      );
       try {
+        // Local times are the longest the console writes (`UTC+05:30`).
+        await page.getByLabel('Times in', { exact: true }).selectOption('local');
         // The measure itself: a word squeezed into 4 characters is reported.
         await page.evaluate(() => {
           const squeezed = document.createElement('p');
@@ -244,9 +250,13 @@ describe('console display', () => {
           await page.goto(`${stack.gatewayUrl}/console/${fragment}`);
           await page.getByRole('heading', { level: 1 }).waitFor();
           await page.waitForLoadState('networkidle');
-          if (name === 'deliveries') await page.locator('.chart canvas').first().waitFor();
+          if (name === 'deliveries') {
+            await page.locator('.chart canvas').first().waitFor();
+            await page.getByText('Numbers by hour').click();
+          }
           await page.screenshot({ path: join(ARTIFACTS, `narrow-${name}.png`), fullPage: true });
           expect(await wordsBrokenAcrossLines(page), fragment).toEqual([]);
+          expect(await page.evaluate(() => document.documentElement.scrollWidth), fragment).toBe(375);
         }
       } finally {
         await browser.close();

@@ -99,8 +99,8 @@ export function unlabelledControls(page: Page): Promise<string[]> {
 
 /**
  * The words of the page's prose that a line break cuts in two: each run of letters and
- * digits of a visible text node, measured with a Range, is one that spans more than one
- * line. Ids, URLs and code (`code`, `pre`, `.id`, `.url`, form fields) may break anywhere,
+ * digits, each date (`2026-11-24`) and clock time (`14:30:05`) of a visible text node,
+ * measured with a Range, that spans more than one line. Ids, URLs and code (`code`, `pre`, `.id`, `.url`, form fields) may break anywhere,
  * so they are left out, and so is text in a box of 1 px or less (visually hidden labels).
  *
  * @param page - the page, as it is now.
@@ -122,7 +122,10 @@ export function wordsBrokenAcrossLines(page: Page): Promise<string[]> {
       const parent = node.parentElement;
       if (parent === null || parent.closest(mayBreak) !== null || hidden(parent)) continue;
       const text = node.textContent ?? '';
-      for (const word of text.matchAll(/[\p{L}\p{N}]{2,}/gu)) {
+      // A date and a clock time are words too: a break after a hyphen of a date cuts it.
+      for (const word of text.matchAll(
+        /\d{4}-\d{2}-\d{2}|\d{2}:\d{2}(?::\d{2})?|[\p{L}\p{N}]{2,}/gu,
+      )) {
         const range = document.createRange();
         range.setStart(node, word.index);
         range.setEnd(node, word.index + word[0].length);

@@ -11,6 +11,7 @@ import {
 import { html } from '../html.ts';
 import type { HourCounts } from '../types.ts';
 import { ErrorNotice } from './error-notice.ts';
+import { TimeText } from './time-text.ts';
 
 /** Chart height in CSS pixels. */
 const HEIGHT = 220;
@@ -67,7 +68,7 @@ export function HourlyChart({ hours }: { hours: readonly HourCounts[] }) {
         <tbody>
           ${hours.map(
             (h) =>
-              html`<tr><td><time datetime=${h.hour}>${formatTime(h.hour, 'minute')}</time></td>${SERIES.map((s) => html`<td>${formatCount(h[s.key])}</td>`)}</tr>`,
+              html`<tr><td><${TimeText} iso=${h.hour} precision="minute" /></td>${SERIES.map((s) => html`<td>${formatCount(h[s.key])}</td>`)}</tr>`,
           )}
         </tbody>
       </table>
