@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../lib/index.ts';
 import {
   type BrowserOptions,
   openBrowserPage,
@@ -18,6 +19,8 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 const root = join(import.meta.dirname, '..', '..');
 const PORTS = { gateway: 18897, sandbox: 18898, receiver: 18899 };
 const CALLER_TOKEN = 'dev-gateway-token';
+/** The merchant credentials of `.dev.vars.example`, to sign a webhook to the gateway. */
+const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 const WAIT_MS = 20_000;
 const DESKTOP = { width: 1280, height: 900 };
 /** A time zone away from UTC by a half hour, so local times cannot pass for UTC ones. */
@@ -34,6 +37,8 @@ let stack: NpmStartStack;
 let subscriber: DeliveryReceiver;
 let goneUrl: string;
 let eventId: string;
+/** A charge_success for a payment the sandbox never saw: held, awaiting confirmation. */
+const heldEventId = `evt_display_${Date.now()}`;
 
 const admin = (method: string, path: string, body?: unknown) =>
   adminCall(stack.gatewayUrl, method, path, body) as Promise<{ data: never }>;
@@ -69,6 +74,21 @@ beforeAll(async () => {
     body: JSON.stringify({ outcome: 'success' }),
   });
   expect(completed.status).toBe(200);
+  const held = JSON.stringify({
+    event_type: 'charge_success',
+    event_id: heldEventId,
+    timestamp: new Date().toISOString(),
+    data: { reference: `no-such-payment-${Date.now()}`, amount: 5000, currency: 'NGN' },
+  });
+  const ingest = await fetch(`${stack.gatewayUrl}/webhooks`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      ...(await signRequest({ ...MERCHANT, body: held })),
+    },
+    body: held,
+  });
+  expect(ingest.status).toBe(200);
   // Bounded wait for the event and both deliveries to settle (delivered and failed).
   const deadline = Date.now() + 60_000;
   let statuses: string[] = [];
@@ -256,14 +276,16 @@ describe('console display', () => {
           }
           await page.screenshot({ path: join(ARTIFACTS, `narrow-${name}.png`), fullPage: true });
           expect(await wordsBrokenAcrossLines(page), fragment).toEqual([]);
-          expect(await page.evaluate(() => document.documentElement.scrollWidth), fragment).toBe(375);
+          expect(await page.evaluate(() => document.documentElement.scrollWidth), fragment).toBe(
+            375,
+          );
         }
       } finally {
         await browser.close();
       }
     });
 
-    it('should make destructive buttons look unlike primary and plain ones', async () => {
+    it('should make destructive buttons (rotate, delete, a forced replay) look unlike primary and plain ones', async () => {
       const { browser, page } = await signedIn('#/subscriptions');
       try {
         const item = page.getByRole('listitem', { name: /^Subscription orders service/ });
@@ -290,6 +312,19 @@ describe('console display', () => {
         const confirming = await look('Yes, delete');
         expect(confirming).not.toBe(plain);
         expect(confirming).not.toContain(primary);
+
+        // Replay is the event page's main action, unless it must be forced.
+        const replayLook = async (id: string) => {
+          await page.goto(`${stack.gatewayUrl}/console/#/events/${encodeURIComponent(id)}`);
+          return page
+            .getByRole('button', { name: 'Replay', exact: true })
+            .evaluate((button) => getComputedStyle(button).backgroundColor);
+        };
+        expect(await replayLook(eventId)).toBe(primary);
+        const forced = await replayLook(heldEventId);
+        expect(forced).not.toBe(primary);
+        const fill = /rgb\((\d+), (\d+), (\d+)\)/.exec(forced);
+        expect(Number(fill?.[1])).toBeGreaterThan(Number(fill?.[2]) + 80);
       } finally {
         await browser.close();
       }
