@@ -1,8 +1,9 @@
 // The gateway's OpenAPI 3.1 document, generated from its one route table (ROUTES: its own
-// routes and one proxied route per endpoint of the SDK's table) and the valibot schemas:
-// nothing here lists an endpoint or a field by hand.
+// routes and one proxied route per endpoint of the SDK's table), the valibot schemas and the
+// event-type catalog (its `webhooks` section): nothing here lists an endpoint or a field by hand.
 import type { JsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
+import { WebhookEnvelopeSchema } from '../relay/envelope.ts';
 import type { GatewayAuth, GatewayRoute } from '../routes/route.ts';
 import { WEBHOOK_TOLERANCE_SEC } from '../routes/webhooks.ts';
 import { ADMIN_ANSWERS } from './admin-answers.ts';
@@ -23,6 +24,7 @@ import {
 import { componentName, openApiPath, routeParameters } from './parameters.ts';
 import { convertSchemas, SCHEMA_REF_PREFIX } from './schemas.ts';
 import { errorStatuses } from './statuses.ts';
+import { webhookSection } from './webhooks.ts';
 
 /** @internal Exported for the tests, which call it directly. */
 export { openApiPath } from './parameters.ts';
@@ -36,7 +38,9 @@ const OPENAPI_VERSION = '3.1.0';
  * `webhookSignature`), path and query parameters, the `Idempotency-Key` header (required
  * where the endpoint moves money, optional on the other proxied writes), its JSON body,
  * success status and error responses (each with the gateway's error body, except a
- * route's `failureResponse`, which has its own).
+ * route's `failureResponse`, which has its own). Its `webhooks` section describes what the
+ * relay sends subscribers: one entry per event type of the catalog, the envelope with that
+ * type's `data`, signed with the Standard Webhooks headers.
  *
  * @param routes - the routes to describe (the route table's `ROUTES`).
  * @returns the OpenAPI 3.1 document as JSON-ready data.
@@ -59,6 +63,8 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
       components.add(schemaName(route, 'Failure'), route.failureResponse.schema);
     }
   }
+  // Added last, so the ingress's name for the same schema stays the one published.
+  components.add('WebhookEnvelope', WebhookEnvelopeSchema);
   const schemas = convertSchemas(components.named);
   const refOf = (name: string) => `${SCHEMA_REF_PREFIX}${components.canonical(name)}`;
   finishRecords(schemas);
@@ -77,14 +83,16 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
     paths[path][route.method.toLowerCase()] = operation(route, query, refOf);
   }
   for (const route of routes) delete schemas[schemaName(route, 'Query')];
+  const deliveries = webhookSection(refOf('WebhookEnvelope'));
   return {
     openapi: OPENAPI_VERSION,
     info: DOCUMENT_INFO,
     servers: SERVERS,
     security: [{ bearerAuth: [] }],
     paths,
+    webhooks: deliveries.webhooks,
     components: {
-      schemas,
+      schemas: { ...schemas, ...deliveries.schemas },
       responses: errorResponseComponents(`${SCHEMA_REF_PREFIX}ErrorBody`),
       headers: HEADERS,
       parameters: {
@@ -97,6 +105,7 @@ export function buildOpenApiDocument(routes: readonly GatewayRoute[]): OpenApiOb
           description: 'Propagated to the payment service and echoed on the response.',
           schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
         },
+        ...deliveries.parameters,
       },
       securitySchemes: securitySchemes(WEBHOOK_TOLERANCE_SEC),
     },

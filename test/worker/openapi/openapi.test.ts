@@ -385,8 +385,14 @@ describe('GET /openapi.json', () => {
         'event_types',
         'description',
         'enabled',
+        'max_per_second',
+        'max_in_flight',
+        'ordered',
+        'allow_custom_event_types',
       ]);
       expect(body.additionalProperties).toBe(false);
+      // The catalog rule on event_types is said in words.
+      expect(body.description).toContain('allow_custom_event_types');
       const url = (body.properties as Record<string, Json>).url as Json;
       expect(url).toMatchObject({ type: 'string', maxLength: 2048 });
       expect(url.description).toMatch(/https/);
