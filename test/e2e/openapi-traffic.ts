@@ -244,6 +244,7 @@ async function gatewayRoutes(): Promise<void> {
     body: { since, operator: 'openapi' },
   });
   await admin('GET', `/admin/deliveries/recover/${String(dataOf(recovery).id)}`);
+  await admin('GET', '/admin/deliveries/recover');
   await admin('POST', '/admin/deliveries/recover', { body: { since: 'yesterday' } });
   await admin('DELETE', subscription);
   await admin('GET', subscription);

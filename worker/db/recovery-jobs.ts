@@ -154,6 +154,19 @@ export async function findRecoveryJob(
 }
 
 /**
+ * The most recently started jobs, newest first.
+ *
+ * @param limit - how many, at least 1.
+ */
+export async function listRecoveryJobs(db: D1Database, limit: number): Promise<RecoveryJob[]> {
+  const { results } = await db
+    .prepare('SELECT * FROM recovery_jobs ORDER BY started_at DESC, id DESC LIMIT ?1')
+    .bind(limit)
+    .all<RecoveryJobRow>();
+  return results.map(toRecoveryJob);
+}
+
+/**
  * Ends a running job as `failed`, with the reason.
  *
  * @param id - the job id.

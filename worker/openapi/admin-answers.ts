@@ -208,6 +208,7 @@ export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.f
     v.object({ matched: Count, skipped_disabled: Count, capped: v.boolean() }),
   ),
   'admin.deliveries.recover_get': success(RecoveryJobSchema),
+  'admin.deliveries.recover_list': success(v.array(RecoveryJobSchema)),
 });
 
 // The handlers' own view types and these schemas must agree (a compile error otherwise).

@@ -30,6 +30,7 @@ import {
 import {
   ADMIN_RECOVER_PATH,
   getRecovery,
+  listRecoveries,
   previewRecovery,
   RecoverySchema,
   startRecovery,
@@ -250,6 +251,14 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'Start a job re-enqueuing every undelivered delivery matching a filter (or answer the running one).',
     bodied(RecoverySchema, startRecovery),
     { status: 202 },
+  ),
+  route(
+    'GET',
+    ADMIN_RECOVER_PATH,
+    'admin.deliveries.recover_list',
+    'admin',
+    'The 20 most recently started recovery jobs, newest first.',
+    listRecoveries,
   ),
   route(
     'POST',

@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import {
   failRecoveryJob,
   findRecoveryJob,
+  listRecoveryJobs,
   RECOVERABLE_STATUSES,
   type RecoveryFilter,
   type RecoveryJob,
@@ -31,6 +32,9 @@ export const ADMIN_RECOVER_PATH = '/admin/deliveries/recover';
  * preview reads a bounded number of rows.
  */
 const PREVIEW_CAP = 10_000;
+
+/** Jobs `GET /admin/deliveries/recover` lists: the recent ones an operator follows. */
+const RECENT_JOBS = 20;
 
 /**
  * How long a running job may go without progress before a new request with its filter
@@ -150,6 +154,17 @@ export async function previewRecovery(
     status: 'success',
     data: { matched: count.matched, skipped_disabled: count.skippedDisabled, capped: count.capped },
   });
+}
+
+/**
+ * `GET /admin/deliveries/recover`: the 20 most recently started jobs, newest first, so a
+ * console can show the running ones again after a reload.
+ *
+ * @returns 200 `{ status: 'success', data: [...] }`, each item a job.
+ */
+export async function listRecoveries(_request: IRequest, env: Env): Promise<Response> {
+  const jobs = await listRecoveryJobs(env.DB, RECENT_JOBS);
+  return jsonResponse({ status: 'success', data: jobs.map(toRecoveryJobView) });
 }
 
 /**

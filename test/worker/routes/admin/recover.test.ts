@@ -204,6 +204,37 @@ describe('admin recovery API', () => {
     });
   });
 
+  describe('GET /admin/deliveries/recover', () => {
+    it('should list the recently started jobs, newest first', async () => {
+      const recording = recordingQueue();
+      const older = await startRecovery(
+        { since: SINCE, subscription_id: `sub_${crypto.randomUUID()}` },
+        { DELIVERIES: recording.queue },
+      );
+      const newer = await startRecovery(
+        { since: SINCE, subscription_id: `sub_${crypto.randomUUID()}`, operator: 'ada' },
+        { DELIVERIES: recording.queue },
+      );
+      // Ordered by start time: both moved ahead of every other job of the file, the first
+      // one a second before the second.
+      const ahead = Date.now() + 3_600_000;
+      for (const [id, at] of [
+        [older.id, ahead],
+        [newer.id, ahead + 1000],
+      ] as const) {
+        await env.DB.prepare('UPDATE recovery_jobs SET started_at = ?2 WHERE id = ?1')
+          .bind(id, at)
+          .run();
+      }
+      const res = await fetchGateway(adminRequest('GET', '/admin/deliveries/recover'));
+      expect(res.status).toBe(200);
+      const jobs = await dataOf<RecoveryJobData[]>(res);
+      expect(jobs.length).toBeLessThanOrEqual(20);
+      expect(jobs.slice(0, 2).map((job) => job.id)).toEqual([newer.id, older.id]);
+      expect(jobs[0]).toEqual({ ...newer, started_at: new Date(ahead + 1000).toISOString() });
+    });
+  });
+
   describe('GET /admin/deliveries/recover/:id', () => {
     it('should answer the job as started', async () => {
       const recording = recordingQueue();
