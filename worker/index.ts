@@ -4,6 +4,8 @@ import { createRouter } from './router.ts';
 
 /** The per-caller rate limiter Durable Object (wrangler.toml `RATE_LIMITER`). */
 export { CallerRateLimiter } from './rate-limit/caller-rate-limiter.ts';
+/** The relay's outbox per subscription Durable Object (wrangler.toml `SUBSCRIBER_OUTBOX`). */
+export { SubscriberOutbox } from './relay/subscriber-outbox.ts';
 
 const router = createRouter();
 

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,8 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // `npm start` fires the cron triggers itself (wrangler dev does not), so its relay heals like
 // production's: a delivery whose queue message was lost in a restart of the stack is
 // re-enqueued by the sweeper and delivered, with nobody calling the scheduled endpoint.
+// (A retry now lives in the subscription's outbox, which survives a restart; the test removes
+// the outbox's storage to lose it.)
 // Ports of its own: readme-session.test.ts uses 18787-18789, console.test.ts 18797-18799,
 // crash.test.ts 18817-18818.
 const PORTS = { gateway: 18807, sandbox: 18808, receiver: 18809 };
@@ -105,10 +107,17 @@ describe('npm start', () => {
         (await received()).length > 0 && (await ourDelivery())?.attempts === 1 ? 1 : undefined,
       );
 
-      // 2. The stack stops: the retry message, in wrangler dev's memory, is lost with it.
+      // 2. The stack stops. The retry is the subscription outbox's, a Durable Object whose
+      // storage survives a restart; its storage is removed here, so the retry is lost as a
+      // queue message in wrangler dev's memory was (the sweeper's case: D1 says pending).
       await stack.stop();
       stack = undefined;
       const failedAttempts = (await received()).length;
+      const outboxes = readdirSync(state, { recursive: true, encoding: 'utf8' }).filter((path) =>
+        /SubscriberOutbox[^/]*$/.test(path),
+      );
+      expect(outboxes.length, 'the outbox storage under the persisted state').toBeGreaterThan(0);
+      for (const path of outboxes) rmSync(join(state, path), { recursive: true, force: true });
 
       // 3. The stack stays down longer than the sweeper's grace: the stored times are moved
       // back by the downtime (the local D1 is a file; nothing else runs on it now).

@@ -7,6 +7,8 @@
  *   `Retry-After: V` when given, and a body naming the status.
  * - `PUT /__status?key=K&status=N`: every later request under `K` answers `N`
  *   (a subscriber going down or coming back).
+ * - `PUT /__hold?key=K`: later requests under `K` are recorded but not answered (a stalled
+ *   subscriber) until `PUT /__release?key=K` answers them all.
  * - `GET /__received?key=K`: `{ data: [{ method, url, headers, body }] }`, oldest first.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -32,6 +34,8 @@ export interface DeliveryReceiver {
 export async function startDeliveryReceiver(): Promise<DeliveryReceiver> {
   const received = new Map<string, ReceivedDelivery[]>();
   const statusOverrides = new Map<string, number>();
+  const holding = new Set<string>();
+  const held = new Map<string, (() => void)[]>();
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://receiver.test');
     const key = url.searchParams.get('key') ?? '';
@@ -47,6 +51,17 @@ export async function startDeliveryReceiver(): Promise<DeliveryReceiver> {
         statusOverrides.set(key, Number(url.searchParams.get('status')));
         return json(200, { ok: true });
       }
+      if (url.pathname === '/__hold') {
+        holding.add(key);
+        return json(200, { ok: true });
+      }
+      if (url.pathname === '/__release') {
+        holding.delete(key);
+        const answers = held.get(key) ?? [];
+        held.delete(key);
+        for (const answer of answers) answer();
+        return json(200, { released: answers.length });
+      }
       const entry = {
         method: req.method ?? '',
         url: req.url ?? '',
@@ -59,8 +74,12 @@ export async function startDeliveryReceiver(): Promise<DeliveryReceiver> {
       const headers: Record<string, string> = { 'content-type': 'text/plain' };
       if (retryAfter !== null) headers['retry-after'] = retryAfter;
       if (status >= 300 && status < 400) headers.location = 'http://127.0.0.1:1/elsewhere';
-      res.writeHead(status, headers);
-      res.end(`${url.searchParams.get('body_prefix') ?? ''}answered ${status}`);
+      const answer = () => {
+        res.writeHead(status, headers);
+        res.end(`${url.searchParams.get('body_prefix') ?? ''}answered ${status}`);
+      };
+      if (holding.has(key)) held.set(key, [...(held.get(key) ?? []), answer]);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

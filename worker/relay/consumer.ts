@@ -1,22 +1,19 @@
 /**
- * The relay's queue consumer: delivers each `{ deliveryId }` message of the DELIVERIES
- * queue to its subscriber, signed with Standard Webhooks, re-checks the money event of each
- * `{ kind: 'confirm', eventId, check }` message (worker/relay/confirmation-check.ts), and
- * marks dead-lettered deliveries `failed`. Every message is acked or retried on its own, never the batch,
- * so one slow or failing subscriber does not hold back the others. The outcomes per
- * answer are listed in docs/gateway.md, "Webhook relay".
+ * The relay's queue consumer: hands each `{ deliveryId }` message of the DELIVERIES queue to
+ * its subscription's outbox (worker/relay/subscriber-outbox.ts), which sends it signed with
+ * Standard Webhooks, records it and schedules its retries; re-checks the money event of each
+ * `{ kind: 'confirm', eventId, check }` message (worker/relay/confirmation-check.ts); and
+ * marks dead-lettered deliveries `failed`. A message is acked as soon as its outbox holds it,
+ * so a batch never waits for a subscriber's answer, and one slow subscriber holds up only
+ * its own deliveries. The outcomes per answer are listed in docs/gateway.md, "Webhook relay".
  */
 
-import { markDeliveryFailed } from '../db/deliveries.ts';
+import { findDelivery } from '../db/deliveries.ts';
 import { logEvent } from '../http/log.ts';
 import { consumeConfirmationMessage, isConfirmationMessage } from './confirmation-check.ts';
-import { announceDeadLetter } from './operational-alerts.ts';
-import { prepareDelivery } from './prepare-delivery.ts';
-import { recheckSentDelivery } from './recheck-delivery.ts';
+import { deadLetterDelivery } from './dead-letter.ts';
 import { consumeRecoveryMessage, isRecoveryMessage } from './recover.ts';
 import { retryDelay } from './retry-schedule.ts';
-import { sendPreparedDelivery } from './send-delivery.ts';
-import { settleDelivery } from './settle-delivery.ts';
 
 /**
  * The deliveries queue (wrangler.toml): one message per (event, subscription).
@@ -40,6 +37,11 @@ export const DELIVERIES_DEAD_LETTER_QUEUE = 'edgepay-deliveries-dlq';
 export interface DeliveryMessage {
   /** `dlv_<uuid>`. */
   readonly deliveryId: string;
+  /**
+   * The delivery's subscription, naming its outbox; absent on messages queued before they
+   * carried it, whose subscription is read from D1.
+   */
+  readonly subscriptionId?: string;
   /**
    * Set when an operator asked for this attempt (worker/relay/operator-request.ts):
    * `retry`, `replay` or `recover`; absent on the relay's own messages, and on those queued
@@ -65,33 +67,21 @@ function isDeliveryMessage(body: unknown): body is DeliveryMessage {
   );
 }
 
-/** Options of {@link handleQueueBatch}. */
-interface QueueOptions {
-  /** The fetch for DNS-over-HTTPS lookups and deliveries. @default globalThis.fetch */
-  readonly fetch?: typeof fetch;
-}
-
 /**
- * The Worker's `queue` handler: by `batch.queue`, delivers (DELIVERIES) or marks failed
- * (its dead-letter queue), each message concurrently and acked or retried on its own.
- * An unexpected error retries that message on the schedule; an unknown queue retries all.
+ * The Worker's `queue` handler: by `batch.queue`, hands deliveries to their outboxes
+ * (DELIVERIES) or marks them failed (its dead-letter queue), each message concurrently and
+ * acked or retried on its own. An unexpected error retries that message on the schedule; an
+ * unknown queue retries all.
  *
  * @param batch - the batch from Cloudflare Queues.
- * @param env - bindings (`DB`) and settings (`ALLOW_LOCAL_SUBSCRIBERS`,
- *   `SUBSCRIBER_PORTS`, `SUBSCRIBER_DNS_RESOLVER`).
- * @param options - the fetch to use (tests pass a fake network).
+ * @param env - bindings (`DB`, `SUBSCRIBER_OUTBOX`).
  *
  * @example
  * ```ts
  * export default { queue: (batch, env) => handleQueueBatch(batch, env) } satisfies ExportedHandler<Env>;
  * ```
  */
-export async function handleQueueBatch(
-  batch: MessageBatch<unknown>,
-  env: Env,
-  options: QueueOptions = {},
-): Promise<void> {
-  const send = options.fetch ?? fetch;
+export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const handle =
     batch.queue === DELIVERIES_QUEUE
       ? deliver
@@ -106,7 +96,7 @@ export async function handleQueueBatch(
         return;
       }
       try {
-        await handle(message, env, send);
+        await handle(message, env);
       } catch (error) {
         logEvent('error', 'delivery_message_failed', {
           queue: batch.queue,
@@ -120,11 +110,10 @@ export async function handleQueueBatch(
 }
 
 /**
- * One DELIVERIES message: a confirmation check goes to its own consumer; a delivery is
- * prepared (loaded, checked, signed), sent when ready, its host name asked again, then
- * settled (recorded, logged, acked or retried).
+ * One DELIVERIES message: a confirmation check goes to its own consumer; a delivery goes to
+ * its subscription's outbox, and the message is acked once the outbox holds it.
  */
-async function deliver(message: Message<unknown>, env: Env, send: typeof fetch): Promise<void> {
+async function deliver(message: Message<unknown>, env: Env): Promise<void> {
   if (isConfirmationMessage(message.body)) {
     await consumeConfirmationMessage(message, message.body, env);
     return;
@@ -141,19 +130,21 @@ async function deliver(message: Message<unknown>, env: Env, send: typeof fetch):
     return;
   }
   const { deliveryId } = message.body;
-  const prepared = await prepareDelivery(deliveryId, env, send);
-  const result =
-    prepared.kind === 'ready'
-      ? await recheckSentDelivery(prepared, await sendPreparedDelivery(prepared, send), send)
-      : prepared;
-  await settleDelivery(message, env, deliveryId, result);
+  const subscriptionId =
+    message.body.subscriptionId ?? (await findDelivery(env.DB, deliveryId))?.subscriptionId;
+  if (subscriptionId === undefined) {
+    logEvent('info', 'delivery_skipped', { delivery_id: deliveryId, reason: 'not_found' });
+    message.ack();
+    return;
+  }
+  await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept({
+    body: { ...message.body },
+    attempts: message.attempts,
+  });
+  message.ack();
 }
 
-/**
- * One dead-lettered message: its attempts ran out, `delivery.dead_lettered` is raised (before
- * the mark, so a failure leaves the delivery pending and the retried message raises it), then
- * the delivery is `failed`.
- */
+/** One dead-lettered message: its attempts ran out, the delivery is `failed`. */
 async function deadLetter(message: Message<unknown>, env: Env): Promise<void> {
   if (isConfirmationMessage(message.body)) {
     // The event keeps its `next_check_at`: the cron sweeper starts the check again.
@@ -166,9 +157,6 @@ async function deadLetter(message: Message<unknown>, env: Env): Promise<void> {
     message.ack();
     return;
   }
-  const now = Date.now();
-  await announceDeadLetter(env, message.body.deliveryId, now);
-  const marked = await markDeliveryFailed(env.DB, message.body.deliveryId, now);
-  logEvent('warn', 'delivery_dead_lettered', { delivery_id: message.body.deliveryId, marked });
+  await deadLetterDelivery(env, message.body.deliveryId);
   message.ack();
 }

@@ -6,7 +6,7 @@
 import type { ReadyDelivery } from './prepare-delivery.ts';
 
 /** Timeout of one delivery attempt, in milliseconds (headers and excerpt read). */
-const DELIVERY_TIMEOUT_MS = 15_000;
+export const DELIVERY_TIMEOUT_MS = 15_000;
 
 /** Bytes of the response body kept in the attempt record (2 KB). */
 const RESPONSE_EXCERPT_BYTES = 2048;

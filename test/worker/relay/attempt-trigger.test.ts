@@ -19,6 +19,7 @@ import {
   runQueue,
   storeDelivery,
 } from './delivery-helpers.ts';
+import { outboxOf, retryHeldNow } from './outbox-helpers.ts';
 
 useCapturedLogs();
 afterEach(disableTestSubscriptions);
@@ -61,8 +62,8 @@ describe('attempt trigger', () => {
         requestedAt: Date.now(),
       };
       await runQueue(DELIVERIES_QUEUE, [{ body }]);
-      // The same message, redelivered on the retry schedule after the 500.
-      await runQueue(DELIVERIES_QUEUE, [{ body, attempts: 2 }]);
+      // The retry after the 500, on the schedule of the subscription's outbox.
+      await retryHeldNow(outboxOf(stored.subscription.id));
       expect(await listDeliveryAttempts(env.DB, stored.deliveryId)).toMatchObject([
         { attempt: 1, status: 500, trigger: 'retry', operator: 'ada@example.com' },
         { attempt: 2, status: 500, trigger: 'schedule', operator: null },

@@ -11,6 +11,7 @@ import { findSubscription } from '../../../worker/db/subscriptions.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { useCapturedLogs } from '../helpers.ts';
 import { receivedUnder, runQueue, setReceiverStatus, storeDelivery } from './delivery-helpers.ts';
+import { outboxOf, retryHeldNow } from './outbox-helpers.ts';
 
 useCapturedLogs();
 
@@ -169,14 +170,17 @@ describe('relay consumer', () => {
     it('should deliver to a subscriber down for several attempts once it is back', async () => {
       const stored = await storeDelivery();
       await setReceiverStatus(stored.key, 503);
-      const message = { body: { deliveryId: stored.deliveryId } };
-      for (const attempts of [1, 2, 3]) {
-        const result = await runQueue(DELIVERIES_QUEUE, [{ ...message, attempts }]);
-        expect(result.retryMessages.map((m) => m.msgId)).toEqual(['msg-0']);
+      const result = await runQueue(DELIVERIES_QUEUE, [
+        { body: { deliveryId: stored.deliveryId } },
+      ]);
+      expect(result.retryMessages.map((m) => m.msgId)).toEqual(['msg-0']);
+      // The retries are the subscription's outbox's, each run when it falls due.
+      const outbox = outboxOf(stored.subscription.id);
+      for (const attempts of [3, 4]) {
+        expect(await retryHeldNow(outbox)).toMatchObject([{ attempts }]);
       }
       await setReceiverStatus(stored.key, 200);
-      const result = await runQueue(DELIVERIES_QUEUE, [{ ...message, attempts: 4 }]);
-      expect(result.explicitAcks).toEqual(['msg-0']);
+      expect(await retryHeldNow(outbox)).toEqual([]);
       const received = await receivedUnder(stored.key);
       expect(received.map((r) => r.body)).toEqual(Array(4).fill(stored.rawBody));
       expect(new Set(received.map((r) => r.headers['webhook-id']))).toEqual(

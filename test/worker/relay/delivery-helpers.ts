@@ -26,6 +26,7 @@ import worker from '../../../worker/index.ts';
 import { referenceOf, type WebhookEnvelope } from '../../../worker/relay/envelope.ts';
 import { generateSubscriptionSecret } from '../../../worker/relay/subscription-secret.ts';
 import { envelope } from '../routes/webhook-helpers.ts';
+import { prepareOutboxes, settleOutboxes } from './outbox-helpers.ts';
 
 /** Options of {@link createReceiverSubscription}. */
 export interface ReceiverSubscriptionInit {
@@ -199,7 +200,9 @@ export interface TestMessage {
 /**
  * Runs the real Worker's `queue` handler on a batch of `queue` and returns what it
  * acked and retried. `ALLOW_LOCAL_SUBSCRIBERS` is on (the receiver is on loopback)
- * unless `overrides` says otherwise.
+ * unless `overrides` says otherwise. A delivery message the consumer handed to its
+ * subscription's outbox is reported as the outcome of the outbox's attempt, once settled:
+ * acked when delivered or failed, retried with the outbox's delay (outbox-helpers.ts).
  */
 export async function runQueue(
   queue: string,
@@ -225,14 +228,16 @@ export async function runQueue(
       retry(options);
     };
   }
+  const workerEnv = { ...env, ALLOW_LOCAL_SUBSCRIBERS: 'true', ...overrides };
+  const outboxes = await prepareOutboxes(batch.messages, workerEnv);
   const ctx = createExecutionContext();
-  await worker.queue(batch, { ...env, ALLOW_LOCAL_SUBSCRIBERS: 'true', ...overrides }, ctx);
+  await worker.queue(batch, workerEnv, ctx);
   const result = await getQueueResult(batch, ctx);
   const retryMessages = result.retryMessages.map(({ msgId }) => {
     const delaySeconds = delays.get(msgId);
     return delaySeconds === undefined ? { msgId } : { msgId, delaySeconds };
   });
-  return { ...result, retryMessages };
+  return settleOutboxes(outboxes, { ...result, retryMessages });
 }
 
 /** One request the receiver recorded (test/support/delivery-receiver.ts). */

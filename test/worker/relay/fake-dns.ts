@@ -9,6 +9,7 @@ import { env } from 'cloudflare:workers';
 import { expect, inject } from 'vitest';
 import { DELIVERIES_QUEUE, handleQueueBatch } from '../../../worker/relay/consumer.ts';
 import { storeDelivery } from './delivery-helpers.ts';
+import { prepareOutboxes, settleOutboxes } from './outbox-helpers.ts';
 
 /** The fake resolver's URL, as `SUBSCRIBER_DNS_RESOLVER`. */
 export const RESOLVER = 'https://doh.test/dns-query';
@@ -112,7 +113,7 @@ export const hostName = (label: string) => `${label}-${crypto.randomUUID().slice
 
 /**
  * Stores a delivery to `<scheme>://<host>/hooks?key=…` and runs the real consumer on it,
- * through a fake network resolving `zone`; `overrides` are settings of the Worker, and
+ * and the subscription's outbox on what it hands over, through a fake network resolving `zone`; `overrides` are settings of the Worker, and
  * `status` what the subscriber answers (200 when not given).
  */
 export async function deliverTo(
@@ -135,7 +136,13 @@ export async function deliverTo(
     },
   ]);
   const settings = { ALLOW_LOCAL_SUBSCRIBERS: '', SUBSCRIBER_DNS_RESOLVER: RESOLVER };
-  await handleQueueBatch(batch, { ...env, ...settings, ...overrides }, { fetch: network.fetch });
-  const result = await getQueueResult(batch, createExecutionContext());
+  const workerEnv = { ...env, ...settings, ...overrides };
+  // The outbox makes the attempt: it gets the settings and the fake network.
+  const outboxes = await prepareOutboxes(batch.messages, workerEnv, network.fetch);
+  await handleQueueBatch(batch, workerEnv);
+  const result = await settleOutboxes(
+    outboxes,
+    await getQueueResult(batch, createExecutionContext()),
+  );
   return { stored, key, network, result };
 }

@@ -1,0 +1,178 @@
+/**
+ * The storage of a subscription's outbox (worker/relay/subscriber-outbox.ts): one row per
+ * delivery it holds, in the Durable Object's own SQLite, written synchronously, and the
+ * stand-in for a queue message that lets the settle step ack or retry an attempt made there.
+ * Every time is epoch milliseconds.
+ */
+import type { Handover } from './subscriber-outbox.ts';
+
+/** A delivery the outbox holds. */
+export interface OutboxRow {
+  readonly deliveryId: string;
+  /** The queue message body it came with (the operator's request, if any, included). */
+  readonly body: Handover['body'];
+  /** The number of its next attempt (1 for the first), as `message.attempts` counts. */
+  readonly attempts: number;
+  /** When its next attempt is due. */
+  readonly dueAt: number;
+  /** When its attempt out started; `null` when none is out. */
+  readonly sendingSince: number | null;
+}
+
+/** What the settle step decided: `retryInSec` set to try again, absent when settled. */
+export interface SettleDecision {
+  readonly retryInSec?: number;
+}
+
+interface Row extends Record<string, SqlStorageValue> {
+  delivery_id: string;
+  body: string;
+  attempts: number;
+  due_at: number;
+  sending_since: number | null;
+}
+
+const toRow = (row: Row): OutboxRow => ({
+  deliveryId: row.delivery_id,
+  body: JSON.parse(row.body) as Handover['body'],
+  attempts: row.attempts,
+  dueAt: row.due_at,
+  sendingSince: row.sending_since,
+});
+
+/** The outbox's queries (see {@link openOutboxStore}). */
+export interface OutboxStore {
+  /** Takes a handover: a new row due now, or an existing one updated (see accept). */
+  accept(handover: Handover, now: number): void;
+  /** Rows to start now, oldest due first, at most `limit`, none for which `skip` is true. */
+  due(now: number, limit: number, skip: (deliveryId: string) => boolean): OutboxRow[];
+  /** How many rows are due at `now` and not out. */
+  dueCount(now: number): number;
+  /**
+   * The earliest due time of a row, or `null` when there is none; a row marked out counts
+   * as due `watchdogMs` after its attempt started (for when that attempt was lost).
+   */
+  nextDueAt(watchdogMs: number): number | null;
+  markSending(deliveryId: string, now: number): void;
+  scheduleRetry(deliveryId: string, retryInSec: number, now: number): void;
+  remove(deliveryId: string): void;
+}
+
+/**
+ * Opens (and creates on first use) the outbox table.
+ *
+ * @param sql - the Durable Object's `ctx.storage.sql`.
+ */
+export function openOutboxStore(sql: SqlStorage): OutboxStore {
+  sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
+    delivery_id TEXT NOT NULL PRIMARY KEY,
+    body TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    due_at INTEGER NOT NULL,
+    sending_since INTEGER,
+    retry_delay_sec INTEGER
+  )`);
+  return {
+    accept({ body, attempts }, now) {
+      const held = sql
+        .exec<Row>('SELECT * FROM outbox WHERE delivery_id = ?', body.deliveryId)
+        .toArray()[0];
+      if (held === undefined) {
+        // A message the queue delivers again continues its count, so a handover that kept
+        // failing does not restart the schedule.
+        sql.exec(
+          `INSERT INTO outbox (delivery_id, body, attempts, due_at, sending_since)
+           VALUES (?, ?, ?, ?, NULL)`,
+          body.deliveryId,
+          JSON.stringify(body),
+          Math.max(1, Math.floor(attempts)),
+          now,
+        );
+        return;
+      }
+      // A new message (the sweeper, an operator) asks for an attempt now, with a fresh
+      // schedule as a new queue message had; one delivered again was already taken over.
+      if (attempts > 1 || held.sending_since !== null) return;
+      sql.exec(
+        'UPDATE outbox SET body = ?, attempts = 1, due_at = ? WHERE delivery_id = ?',
+        JSON.stringify(body),
+        now,
+        body.deliveryId,
+      );
+    },
+    due(now, limit, skip) {
+      if (limit <= 0) return [];
+      // A row marked out that this instance does not hold was interrupted by a restart.
+      return sql
+        .exec<Row>(
+          `SELECT * FROM outbox WHERE sending_since IS NOT NULL OR due_at <= ?
+           ORDER BY due_at, delivery_id`,
+          now,
+        )
+        .toArray()
+        .filter((row) => !skip(row.delivery_id))
+        .slice(0, limit)
+        .map(toRow);
+    },
+    dueCount(now) {
+      const [row] = sql
+        .exec<{ n: number }>(
+          'SELECT count(*) AS n FROM outbox WHERE sending_since IS NULL AND due_at <= ?',
+          now,
+        )
+        .toArray();
+      return row?.n ?? 0;
+    },
+    nextDueAt(watchdogMs) {
+      const [row] = sql
+        .exec<{ next: number | null }>(
+          'SELECT min(coalesce(sending_since + ?, due_at)) AS next FROM outbox',
+          watchdogMs,
+        )
+        .toArray();
+      return row?.next ?? null;
+    },
+    markSending(deliveryId, now) {
+      sql.exec('UPDATE outbox SET sending_since = ? WHERE delivery_id = ?', now, deliveryId);
+    },
+    scheduleRetry(deliveryId, retryInSec, now) {
+      sql.exec(
+        `UPDATE outbox SET attempts = attempts + 1, due_at = ?, sending_since = NULL,
+           retry_delay_sec = ? WHERE delivery_id = ?`,
+        now + retryInSec * 1000,
+        retryInSec,
+        deliveryId,
+      );
+    },
+    remove(deliveryId) {
+      sql.exec('DELETE FROM outbox WHERE delivery_id = ?', deliveryId);
+    },
+  };
+}
+
+/**
+ * A queue message's stand-in for an attempt the outbox makes: the settle step reads its
+ * body and `attempts` and calls `ack` or `retry` as it would on the queue's message, and
+ * `decision` then says which it called.
+ *
+ * @param row - the delivery's outbox row.
+ */
+export function outboxMessage(row: OutboxRow): {
+  message: Message<unknown>;
+  decision: () => SettleDecision;
+} {
+  let decided: SettleDecision = {};
+  const message: Message<unknown> = {
+    id: row.deliveryId,
+    timestamp: new Date(row.dueAt),
+    body: row.body,
+    attempts: row.attempts,
+    ack: () => {
+      decided = {};
+    },
+    retry: (options?: QueueRetryOptions) => {
+      decided = { retryInSec: options?.delaySeconds ?? 0 };
+    },
+  };
+  return { message, decision: () => decided };
+}

@@ -1,0 +1,234 @@
+import { DurableObject } from 'cloudflare:workers';
+import { findDelivery } from '../db/deliveries.ts';
+import { listDeliveryAttempts } from '../db/delivery-attempts.ts';
+import { logEvent } from '../http/log.ts';
+import { deadLetterDelivery } from './dead-letter.ts';
+import {
+  type OutboxRow,
+  type OutboxStore,
+  openOutboxStore,
+  outboxMessage,
+  type SettleDecision,
+} from './outbox-store.ts';
+import { prepareDelivery } from './prepare-delivery.ts';
+import { recheckSentDelivery } from './recheck-delivery.ts';
+import { MAX_DELIVERY_ATTEMPTS, retryDelay } from './retry-schedule.ts';
+import { DELIVERY_TIMEOUT_MS, sendPreparedDelivery } from './send-delivery.ts';
+import { settleDelivery } from './settle-delivery.ts';
+
+/** Deliveries one subscription's outbox sends at once. */
+const MAX_IN_FLIGHT = 10;
+
+/**
+ * How long one run keeps starting attempts, in milliseconds; then it lets the attempts out
+ * finish and continues in a new run (an alarm), so no handler runs unbounded.
+ */
+const RUN_BUDGET_MS = 60_000;
+
+/** Most scheduling rounds of one run (each starts what is due or waits for one attempt). */
+const MAX_ROUNDS = 10_000;
+
+/**
+ * When the alarm checks on a delivery just taken over, in milliseconds: after the longest
+ * attempt, so it finds an attempt a restart interrupted (the run it started is gone).
+ */
+const WATCHDOG_MS = DELIVERY_TIMEOUT_MS + 30_000;
+
+/** What the consumer hands over: the queue message's body and its delivery count. */
+export interface Handover {
+  /** The DELIVERIES message body (`deliveryId`, and the operator's request if any). */
+  readonly body: { readonly deliveryId: string } & Record<string, unknown>;
+  /** `message.attempts`: 1 for a new message, more when the queue delivers it again. */
+  readonly attempts: number;
+}
+
+/**
+ * The outbox of one subscription (one instance per subscription id): the consumer hands
+ * each delivery to it and acks its queue message at once, and the outbox sends, records and
+ * schedules the retries of its own deliveries, so a subscriber that stalls until the
+ * timeout holds up only its own deliveries, never another subscription's. Every delivery it
+ * holds is a row of its SQLite storage, written before the request goes out, so a restart
+ * finds what it was doing (docs/architecture.md, "Delivery outbox"). Attempts go through the
+ * same steps as before: prepare, send, re-check, settle, with the same D1 records.
+ *
+ * @example
+ * ```ts
+ * await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept({ body, attempts: 1 });
+ * ```
+ */
+export class SubscriberOutbox extends DurableObject<Env> {
+  /**
+   * The fetch deliveries and DNS-over-HTTPS lookups go through.
+   *
+   * @internal The tests put a fake network here.
+   */
+  network: typeof fetch = (input, init) => fetch(input, init);
+  readonly #store: OutboxStore;
+  /** Attempts this instance has out, by delivery id. */
+  readonly #inFlight = new Map<string, Promise<void>>();
+  /** Rows whose last step failed here (D1 down), by delivery id: not taken again before. */
+  readonly #failedUntil = new Map<string, number>();
+  #run: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#store = openOutboxStore(ctx.storage.sql);
+  }
+
+  /**
+   * Takes a delivery over; the consumer acks its message once this returns. A delivery it
+   * already holds is not taken twice: a message the queue delivers again (the consumer
+   * stopped before its ack) changes nothing, and a new message for it (the sweeper, an
+   * operator's retry) makes it due now, unless an attempt is out.
+   *
+   * @param handover - the message body and its delivery count.
+   */
+  async accept(handover: Handover): Promise<void> {
+    this.#store.accept(handover, Date.now());
+    // The watchdog: should this instance stop mid-send, the alarm finds the attempt. An
+    // earlier alarm (a retry falling due) is kept.
+    const watchdog = Date.now() + WATCHDOG_MS;
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > watchdog) await this.ctx.storage.setAlarm(watchdog);
+    this.#kick();
+  }
+
+  /** The alarm: a retry falls due, or the watchdog after a restart. */
+  override async alarm(): Promise<void> {
+    this.#kick();
+    await this.#run;
+  }
+
+  /** Starts a run, or wakes the one running so it sees what changed. */
+  #kick(): void {
+    if (this.#run !== undefined) {
+      this.#wake?.();
+      return;
+    }
+    this.#run = this.#drain().finally(() => {
+      this.#run = undefined;
+      // A delivery taken over while the run was ending is not left for the alarm.
+      if (this.#store.dueCount(Date.now()) > 0) this.#kick();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    const started = Date.now();
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const now = Date.now();
+      if (now - started < RUN_BUDGET_MS) {
+        const free = MAX_IN_FLIGHT - this.#inFlight.size;
+        const skip = (id: string) =>
+          this.#inFlight.has(id) || (this.#failedUntil.get(id) ?? 0) > now;
+        for (const row of this.#store.due(now, free, skip)) {
+          this.#start(row, now);
+        }
+      }
+      if (this.#inFlight.size === 0) break;
+      // Woken by an attempt ending, a new handover, or the next retry falling due.
+      let timer: ReturnType<typeof setTimeout> | null = null;
+      const woken = new Promise<void>((resolve) => {
+        this.#wake = resolve;
+        const next = this.#store.nextDueAt(WATCHDOG_MS);
+        if (next !== null && now - started < RUN_BUDGET_MS) {
+          timer = setTimeout(resolve, Math.max(0, Math.min(next - now, RUN_BUDGET_MS)));
+        }
+      });
+      await Promise.race([...this.#inFlight.values(), woken]);
+      clearTimeout(timer);
+    }
+    await Promise.allSettled(this.#inFlight.values());
+    const next = this.#store.nextDueAt(WATCHDOG_MS);
+    if (next === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.max(next, Date.now()));
+  }
+
+  #start(row: OutboxRow, now: number): void {
+    // Written before the request goes out (the output gate holds the request until the
+    // write is stored), so a restart knows an attempt may have reached the subscriber.
+    const interrupted = row.sendingSince !== null;
+    this.#store.markSending(row.deliveryId, now);
+    this.#failedUntil.delete(row.deliveryId);
+    const attempt = (interrupted ? this.#recover(row) : this.#attempt(row))
+      .then((decision) => this.#apply(row, decision))
+      .catch((error: unknown) => {
+        // D1 failed after the attempt: the row stays marked out, and the watchdog's time
+        // (nextDueAt) brings it back as interrupted, checked against D1 then.
+        this.#failedUntil.set(row.deliveryId, Date.now() + WATCHDOG_MS);
+        logEvent('error', 'delivery_outbox_failed', {
+          delivery_id: row.deliveryId,
+          error_message: error instanceof Error ? error.message : String(error),
+        });
+      })
+      .finally(() => this.#inFlight.delete(row.deliveryId));
+    this.#inFlight.set(row.deliveryId, attempt);
+  }
+
+  /** One attempt: prepare, send, re-check, settle (worker/relay/consumer.ts's steps). */
+  async #attempt(row: OutboxRow): Promise<SettleDecision> {
+    const { message, decision } = outboxMessage(row);
+    try {
+      const prepared = await prepareDelivery(row.deliveryId, this.env, this.network);
+      const result =
+        prepared.kind === 'ready'
+          ? await recheckSentDelivery(
+              prepared,
+              await sendPreparedDelivery(prepared, this.network),
+              this.network,
+            )
+          : prepared;
+      await settleDelivery(message, this.env, row.deliveryId, result);
+    } catch (error) {
+      logEvent('error', 'delivery_message_failed', {
+        delivery_id: row.deliveryId,
+        subscription_id: this.ctx.id.name ?? null,
+        error_message: error instanceof Error ? error.message : String(error),
+      });
+      return { retryInSec: retryDelay(row.attempts, undefined) };
+    }
+    return decision();
+  }
+
+  /**
+   * An attempt that was out when this instance stopped (only a restart empties the
+   * in-memory list of attempts out while a row says one is). Settled or already recorded:
+   * nothing is sent; otherwise it may have reached the subscriber, so it is recorded as an
+   * attempt without an answer and retried on the schedule, never sent again silently.
+   */
+  async #recover(row: OutboxRow): Promise<SettleDecision> {
+    const startedAt = row.sendingSince ?? Date.now();
+    const delivery = await findDelivery(this.env.DB, row.deliveryId);
+    if (delivery === undefined || delivery.status !== 'pending') return {};
+    const attempts = await listDeliveryAttempts(this.env.DB, row.deliveryId);
+    if (attempts.some((attempt) => attempt.startedAt >= startedAt)) {
+      // Recorded before the stop: only the outbox's own step was lost.
+      const dueAt = delivery.nextAttemptAt ?? Date.now();
+      return { retryInSec: Math.max(0, Math.ceil((dueAt - Date.now()) / 1000)) };
+    }
+    logEvent('warn', 'delivery_attempt_interrupted', { delivery_id: row.deliveryId });
+    const { message, decision } = outboxMessage(row);
+    await settleDelivery(message, this.env, row.deliveryId, {
+      kind: 'refused',
+      startedAt,
+      error:
+        'interrupted: the gateway stopped during this attempt, which may have reached the subscriber',
+      retry: true,
+    });
+    return decision();
+  }
+
+  /** Removes a settled delivery, or schedules its retry (or dead-letters it at the last). */
+  async #apply(row: OutboxRow, decision: SettleDecision): Promise<void> {
+    if (decision.retryInSec === undefined) {
+      this.#store.remove(row.deliveryId);
+      return;
+    }
+    if (row.attempts >= MAX_DELIVERY_ATTEMPTS) {
+      await deadLetterDelivery(this.env, row.deliveryId);
+      this.#store.remove(row.deliveryId);
+      return;
+    }
+    this.#store.scheduleRetry(row.deliveryId, decision.retryInSec, Date.now());
+  }
+}
