@@ -136,6 +136,19 @@ async function signedIn(fragment: string, options: BrowserOptions = {}, viewport
   return opened;
 }
 
+/** The WCAG contrast ratio of two sRGB colours given as [r, g, b] in 0-255. */
+function contrast(one: number[], other: number[]): number {
+  const luminance = (rgb: number[]) => {
+    const [r = 0, g = 0, b = 0] = rgb.map((channel) => {
+      const c = channel / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [light, dark] = [luminance(one), luminance(other)].sort((a, b) => b - a);
+  return ((light ?? 0) + 0.05) / ((dark ?? 0) + 0.05);
+}
+
 function drawnText(page: Page): Promise<string[]> {
   return page.evaluate(() => (window as unknown as { drawnText: string[] }).drawnText);
 }
@@ -330,7 +343,7 @@ describe('console display', () => {
       }
     });
 
-    it('should fill status badges with their tone: delivered green, failed red', async () => {
+    it('should fill status badges with their tone, text above 4.5:1: delivered green, pending amber, failed red', async () => {
       const { browser, page } = await signedIn(`#/events/${eventId}`);
       try {
         const tone = (status: string) =>
@@ -344,13 +357,20 @@ describe('console display', () => {
             });
         const delivered = await tone('delivered');
         const failed = await tone('failed');
-        // A fill of its own (not transparent), tinted towards the tone, text darker than it.
-        expect(delivered.fill.length).toBe(3);
-        expect(delivered.fill[1]).toBeGreaterThan(delivered.fill[0] ?? 255);
-        expect(failed.fill.length).toBe(3);
-        expect(failed.fill[0]).toBeGreaterThan(failed.fill[1] ?? 255);
-        expect(failed.color[0]).toBeGreaterThan((failed.color[1] ?? 255) + 80);
-        expect(delivered.color[1]).toBeGreaterThan((delivered.color[0] ?? 255) + 40);
+        await page.goto(`${stack.gatewayUrl}/console/#/events/${heldEventId}`);
+        const pending = await tone('awaiting_confirmation');
+        for (const badge of [delivered, failed, pending]) {
+          // A fill of its own (an opaque rgb, not a transparent rgba).
+          expect(badge.fill).toHaveLength(3);
+          expect(contrast(badge.color, badge.fill)).toBeGreaterThanOrEqual(4.5);
+        }
+        const [dr = 0, dg = 0, db = 0] = delivered.color;
+        expect(dg).toBeGreaterThan(Math.max(dr, db) + 40);
+        const [fr = 0, fg = 0, fb = 0] = failed.color;
+        expect(fr).toBeGreaterThan(Math.max(fg, fb) + 80);
+        const [pr = 0, pg = 0, pb = 0] = pending.color;
+        expect(Math.min(pr, pg)).toBeGreaterThan(pb + 40);
+        expect(pr).toBeGreaterThan(pg);
       } finally {
         await browser.close();
       }
