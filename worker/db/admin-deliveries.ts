@@ -5,6 +5,8 @@
  * retry; and replay's upsert of an event's deliveries.
  * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
+
+import { OPERATIONAL_DATA_SCHEMAS } from '../relay/operational-event-schemas.ts';
 import {
   DELIVERY_STATUSES,
   type DeliveryRecord,
@@ -126,11 +128,16 @@ export async function countDeliveriesByHour(
   return buckets;
 }
 
+// The relay's own event types, as JSON for the replay's rule below.
+const OPERATIONAL_TYPES = JSON.stringify(Object.keys(OPERATIONAL_DATA_SCHEMAS));
+
 /**
  * Replays an event: for every enabled subscription matching its type (or only
  * `subscriptionId`, whatever its filter), inserts a `pending` delivery due `now`, or,
  * where UNIQUE (event_id, subscription_id) already holds one, resets that row to
- * `pending` (attempts and their history are kept, so attempt numbers keep counting).
+ * `pending` (attempts and their history are kept, so attempt numbers keep counting). One of
+ * the relay's own events goes, as when it was raised, only to the subscriptions that list its
+ * type, never to the one its `data.subscription_id` names (unless that one is asked for).
  *
  * @param event - the event's id and type.
  * @param subscriptionId - one subscription, or `null` for all that match.
@@ -153,15 +160,19 @@ export async function replayDeliveries(
        SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
        FROM subscriptions AS s
        WHERE s.enabled = 1
-         AND ((?4 IS NULL AND (s.event_types IS NULL
-               OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2)))
+         AND ((?4 IS NULL
+               AND ((s.event_types IS NULL AND ?2 NOT IN (SELECT value FROM json_each(?5)))
+                 OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
+               AND s.id IS NOT (SELECT json_extract(e.raw_body, '$.data.subscription_id')
+                 FROM webhook_events AS e
+                 WHERE e.event_id = ?1 AND ?2 IN (SELECT value FROM json_each(?5))))
            OR s.id = ?4)
        ON CONFLICT (event_id, subscription_id) DO UPDATE
          SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
            updated_at = excluded.updated_at
        RETURNING id`,
     )
-    .bind(event.eventId, event.eventType, now, subscriptionId);
+    .bind(event.eventId, event.eventType, now, subscriptionId, OPERATIONAL_TYPES);
   const results = await db.batch<{ id: string }>([...before, replay]);
   return (results.at(-1)?.results ?? []).map((row) => row.id);
 }

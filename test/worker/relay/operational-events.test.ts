@@ -10,7 +10,8 @@ import { listEventDeliveries } from '../../../worker/db/deliveries.ts';
 import { findWebhookEvent } from '../../../worker/db/webhook-events.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { emitOperationalEvent } from '../../../worker/relay/operational-events.ts';
-import { useCapturedLogs } from '../helpers.ts';
+import { fetchGateway, useCapturedLogs } from '../helpers.ts';
+import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
 import {
   createReceiverSubscription,
   disableTestSubscriptions,
@@ -139,6 +140,30 @@ describe('operational events', () => {
         },
       });
       expect(emitted.eventId).toMatch(/^event\.unconfirmed:sha256:[0-9a-f]{64}$/);
+    });
+
+    it('should be replayed like it was raised: to listeners only, unless a subscription is named', async () => {
+      const subject = await createReceiverSubscription({ eventTypes: ['delivery.dead_lettered'] });
+      const listener = await createReceiverSubscription({ eventTypes: ['delivery.dead_lettered'] });
+      await createReceiverSubscription({ eventTypes: null });
+      const emitted = await emitOperationalEvent(env, {
+        type: 'delivery.dead_lettered',
+        data: deadLettered(subject.subscription.id),
+      });
+      const replay = async (json?: unknown) => {
+        const path = `/admin/events/${encodeURIComponent(emitted.eventId)}/replay`;
+        const res = await fetchGateway(
+          adminRequest('POST', path, json === undefined ? {} : { json }),
+        );
+        expect(res.status).toBe(202);
+        const { delivery_ids } = await dataOf<{ delivery_ids: string[] }>(res);
+        const deliveries = await listEventDeliveries(env.DB, emitted.eventId);
+        return delivery_ids.map((id) => deliveries.find((d) => d.id === id)?.subscriptionId);
+      };
+      expect(await replay()).toEqual([listener.subscription.id]);
+      expect(await replay({ subscription_id: subject.subscription.id })).toEqual([
+        subject.subscription.id,
+      ]);
     });
 
     it('should refuse data that does not fit the type', async () => {
