@@ -17,7 +17,7 @@ import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import { enqueueDeliveryIds } from '../../relay/enqueue.ts';
+import { enqueueRequestedDeliveries } from '../../relay/operator-request.ts';
 import {
   announceDisabled,
   type HealthState,
@@ -28,6 +28,7 @@ import {
   generateSubscriptionSecret,
   PREVIOUS_SECRET_VALID_MS,
 } from '../../relay/subscription-secret.ts';
+import { operatorOf } from './operator.ts';
 import {
   type NewSubscriptionSchema,
   newSubscriptionInput,
@@ -181,7 +182,9 @@ export async function getSubscription(request: IRequest, env: Env): Promise<Resp
  * announces `subscription.disabled`. `enabled: true` on a disabled one makes it `healthy`;
  * with `requeue_pending: true` its pending deliveries and those failed since it began
  * failing (or, without a run of failures, since it was disabled) are set pending, due now,
- * and enqueued; `requeued` in the answer says how many (0 when it was not disabled).
+ * and enqueued (their attempts recorded with trigger `recover` and the operator, the
+ * Cloudflare Access user when present); `requeued` in the answer says how many (0 when it
+ * was not disabled).
  *
  * @param body - the validated body.
  * @returns 200 `{ status: 'success', data }`, `data` the subscription view, plus `requeued`
@@ -196,6 +199,8 @@ export async function updateSubscription(
 ): Promise<Response> {
   const id = idOf(request);
   const { changes, requeuePending } = subscriptionPatch(body);
+  // Read before anything changes: a malformed Access header is refused, not half-applied.
+  const operator = operatorOf(request, undefined);
   const now = Date.now();
   const update = await subscriptions.updateSubscription(env.DB, id, changes, now);
   if (update === undefined) throw notFound(id);
@@ -205,23 +210,12 @@ export async function updateSubscription(
     const reason = subscriptions.OPERATOR_DISABLED_REASON;
     await announceDisabled(env, { subscriptionId: id, url: record.url, at: now, reason });
   }
-  let requeued: number | undefined;
-  if (requeuePending) {
-    requeued = 0;
-    if (!before.enabled && record.enabled) {
-      // The run of failures that led to the disable began first; an operator's disable of
-      // a healthy subscription has none.
-      const since = before.health.failingSince ?? before.health.disabledAt ?? now;
-      const ids = await requeueSubscriptionDeliveries(env.DB, id, since, now);
-      await enqueueDeliveryIds(env.DELIVERIES, ids);
-      requeued = ids.length;
-      logEvent('info', 'subscription_requeued', {
-        request_id: contextOf(request).requestId,
-        subscription_id: id,
-        deliveries: ids.length,
-      });
-    }
-  }
+  // Only a subscription this request enabled again has deliveries waiting for it.
+  const requeued = !requeuePending
+    ? undefined
+    : before.enabled || !record.enabled
+      ? 0
+      : await requeueWaiting(request, env, before, { now, operator });
   const view = await viewWithRate(env, record, now);
   const data = requeued === undefined ? view : { ...view, requeued };
   return jsonResponse({ status: 'success', data });
@@ -259,6 +253,37 @@ export async function rotateSubscriptionSecret(request: IRequest, env: Env): Pro
   audit(request, 'subscription_secret_rotated', id);
   const data = { ...(await viewWithRate(env, record, now)), secret: record.secret };
   return jsonResponse({ status: 'success', data });
+}
+
+/**
+ * Re-enqueues what waited for a subscription while it was disabled: its pending deliveries
+ * and those failed since its run of failures began (an operator's disable of a healthy
+ * subscription has none: since it was disabled). Their attempts are recorded as a recovery
+ * the operator asked for.
+ *
+ * @param before - the subscription as it was, disabled.
+ * @param at - the time (epoch ms) and the operator, if known.
+ * @returns how many deliveries were re-enqueued.
+ */
+async function requeueWaiting(
+  request: IRequest,
+  env: Env,
+  before: SubscriptionRecord,
+  at: { readonly now: number; readonly operator: string | null },
+): Promise<number> {
+  const since = before.health.failingSince ?? before.health.disabledAt ?? at.now;
+  const ids = await requeueSubscriptionDeliveries(env.DB, before.id, since, at.now);
+  await enqueueRequestedDeliveries(env.DELIVERIES, ids, {
+    trigger: 'recover',
+    operator: at.operator,
+    requestedAt: at.now,
+  });
+  logEvent('info', 'subscription_requeued', {
+    request_id: contextOf(request).requestId,
+    subscription_id: before.id,
+    deliveries: ids.length,
+  });
+  return ids.length;
 }
 
 /** The view of one subscription with its recent success rate. */
