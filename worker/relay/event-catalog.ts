@@ -16,7 +16,7 @@ import { OPERATIONAL_DATA_SCHEMAS } from './operational-event-schemas.ts';
  * `sandbox` (sent by the provider's sandbox and the local emulator, not named by the spec),
  * `relay` (the gateway's own operational events).
  */
-export type EventTypeOrigin = (typeof EVENT_TYPE_ORIGINS)[number];
+type EventTypeOrigin = (typeof EVENT_TYPE_ORIGINS)[number];
 
 /** Every {@link EventTypeOrigin}, in catalog order. */
 export const EVENT_TYPE_ORIGINS = Object.freeze(['spec', 'sandbox', 'relay'] as const);

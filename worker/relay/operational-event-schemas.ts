@@ -12,7 +12,7 @@ const Instant = v.pipe(v.string(), v.isoTimestamp('Expected an ISO 8601 time'));
  * `subscription.disabled`: a subscription stopped receiving deliveries (its subscriber
  * answered 410, or every attempt failed for too long).
  */
-export const SubscriptionDisabledDataSchema = v.object({
+const SubscriptionDisabledDataSchema = v.object({
   subscription_id: v.string(),
   url: v.string(),
   /** Why, in words (`answered 410 Gone`). */
@@ -21,7 +21,7 @@ export const SubscriptionDisabledDataSchema = v.object({
 });
 
 /** `delivery.dead_lettered`: a delivery ran out of attempts and is `failed` for good. */
-export const DeliveryDeadLetteredDataSchema = v.object({
+const DeliveryDeadLetteredDataSchema = v.object({
   delivery_id: v.string(),
   event_id: v.string(),
   event_type: v.string(),
@@ -37,7 +37,7 @@ export const DeliveryDeadLetteredDataSchema = v.object({
  * `event.unconfirmed`: a money event the payment service contradicted, or could not confirm
  * before its check schedule ran out. It is stored and not delivered (a replay needs `force`).
  */
-export const EventUnconfirmedDataSchema = v.object({
+const EventUnconfirmedDataSchema = v.object({
   event_id: v.string(),
   event_type: v.string(),
   /** The event's `data.reference`, when it has one. */
@@ -50,7 +50,7 @@ export const EventUnconfirmedDataSchema = v.object({
 });
 
 /** `relay.backlog`: the oldest pending delivery has waited longer than the alert threshold. */
-export const RelayBacklogDataSchema = v.object({
+const RelayBacklogDataSchema = v.object({
   oldest_delivery_id: v.string(),
   oldest_event_id: v.string(),
   oldest_subscription_id: v.string(),

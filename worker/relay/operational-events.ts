@@ -29,7 +29,7 @@ const MESSAGES: Readonly<Record<OperationalEventType, string>> = {
  * One `relay.backlog` per this window while the backlog lasts, in milliseconds (1 hour):
  * often enough to keep an operator aware, rarely enough not to bury the real events.
  */
-export const BACKLOG_ALERT_WINDOW_MS = 3_600_000;
+const BACKLOG_ALERT_WINDOW_MS = 3_600_000;
 
 /** What to emit. */
 export interface OperationalEvent<T extends OperationalEventType> {

@@ -17,7 +17,7 @@ import {
 export const ADMIN_EVENT_TYPES_PATH = '/admin/event-types';
 
 /** The body flag that lets a subscription list types the catalog does not know. */
-export const ALLOW_CUSTOM_FIELD = 'allow_custom_event_types';
+const ALLOW_CUSTOM_FIELD = 'allow_custom_event_types';
 
 // Converted once per isolate: the catalog is fixed at build time.
 let catalogView: readonly Record<string, unknown>[] | undefined;
