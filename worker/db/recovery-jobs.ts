@@ -110,7 +110,8 @@ export async function startRecoveryJob(
            error = 'stalled: no progress for ' || ?3 || ' minutes'
          WHERE filter_key = ?1 AND state = 'running' AND updated_at < ?2 - ?4`,
       )
-      .bind(key, now, Math.round(stallMs / 60_000), stallMs),
+      // The minutes as text: D1 binds a JS number as a REAL, which `||` writes as "60.0".
+      .bind(key, now, String(Math.round(stallMs / 60_000)), stallMs),
     db
       .prepare(
         `INSERT INTO recovery_jobs (id, filter_key, since, until, subscription_id,

@@ -165,6 +165,32 @@ describe('admin recovery API', () => {
       expect(second.id).not.toBe(first.id);
     });
 
+    it('should replace a running job without progress for an hour, failing it with the reason', async () => {
+      const recording = recordingQueue();
+      const filter = { since: SINCE, subscription_id: `sub_${crypto.randomUUID()}` };
+      const stalled = await startRecovery(filter, { DELIVERIES: recording.queue });
+      const lastProgress = Date.now() - 61 * 60_000;
+      await env.DB.prepare('UPDATE recovery_jobs SET updated_at = ?2 WHERE id = ?1')
+        .bind(stalled.id, lastProgress)
+        .run();
+      const fresh = await startRecovery(filter, { DELIVERIES: recording.queue });
+      expect(fresh.id).not.toBe(stalled.id);
+      expect(fresh.state).toBe('running');
+      const old = await recoveryJob(stalled.id);
+      expect(old).toMatchObject({ state: 'failed', error: 'stalled: no progress for 60 minutes' });
+      expect(Date.parse(old.finished_at ?? '')).toBeGreaterThan(lastProgress);
+    });
+
+    it('should keep a running job that made progress within the hour', async () => {
+      const recording = recordingQueue();
+      const filter = { since: SINCE, subscription_id: `sub_${crypto.randomUUID()}` };
+      const running = await startRecovery(filter, { DELIVERIES: recording.queue });
+      await env.DB.prepare('UPDATE recovery_jobs SET updated_at = ?2 WHERE id = ?1')
+        .bind(running.id, Date.now() - 59 * 60_000)
+        .run();
+      expect((await startRecovery(filter, { DELIVERIES: recording.queue })).id).toBe(running.id);
+    });
+
     it('should record the operator: the Cloudflare Access user over the body', async () => {
       const recording = recordingQueue();
       const res = await fetchGateway(
