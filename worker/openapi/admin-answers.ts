@@ -11,7 +11,7 @@ import { EVENT_TYPE_ORIGINS } from '../relay/event-catalog.ts';
 import { HEALTH_STATES } from '../relay/subscriber-health.ts';
 import type { DeliveryView, toDeliveryAttemptView } from '../routes/admin/deliveries.ts';
 import type { RecoveryJobView } from '../routes/admin/recover.ts';
-import type { SubscriptionView } from '../routes/admin/subscriptions.ts';
+import type { SubscriptionView } from '../routes/admin/subscription-view.ts';
 
 /** An instant as the admin API writes it: ISO 8601 in UTC (`Date.prototype.toISOString`). */
 const Time = v.pipe(v.string(), v.isoTimestamp());

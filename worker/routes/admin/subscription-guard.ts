@@ -8,7 +8,7 @@ import {
   findDeliveryTarget,
   listReplayTargets,
   type ReplayTarget,
-} from '../../db/subscription-health.ts';
+} from '../../db/subscription-targets.ts';
 import { HttpError } from '../../http/errors.ts';
 
 /** A disabled subscription a replay of every matching one skipped, and why. */

@@ -8,6 +8,11 @@ import type { SubscriptionChanges } from '../../db/subscriptions.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
 import { checkSubscriptionUrl } from '../../relay/subscription-url.ts';
 import { knownEventTypesCheck } from './event-types.ts';
+import {
+  maxInFlightSchema,
+  maxPerSecondSchema,
+  orderedSchema,
+} from './subscription-limits-input.ts';
 
 /** Longest subscription URL accepted, in characters. */
 const MAX_URL_LENGTH = 2048;
@@ -15,17 +20,6 @@ const MAX_URL_LENGTH = 2048;
 const MAX_EVENT_TYPES = 100;
 /** Longest description accepted, in characters. */
 const MAX_DESCRIPTION_LENGTH = 500;
-/** Slowest `max_per_second` accepted: one attempt every 100 s. */
-const MIN_PER_SECOND = 0.01;
-/** Fastest `max_per_second` accepted, above what one subscriber is ever sent. */
-const MAX_PER_SECOND = 1000;
-/**
- * Largest `max_in_flight` accepted: more concurrent attempts than the queue consumer runs
- * for one subscriber would only hide a typo.
- *
- * @internal Exported for the relay, which reads it as the bound of its own default.
- */
-export const MAX_IN_FLIGHT = 100;
 
 /** A validated `POST /admin/subscriptions` body; absent fields take their defaults. */
 interface NewSubscriptionInput {
@@ -96,39 +90,6 @@ const eventTypesSchema = v.nullable(
 // so an issue's index (`event_types.2`) is the one the caller sent.
 const distinct = (types: readonly string[] | null): string[] | null =>
   types === null ? null : [...new Set(types)];
-
-const maxPerSecondSchema = v.nullable(
-  v.pipe(
-    v.number(),
-    v.description(
-      `Most attempts a second to this subscriber, a decimal from ${MIN_PER_SECOND} to ` +
-        `${MAX_PER_SECOND} (0.5 = one every 2 s); null = no limit.`,
-    ),
-    v.minValue(MIN_PER_SECOND, `Expected a number from ${MIN_PER_SECOND} to ${MAX_PER_SECOND}`),
-    v.maxValue(MAX_PER_SECOND, `Expected a number from ${MIN_PER_SECOND} to ${MAX_PER_SECOND}`),
-  ),
-);
-
-const maxInFlightSchema = v.nullable(
-  v.pipe(
-    v.number(),
-    v.description(
-      `Most attempts to this subscriber at the same time, 1 to ${MAX_IN_FLIGHT}; null = the ` +
-        "relay's default.",
-    ),
-    v.integer(`Expected a whole number from 1 to ${MAX_IN_FLIGHT}`),
-    v.minValue(1, `Expected a whole number from 1 to ${MAX_IN_FLIGHT}`),
-    v.maxValue(MAX_IN_FLIGHT, `Expected a whole number from 1 to ${MAX_IN_FLIGHT}`),
-  ),
-);
-
-const orderedSchema = v.pipe(
-  v.boolean(),
-  v.description(
-    "true: the events of one reference are delivered in the provider's order, never the " +
-      'later one first.',
-  ),
-);
 
 const descriptionSchema = v.nullable(
   v.pipe(
