@@ -138,6 +138,7 @@ async function deliver(message: Message<unknown>, env: Env): Promise<void> {
     return;
   }
   await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept({
+    subscriptionId,
     body: { ...message.body },
     attempts: message.attempts,
   });

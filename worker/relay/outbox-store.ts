@@ -91,8 +91,9 @@ export function openOutboxStore(sql: SqlStorage): OutboxStore {
         return;
       }
       // A new message (the sweeper, an operator) asks for an attempt now, with a fresh
-      // schedule as a new queue message had; one delivered again was already taken over.
-      if (attempts > 1 || held.sending_since !== null) return;
+      // schedule as a new queue message had; one delivered again was already taken over. A
+      // row already due (held back by the subscription's limits) keeps its place and count.
+      if (attempts > 1 || held.sending_since !== null || held.due_at <= now) return;
       sql.exec(
         'UPDATE outbox SET body = ?, attempts = 1, due_at = ? WHERE delivery_id = ?',
         JSON.stringify(body),

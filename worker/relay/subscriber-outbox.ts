@@ -1,8 +1,10 @@
 import { DurableObject } from 'cloudflare:workers';
 import { findDelivery } from '../db/deliveries.ts';
 import { listDeliveryAttempts } from '../db/delivery-attempts.ts';
+import { findSubscription } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
 import { deadLetterDelivery } from './dead-letter.ts';
+import { limitsOf, OutboxGate, type OutboxLimits, pauseUntil } from './outbox-limits.ts';
 import {
   type OutboxRow,
   type OutboxStore,
@@ -16,14 +18,14 @@ import { MAX_DELIVERY_ATTEMPTS, retryDelay } from './retry-schedule.ts';
 import { DELIVERY_TIMEOUT_MS, sendPreparedDelivery } from './send-delivery.ts';
 import { settleDelivery } from './settle-delivery.ts';
 
-/** Deliveries one subscription's outbox sends at once. */
-const MAX_IN_FLIGHT = 10;
-
 /**
  * How long one run keeps starting attempts, in milliseconds; then it lets the attempts out
  * finish and continues in a new run (an alarm), so no handler runs unbounded.
  */
 const RUN_BUDGET_MS = 60_000;
+
+/** The storage key of the subscription id the outbox is for. */
+const SUBSCRIPTION_KEY = 'subscription_id';
 
 /** Most scheduling rounds of one run (each starts what is due or waits for one attempt). */
 const MAX_ROUNDS = 10_000;
@@ -36,6 +38,8 @@ const WATCHDOG_MS = DELIVERY_TIMEOUT_MS + 30_000;
 
 /** What the consumer hands over: the queue message's body and its delivery count. */
 export interface Handover {
+  /** The subscription this outbox is for (its limits are read from D1 by this id). */
+  readonly subscriptionId: string;
   /** The DELIVERIES message body (`deliveryId`, and the operator's request if any). */
   readonly body: { readonly deliveryId: string } & Record<string, unknown>;
   /** `message.attempts`: 1 for a new message, more when the queue delivers it again. */
@@ -64,6 +68,7 @@ export class SubscriberOutbox extends DurableObject<Env> {
    */
   network: typeof fetch = (input, init) => fetch(input, init);
   readonly #store: OutboxStore;
+  readonly #gate: OutboxGate;
   /** Attempts this instance has out, by delivery id. */
   readonly #inFlight = new Map<string, Promise<void>>();
   /** Rows whose last step failed here (D1 down), by delivery id: not taken again before. */
@@ -74,6 +79,7 @@ export class SubscriberOutbox extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#store = openOutboxStore(ctx.storage.sql);
+    this.#gate = new OutboxGate(ctx.storage.kv);
   }
 
   /**
@@ -86,6 +92,7 @@ export class SubscriberOutbox extends DurableObject<Env> {
    */
   async accept(handover: Handover): Promise<void> {
     this.#store.accept(handover, Date.now());
+    this.ctx.storage.kv.put(SUBSCRIPTION_KEY, handover.subscriptionId);
     // The watchdog: should this instance stop mid-send, the alarm finds the attempt. An
     // earlier alarm (a retry falling due) is kept.
     const watchdog = Date.now() + WATCHDOG_MS;
@@ -109,28 +116,23 @@ export class SubscriberOutbox extends DurableObject<Env> {
     this.#run = this.#drain().finally(() => {
       this.#run = undefined;
       // A delivery taken over while the run was ending is not left for the alarm.
-      if (this.#store.dueCount(Date.now()) > 0) this.#kick();
+      const now = Date.now();
+      if (this.#store.dueCount(now) > 0 && this.#gate.openAt() <= now) this.#kick();
     });
   }
 
   async #drain(): Promise<void> {
     const started = Date.now();
+    const limits = await this.#limits();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = Date.now();
-      if (now - started < RUN_BUDGET_MS) {
-        const free = MAX_IN_FLIGHT - this.#inFlight.size;
-        const skip = (id: string) =>
-          this.#inFlight.has(id) || (this.#failedUntil.get(id) ?? 0) > now;
-        for (const row of this.#store.due(now, free, skip)) {
-          this.#start(row, now);
-        }
-      }
+      if (now - started < RUN_BUDGET_MS && this.#gate.openAt() <= now) this.#startDue(now, limits);
       if (this.#inFlight.size === 0) break;
       // Woken by an attempt ending, a new handover, or the next retry falling due.
       let timer: ReturnType<typeof setTimeout> | null = null;
       const woken = new Promise<void>((resolve) => {
         this.#wake = resolve;
-        const next = this.#store.nextDueAt(WATCHDOG_MS);
+        const next = this.#wakeAt();
         if (next !== null && now - started < RUN_BUDGET_MS) {
           timer = setTimeout(resolve, Math.max(0, Math.min(next - now, RUN_BUDGET_MS)));
         }
@@ -139,9 +141,36 @@ export class SubscriberOutbox extends DurableObject<Env> {
       clearTimeout(timer);
     }
     await Promise.allSettled(this.#inFlight.values());
-    const next = this.#store.nextDueAt(WATCHDOG_MS);
+    const next = this.#wakeAt();
     if (next === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.max(next, Date.now()));
+  }
+
+  /** The subscription's limits, read once per run (a change applies from the next run). */
+  async #limits(): Promise<OutboxLimits> {
+    const id = this.ctx.storage.kv.get<string>(SUBSCRIPTION_KEY);
+    // Unreadable (D1 down): the defaults; the attempts will meet the same outage.
+    const subscription =
+      id === undefined ? undefined : await findSubscription(this.env.DB, id).catch(() => undefined);
+    return limitsOf(subscription);
+  }
+
+  /** Starts what is due, within the subscription's in-flight bound and rate. */
+  #startDue(now: number, limits: OutboxLimits): void {
+    const free = limits.maxInFlight - this.#inFlight.size;
+    // Under a rate limit one attempt starts per round; the gate says when the next may.
+    const limit = limits.intervalMs === null ? free : Math.min(free, 1);
+    const skip = (id: string) => this.#inFlight.has(id) || (this.#failedUntil.get(id) ?? 0) > now;
+    for (const row of this.#store.due(now, limit, skip)) {
+      this.#gate.take(now, limits.intervalMs);
+      this.#start(row, now);
+    }
+  }
+
+  /** When the next row falls due, not before the gate opens; `null` when none is held. */
+  #wakeAt(): number | null {
+    const next = this.#store.nextDueAt(WATCHDOG_MS);
+    return next === null ? null : Math.max(next, this.#gate.openAt());
   }
 
   #start(row: OutboxRow, now: number): void {
@@ -178,6 +207,9 @@ export class SubscriberOutbox extends DurableObject<Env> {
               this.network,
             )
           : prepared;
+      // A 429 or 503 with Retry-After holds every delivery of the subscription, not only this.
+      const pause = pauseUntil(result);
+      if (pause !== null) this.#gate.pause(pause);
       await settleDelivery(message, this.env, row.deliveryId, result);
     } catch (error) {
       logEvent('error', 'delivery_message_failed', {

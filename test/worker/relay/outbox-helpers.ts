@@ -7,6 +7,7 @@
 import { type QueueResult, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { findDelivery } from '../../../worker/db/deliveries.ts';
+import { OutboxGate } from '../../../worker/relay/outbox-limits.ts';
 import type { SubscriberOutbox } from '../../../worker/relay/subscriber-outbox.ts';
 
 /** A delivery message and the outbox of its subscription. */
@@ -55,6 +56,11 @@ export async function prepareOutboxes(
   return outboxes;
 }
 
+/** When an outbox's gate lets the next attempt start (0: now), epoch ms. */
+export function gateOpensAt(stub: DurableObjectStub<SubscriberOutbox>): Promise<number> {
+  return runInDurableObject(stub, (_, state) => new OutboxGate(state.storage.kv).openAt());
+}
+
 /** Every row an outbox holds. */
 export function heldDeliveries(stub: DurableObjectStub<SubscriberOutbox>): Promise<HeldDelivery[]> {
   return runInDurableObject(stub, (_, state) =>
@@ -67,7 +73,7 @@ export function heldDeliveries(stub: DurableObjectStub<SubscriberOutbox>): Promi
 }
 
 /**
- * Waits until no outbox of `outboxes` has an attempt out or due now (polled every 10 ms,
+ * Waits until no outbox of `outboxes` has an attempt out or due now with its gate open (polled every 10 ms,
  * for at most 60 s), then reports each handed-over message as the queue result of the
  * attempt: acked when its outbox no longer holds it (settled), retried with the outbox's
  * delay when it holds it for a later attempt. Messages the consumer did not hand over keep
@@ -84,9 +90,16 @@ export async function settleOutboxes(
   const handedOver = outboxes.filter(({ msgId }) => result.explicitAcks.includes(msgId));
   const stubs = [...new Set(handedOver.map(({ stub }) => stub))];
   for (let polls = 0; ; polls++) {
-    const rows = (await Promise.all(stubs.map(heldDeliveries))).flat();
     const now = Date.now();
-    if (rows.every((row) => row.sending_since === null && row.due_at > now)) break;
+    const idle = await Promise.all(
+      stubs.map(async (stub) => {
+        const rows = await heldDeliveries(stub);
+        // Due rows wait while the gate (a pause, the rate) is closed.
+        const gateClosed = (await gateOpensAt(stub)) > now;
+        return rows.every((row) => row.sending_since === null && (row.due_at > now || gateClosed));
+      }),
+    );
+    if (idle.every(Boolean)) break;
     if (polls >= 6000) throw new Error('an outbox is still busy after 60 s');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
