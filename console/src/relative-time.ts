@@ -3,7 +3,6 @@
 
 const MINUTE_S = 60;
 const HOUR_S = 60 * MINUTE_S;
-const DAY_S = 24 * HOUR_S;
 
 /**
  * The time left until `iso` as a phrase: `in 45 s`, `in 4 min`, `in 2 h 5 min`, `in 1 d 3 h`,
@@ -20,13 +19,14 @@ export function dueIn(iso: string, nowMs: number = Date.now()): string {
   const left = Math.ceil((at - nowMs) / 1000);
   if (left <= 0) return 'now';
   if (left < MINUTE_S) return `in ${left} s`;
-  if (left < HOUR_S) return `in ${Math.round(left / MINUTE_S)} min`;
-  if (left < DAY_S) {
-    const minutes = Math.round((left % HOUR_S) / MINUTE_S);
-    const hours = Math.floor(left / HOUR_S) + (minutes === 60 ? 1 : 0);
-    return minutes === 0 || minutes === 60 ? `in ${hours} h` : `in ${hours} h ${minutes} min`;
+  // Rounded to the unit shown, then split, so 59 min 40 s reads "in 1 h", not "in 60 min".
+  const minutes = Math.round(left / MINUTE_S);
+  if (minutes < 60) return `in ${minutes} min`;
+  if (minutes < 24 * 60) {
+    const rest = minutes % 60;
+    return `in ${Math.floor(minutes / 60)} h${rest === 0 ? '' : ` ${rest} min`}`;
   }
-  const hours = Math.round((left % DAY_S) / HOUR_S);
-  const days = Math.floor(left / DAY_S) + (hours === 24 ? 1 : 0);
-  return hours === 0 || hours === 24 ? `in ${days} d` : `in ${days} d ${hours} h`;
+  const hours = Math.round(left / HOUR_S);
+  const rest = hours % 24;
+  return `in ${Math.floor(hours / 24)} d${rest === 0 ? '' : ` ${rest} h`}`;
 }
