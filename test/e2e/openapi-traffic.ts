@@ -225,6 +225,14 @@ async function gatewayRoutes(): Promise<void> {
   });
   const subscription = `/admin/subscriptions/${String(dataOf(created).id)}`;
   await admin('GET', '/admin/subscriptions');
+  await admin('GET', '/admin/event-types');
+  // A misspelt event type: 400 with the closest known type suggested.
+  await admin('POST', '/admin/subscriptions', {
+    body: {
+      url: `http://127.0.0.1:${traffic.receiverPort}/webhooks`,
+      event_types: ['charge_succes'],
+    },
+  });
   await admin('GET', subscription);
   await admin('PATCH', subscription, { body: { description: 'renamed' } });
   await admin('PATCH', subscription, { body: {} });
