@@ -128,8 +128,26 @@ export async function countDeliveriesByHour(
   return buckets;
 }
 
-// The relay's own event types, as JSON for the replay's rule below.
-const OPERATIONAL_TYPES = JSON.stringify(Object.keys(OPERATIONAL_DATA_SCHEMAS));
+/**
+ * The relay's own event types, as JSON for {@link REPLAY_AUDIENCE} (bound as `?5`).
+ *
+ * @internal Exported for the replay's checks of disabled subscriptions (db/subscription-targets.ts).
+ */
+export const OPERATIONAL_TYPES = JSON.stringify(Object.keys(OPERATIONAL_DATA_SCHEMAS));
+
+/**
+ * Which subscription `s` a replay of event `?1` of type `?2` is for, enabled or not: the one
+ * named by `?4`, or, when `?4` is NULL, every one whose `event_types` lists the type, or is
+ * NULL for a type not in `?5` ({@link OPERATIONAL_TYPES}), never the subscription a relay
+ * event is about. One rule for the replay and its checks of disabled subscriptions.
+ */
+export const REPLAY_AUDIENCE = `((?4 IS NULL
+      AND ((s.event_types IS NULL AND ?2 NOT IN (SELECT value FROM json_each(?5)))
+        OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
+      AND s.id IS NOT (SELECT json_extract(e.raw_body, '$.data.subscription_id')
+        FROM webhook_events AS e
+        WHERE e.event_id = ?1 AND ?2 IN (SELECT value FROM json_each(?5))))
+    OR s.id = ?4)`;
 
 /**
  * Replays an event: for every enabled subscription matching its type (or only
@@ -159,14 +177,7 @@ export async function replayDeliveries(
          last_status, created_at, updated_at)
        SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
        FROM subscriptions AS s
-       WHERE s.enabled = 1
-         AND ((?4 IS NULL
-               AND ((s.event_types IS NULL AND ?2 NOT IN (SELECT value FROM json_each(?5)))
-                 OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
-               AND s.id IS NOT (SELECT json_extract(e.raw_body, '$.data.subscription_id')
-                 FROM webhook_events AS e
-                 WHERE e.event_id = ?1 AND ?2 IN (SELECT value FROM json_each(?5))))
-           OR s.id = ?4)
+       WHERE s.enabled = 1 AND ${REPLAY_AUDIENCE}
        ON CONFLICT (event_id, subscription_id) DO UPDATE
          SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
            updated_at = excluded.updated_at

@@ -4,6 +4,7 @@
  * the queue consumer would skip. Every time is epoch milliseconds; statements bind with
  * `?N`; `db` is always the D1 binding.
  */
+import { OPERATIONAL_TYPES, REPLAY_AUDIENCE } from './admin-deliveries.ts';
 
 /** A subscription as a retry or replay checks it. */
 export interface ReplayTarget {
@@ -60,27 +61,25 @@ export async function findDeliveryTarget(
 }
 
 /**
- * The subscriptions a replay would target, enabled or not: `subscriptionId` alone when
- * given, else every one whose `event_types` is NULL or lists `eventType` (the replay's
- * own rule, worker/db/admin-deliveries.ts).
+ * The subscriptions a replay would target, enabled or not, by the replay's own rule
+ * ({@link REPLAY_AUDIENCE}): `subscriptionId` alone when given, else every one the event's
+ * type matches (a relay event only to those listing its type, never its subject).
  *
- * @param eventType - the event's type.
+ * @param event - the event's id and type.
  * @param subscriptionId - one subscription, or `null` for every match.
  */
 export async function listReplayTargets(
   db: D1Database,
-  eventType: string,
+  event: { readonly eventId: string; readonly eventType: string },
   subscriptionId: string | null,
 ): Promise<ReplayTarget[]> {
   const { results } = await db
     .prepare(
-      `SELECT id, enabled, health_reason, disabled_at FROM subscriptions AS s
-       WHERE (?2 IS NULL AND (s.event_types IS NULL
-           OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?1)))
-         OR s.id = ?2
+      `SELECT s.id, s.enabled, s.health_reason, s.disabled_at FROM subscriptions AS s
+       WHERE ${REPLAY_AUDIENCE}
        ORDER BY s.created_at, s.id`,
     )
-    .bind(eventType, subscriptionId)
+    .bind(event.eventId, event.eventType, null, subscriptionId, OPERATIONAL_TYPES)
     .all<ReplayTargetRow>();
   return results.map(toReplayTarget);
 }

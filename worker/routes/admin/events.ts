@@ -263,7 +263,7 @@ export async function replayEvent(
   }
   // A disabled subscription's delivery would be skipped without an attempt: refused when
   // it is the only target, else skipped and named in the answer.
-  const skipped = await checkReplayTargets(env.DB, event.eventType, subscriptionId);
+  const skipped = await checkReplayTargets(env.DB, event, subscriptionId);
   const before =
     forced === undefined ? [] : [appendForcedReplayStatement(env.DB, event.eventId, forced)];
   const ids = await replayDeliveries(env.DB, event, subscriptionId, now, before);

@@ -41,21 +41,21 @@ export async function refuseRetryOfDisabled(db: D1Database, deliveryId: string):
 
 /**
  * Checks the targets of a replay. With `subscriptionId`: it must exist (404) and be enabled
- * (409). Without: every subscription whose filter matches the event type; when some match
+ * (409). Without: every subscription the replay would send it to; when some match
  * and all of them are disabled, 409 (nothing would be sent); otherwise the disabled ones
  * are skipped and returned so the answer can name them.
  *
- * @param eventType - the event's type.
+ * @param event - the event's id and type.
  * @param subscriptionId - the one subscription asked for, or `null` for every match.
  * @returns the disabled subscriptions skipped (none with `subscriptionId`).
  * @throws {HttpError} 404 `not_found`; 409 `subscription_disabled`.
  */
 export async function checkReplayTargets(
   db: D1Database,
-  eventType: string,
+  event: { readonly eventId: string; readonly eventType: string },
   subscriptionId: string | null,
 ): Promise<SkippedSubscription[]> {
-  const targets = await listReplayTargets(db, eventType, subscriptionId);
+  const targets = await listReplayTargets(db, event, subscriptionId);
   if (subscriptionId !== null && targets.length === 0) {
     throw new HttpError(404, 'not_found', `No subscription ${JSON.stringify(subscriptionId)}`);
   }
