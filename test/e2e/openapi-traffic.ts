@@ -251,7 +251,7 @@ async function gatewayRoutes(): Promise<void> {
   const recovery = await admin('POST', '/admin/deliveries/recover', {
     body: { since, operator: 'openapi' },
   });
-  await admin('GET', `/admin/deliveries/recover/${String(dataOf(recovery).id)}`);
+  await admin('GET', `/admin/deliveries/recover/jobs/${String(dataOf(recovery).id)}`);
   await admin('GET', '/admin/deliveries/recover');
   await admin('POST', '/admin/deliveries/recover', { body: { since: 'yesterday' } });
   await admin('DELETE', subscription);

@@ -270,7 +270,7 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
   ),
   route(
     'GET',
-    `${ADMIN_RECOVER_PATH}/:id`,
+    `${ADMIN_RECOVER_PATH}/jobs/:id`,
     'admin.deliveries.recover_get',
     'admin',
     "A recovery job's progress.",

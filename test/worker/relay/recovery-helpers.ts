@@ -9,7 +9,7 @@ import { insertWebhookEventStatement } from '../../../worker/db/webhook-events.t
 import { fetchGateway } from '../helpers.ts';
 import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
 
-/** A job as `GET /admin/deliveries/recover/:id` shows it. */
+/** A job as `GET /admin/deliveries/recover/jobs/:id` shows it. */
 export interface RecoveryJobData {
   id: string;
   state: 'running' | 'done' | 'failed';
@@ -92,10 +92,10 @@ export async function startRecovery(
   return dataOf<RecoveryJobData>(res);
 }
 
-/** A job's progress through `GET /admin/deliveries/recover/:id`, expecting 200. */
+/** A job's progress through `GET /admin/deliveries/recover/jobs/:id`, expecting 200. */
 export async function recoveryJob(id: string): Promise<RecoveryJobData> {
   const res = await fetchGateway(
-    adminRequest('GET', `/admin/deliveries/recover/${encodeURIComponent(id)}`),
+    adminRequest('GET', `/admin/deliveries/recover/jobs/${encodeURIComponent(id)}`),
   );
   expect(res.status).toBe(200);
   return dataOf<RecoveryJobData>(res);

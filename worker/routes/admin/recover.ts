@@ -24,7 +24,7 @@ import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
 import type { RecoveryMessage } from '../../relay/recover.ts';
 import { OperatorNameSchema, operatorOf } from './operator.ts';
 
-/** Path of recovery jobs; one job is `${path}/:id`, the preview `${path}/preview`. */
+/** Path of recovery jobs; one job is `${path}/jobs/:id`, the preview `${path}/preview`. */
 export const ADMIN_RECOVER_PATH = '/admin/deliveries/recover';
 
 /**
@@ -168,7 +168,7 @@ export async function listRecoveries(_request: IRequest, env: Env): Promise<Resp
 }
 
 /**
- * `GET /admin/deliveries/recover/:id`: a job's progress.
+ * `GET /admin/deliveries/recover/jobs/:id`: a job's progress.
  *
  * @returns 200 `{ status: 'success', data }`, `data` the job.
  * @throws {HttpError} 404 `not_found`.

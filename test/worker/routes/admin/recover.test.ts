@@ -261,7 +261,7 @@ describe('admin recovery API', () => {
     });
   });
 
-  describe('GET /admin/deliveries/recover/:id', () => {
+  describe('GET /admin/deliveries/recover/jobs/:id', () => {
     it('should answer the job as started', async () => {
       const recording = recordingQueue();
       const job = await startRecovery(
@@ -272,7 +272,7 @@ describe('admin recovery API', () => {
     });
 
     it('should answer 404 not_found for an unknown job', async () => {
-      const res = await fetchGateway(adminRequest('GET', '/admin/deliveries/recover/rcv_missing'));
+      const res = await fetchGateway(adminRequest('GET', '/admin/deliveries/recover/jobs/rcv_missing'));
       expect(res.status).toBe(404);
       expect(await res.json()).toMatchObject({
         code: 'not_found',
