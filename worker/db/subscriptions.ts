@@ -19,7 +19,6 @@ import {
 export {
   initialHealth,
   type NewSubscriptionRecord,
-  type SubscriptionHealth,
   type SubscriptionLimits,
   type SubscriptionRecord,
   toSubscriptionRecord,
