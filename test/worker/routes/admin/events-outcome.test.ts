@@ -229,6 +229,62 @@ describe('admin events API: delivery outcome', () => {
   });
 });
 
+describe('migration 0012 backfill', () => {
+  it('should set the outcome of events stored before it from their deliveries and status', async () => {
+    const statement = env.TEST_MIGRATIONS.find((m) => m.name.startsWith('0012_'))?.queries.find(
+      (q) => !/CREATE\s+TRIGGER/i.test(q) && /UPDATE\s+webhook_events/i.test(q),
+    );
+    if (statement === undefined) throw new Error('no backfill statement in migration 0012');
+    const type = `backfill_${crypto.randomUUID()}`;
+    const cases: Array<[expected: string, status: string, deliveries: string[]]> = [
+      ['failed', 'received', ['delivered', 'failed', 'failing']],
+      ['failing', 'confirmed', ['delivered', 'failing', 'pending']],
+      ['pending', 'received', ['delivered', 'pending']],
+      ['delivered', 'received', ['delivered', 'delivered']],
+      ['held', 'awaiting_confirmation', []],
+      ['held', 'unconfirmed', []],
+      ['no_subscriber', 'received', []],
+    ];
+    const ids = cases.map(() => `evt_backfill_${crypto.randomUUID()}`);
+    await env.DB.batch(
+      cases.flatMap(([, status, deliveries], i) => [
+        env.DB.prepare(
+          `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body)
+           VALUES (?1, ?2, ?3, 1, '{}')`,
+        ).bind(ids[i], type, status),
+        ...deliveries.map((kind, j) =>
+          env.DB.prepare(
+            `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, last_status,
+               created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 1)`,
+          ).bind(
+            `dlv_backfill_${i}_${j}_${crypto.randomUUID()}`,
+            ids[i],
+            `sub_${j}`,
+            kind === 'failing' ? 'pending' : kind,
+            kind === 'pending' ? 0 : 1,
+            kind === 'failing' ? 503 : kind === 'pending' ? null : 200,
+          ),
+        ),
+      ]),
+    );
+    // As if the column had just been added: every row at its default.
+    await env.DB.prepare(
+      `UPDATE webhook_events SET outcome = 'no_subscriber' WHERE event_type = ?1`,
+    )
+      .bind(type)
+      .run();
+    await env.DB.prepare(statement).run();
+    const { results } = await env.DB.prepare(
+      'SELECT event_id, outcome FROM webhook_events WHERE event_type = ?1',
+    )
+      .bind(type)
+      .all<{ event_id: string; outcome: string }>();
+    const byId = new Map(results.map((row) => [row.event_id, row.outcome]));
+    expect(ids.map((id) => byId.get(id))).toEqual(cases.map(([expected]) => expected));
+  });
+});
+
 const NO_FILTER = {
   eventType: null,
   status: null,
