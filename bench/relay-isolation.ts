@@ -3,20 +3,22 @@
 // (the reference run) or holds every request until the relay's delivery timeout gives up
 // (15 s). What is measured is B's time from ingest to its first delivery attempt, p50 and
 // p99, in each run; the target is the stalled run within 1.5x of the reference.
-// Run: npm run bench -- relay-isolation   (ISOLATION_EVENTS to change the event count)
-import { createServer, type Server } from 'node:http';
+// Then ordered against unordered delivery throughput (bench/relay-ordering.ts).
+// Run: npm run bench -- relay-isolation   (ISOLATION_EVENTS, ORDER_EVENTS, ORDER_REFERENCES)
 import { join } from 'node:path';
 import { migrate, root, startSandbox, startWorker } from './harness.ts';
-import {
-  assertPortsFree,
-  BenchmarkError,
-  HOST,
-  onCleanup,
-  runBenchmark,
-  tempState,
-} from './lifecycle.ts';
+import { assertPortsFree, HOST, runBenchmark, tempState } from './lifecycle.ts';
 import { median } from './load.ts';
-import { signSync } from './sign-sync.ts';
+import { measureOrdering, orderingPlan } from './relay-ordering.ts';
+import {
+  admin,
+  EVENT_TYPE,
+  ingest,
+  percentile,
+  type Subscriber,
+  startSubscriber,
+  untilArrived,
+} from './relay-subscribers.ts';
 
 // 19900-19919: this benchmark's own range, apart from the other wrangler dev benchmarks.
 const SANDBOX_PORT = 19900;
@@ -28,77 +30,6 @@ const EVENTS = Math.min(Math.max(Number(process.env.ISOLATION_EVENTS ?? 40), 1),
 const GAP_MS = 100;
 /** Longest wait for B's arrivals after the last event is sent, in milliseconds. */
 const ARRIVAL_DEADLINE_MS = 300_000;
-const REQUEST_TIMEOUT_MS = 10_000;
-const ADMIN = { Authorization: 'Bearer dev-admin-token', 'Content-Type': 'application/json' };
-const EVENT_TYPE = 'mandate_activated';
-
-/** A subscriber: records the first arrival of each event id, answers 204 or stalls. */
-interface Subscriber {
-  readonly url: string;
-  readonly arrivals: Map<string, number>;
-  stall: boolean;
-}
-
-async function startSubscriber(port: number): Promise<Subscriber> {
-  const subscriber: Subscriber = {
-    url: `http://${HOST}:${port}/`,
-    arrivals: new Map(),
-    stall: false,
-  };
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const at = Date.now();
-      const eventId = request.headers['webhook-id'];
-      if (typeof eventId === 'string' && !subscriber.arrivals.has(eventId)) {
-        subscriber.arrivals.set(eventId, at);
-      }
-      // A stalling subscriber never answers: the relay's timeout ends the request.
-      if (!subscriber.stall) response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, HOST, resolve);
-  });
-  onCleanup(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return subscriber;
-}
-
-function signedEvent(eventId: string): { body: string; headers: Record<string, string> } {
-  const body = JSON.stringify({
-    event_type: EVENT_TYPE,
-    event_id: eventId,
-    timestamp: new Date().toISOString(),
-    status: 'success',
-    data: { mandate_reference: `mdt_${eventId}`, customer_email: 'bench@example.com' },
-  });
-  return { body, headers: { ...signSync(body), 'Content-Type': 'application/json' } };
-}
-
-async function admin(gateway: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${gateway}${path}`, {
-    method,
-    headers: ADMIN,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new BenchmarkError(`${method} ${path}: ${response.status} ${text}`);
-  return text === '' ? {} : (JSON.parse(text) as { data?: { id?: string } });
-}
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
-};
 
 interface RunResult {
   readonly p50: number;
@@ -125,27 +56,11 @@ async function run(gateway: string, a: Subscriber, b: Subscriber, tag: string): 
   const sent = new Map<string, number>();
   for (let i = 0; i < EVENTS; i++) {
     const eventId = `evt_isolation_${process.pid}_${tag}_${i}`;
-    const event = signedEvent(eventId);
     sent.set(eventId, Date.now());
-    const response = await fetch(`${gateway}/webhooks`, {
-      method: 'POST',
-      headers: event.headers,
-      body: event.body,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    await response.arrayBuffer();
-    if (response.status !== 200) {
-      throw new BenchmarkError(`ingest of ${eventId} answered ${response.status}: stopping`);
-    }
+    await ingest(gateway, eventId);
     await new Promise((resolve) => setTimeout(resolve, GAP_MS));
   }
-  const arrivedAll = () => [...sent.keys()].every((id) => b.arrivals.has(id));
-  for (
-    const deadline = Date.now() + ARRIVAL_DEADLINE_MS;
-    !arrivedAll() && Date.now() < deadline;
-  ) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await untilArrived(b, sent.keys(), ARRIVAL_DEADLINE_MS);
   const latencies = [...sent].flatMap(([id, at]) => {
     const arrived = b.arrivals.get(id);
     return arrived === undefined ? [] : [arrived - at];
@@ -208,6 +123,25 @@ await runBenchmark(async () => {
   const ratio = (x: number, y: number) => (y === 0 ? 'n/a' : (x / y).toFixed(2));
   console.log(
     `\nstalled / reference: p50 ${ratio(stalled.p50, reference.p50)}x, p99 ${ratio(stalled.p99, reference.p99)}x (target <= 1.5x); ${EVENTS} events ${GAP_MS} ms apart per run`,
+  );
+
+  // Ordered against unordered delivery, A gone, B answering at once.
+  const unordered = await measureOrdering(gateway, b, false);
+  const ordered = await measureOrdering(gateway, b, true);
+  console.log(
+    '\n| subscription | delivered events/s | arrived | same-reference pairs out of order |',
+  );
+  console.log('|---|---|---|---|');
+  for (const [name, result] of [
+    ['not ordered', unordered],
+    ['ordered: true', ordered],
+  ] as const) {
+    console.log(
+      `| ${name} | ${result.eventsPerSec.toFixed(1)} | ${result.arrived} | ${result.outOfOrder} |`,
+    );
+  }
+  console.log(
+    `\nordered / unordered throughput: ${(ordered.eventsPerSec / unordered.eventsPerSec).toFixed(2)}x; ${orderingPlan()}`,
   );
   console.log(`${new Date().toISOString()}, Node ${process.version}, every ingest answer 200`);
 });

@@ -21,11 +21,13 @@ export interface OutboxLimits {
   readonly maxInFlight: number;
   /** Least time between two attempts starting, in ms; `null` = no rate limit. */
   readonly intervalMs: number | null;
+  /** The events of one reference go in the provider's order (`ordered`). */
+  readonly ordered: boolean;
 }
 
 /**
  * The limits of a subscription: its `max_in_flight` (else {@link DEFAULT_MAX_IN_FLIGHT}),
- * and its `max_per_second` as the time between two starts.
+ * its `max_per_second` as the time between two starts, and `ordered`.
  *
  * @param subscription - the stored limits; `undefined` (gone) takes the defaults.
  */
@@ -34,6 +36,7 @@ export function limitsOf(subscription: SubscriptionLimits | undefined): OutboxLi
   return {
     maxInFlight: subscription?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
     intervalMs: perSecond === null || perSecond <= 0 ? null : Math.ceil(1000 / perSecond),
+    ordered: subscription?.ordered ?? false,
   };
 }
 

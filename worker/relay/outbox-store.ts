@@ -19,9 +19,15 @@ export interface OutboxRow {
   readonly sendingSince: number | null;
 }
 
-/** What the settle step decided: `retryInSec` set to try again, absent when settled. */
+/**
+ * What became of an attempt: `retryInSec` set to try again, absent when settled; `parkMs` set
+ * when it did not start because an earlier event of its reference must go first (ordered
+ * subscriptions), with the `reference` to wake it by.
+ */
 export interface SettleDecision {
   readonly retryInSec?: number;
+  readonly parkMs?: number;
+  readonly reference?: string | null;
 }
 
 interface Row extends Record<string, SqlStorageValue> {
@@ -56,6 +62,10 @@ export interface OutboxStore {
   markSending(deliveryId: string, now: number): void;
   scheduleRetry(deliveryId: string, retryInSec: number, now: number): void;
   remove(deliveryId: string): void;
+  /** Holds a row back until `dueAt`, its reference noted, its attempt count unchanged. */
+  park(deliveryId: string, reference: string | null, dueAt: number): void;
+  /** Makes the rows waiting on `reference` due at `now` (an earlier event of it settled). */
+  wake(reference: string, now: number): void;
 }
 
 /**
@@ -70,8 +80,14 @@ export function openOutboxStore(sql: SqlStorage): OutboxStore {
     attempts INTEGER NOT NULL,
     due_at INTEGER NOT NULL,
     sending_since INTEGER,
-    retry_delay_sec INTEGER
+    retry_delay_sec INTEGER,
+    reference TEXT
   )`);
+  // Outboxes created before rows kept their reference get the column.
+  const columns = sql.exec<{ name: string }>(`SELECT name FROM pragma_table_info('outbox')`);
+  if (!columns.toArray().some((column) => column.name === 'reference')) {
+    sql.exec('ALTER TABLE outbox ADD COLUMN reference TEXT');
+  }
   return {
     accept({ body, attempts }, now) {
       const held = sql
@@ -147,6 +163,21 @@ export function openOutboxStore(sql: SqlStorage): OutboxStore {
     },
     remove(deliveryId) {
       sql.exec('DELETE FROM outbox WHERE delivery_id = ?', deliveryId);
+    },
+    park(deliveryId, reference, dueAt) {
+      sql.exec(
+        'UPDATE outbox SET due_at = ?, sending_since = NULL, reference = ? WHERE delivery_id = ?',
+        dueAt,
+        reference,
+        deliveryId,
+      );
+    },
+    wake(reference, now) {
+      sql.exec(
+        'UPDATE outbox SET due_at = min(due_at, ?) WHERE reference = ? AND sending_since IS NULL',
+        now,
+        reference,
+      );
     },
   };
 }

@@ -1,10 +1,10 @@
 import { DurableObject } from 'cloudflare:workers';
-import { findDelivery } from '../db/deliveries.ts';
-import { listDeliveryAttempts } from '../db/delivery-attempts.ts';
+import { findDeliveryOrder } from '../db/delivery-order.ts';
 import { findSubscription } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
 import { deadLetterDelivery } from './dead-letter.ts';
 import { limitsOf, OutboxGate, type OutboxLimits, pauseUntil } from './outbox-limits.ts';
+import { recoverInterrupted } from './outbox-recovery.ts';
 import {
   type OutboxRow,
   type OutboxStore,
@@ -23,6 +23,12 @@ import { settleDelivery } from './settle-delivery.ts';
  * finish and continues in a new run (an alarm), so no handler runs unbounded.
  */
 const RUN_BUDGET_MS = 60_000;
+
+/**
+ * How long a delivery held for an earlier event of its reference waits before it asks again,
+ * in milliseconds; the earlier one settling in this outbox wakes it at once.
+ */
+const ORDER_RECHECK_MS = 60_000;
 
 /** The storage key of the subscription id the outbox is for. */
 const SUBSCRIPTION_KEY = 'subscription_id';
@@ -163,7 +169,7 @@ export class SubscriberOutbox extends DurableObject<Env> {
     const skip = (id: string) => this.#inFlight.has(id) || (this.#failedUntil.get(id) ?? 0) > now;
     for (const row of this.#store.due(now, limit, skip)) {
       this.#gate.take(now, limits.intervalMs);
-      this.#start(row, now);
+      this.#start(row, now, limits.ordered);
     }
   }
 
@@ -173,13 +179,13 @@ export class SubscriberOutbox extends DurableObject<Env> {
     return next === null ? null : Math.max(next, this.#gate.openAt());
   }
 
-  #start(row: OutboxRow, now: number): void {
+  #start(row: OutboxRow, now: number, ordered: boolean): void {
     // Written before the request goes out (the output gate holds the request until the
     // write is stored), so a restart knows an attempt may have reached the subscriber.
     const interrupted = row.sendingSince !== null;
     this.#store.markSending(row.deliveryId, now);
     this.#failedUntil.delete(row.deliveryId);
-    const attempt = (interrupted ? this.#recover(row) : this.#attempt(row))
+    const attempt = (interrupted ? recoverInterrupted(this.env, row) : this.#attempt(row, ordered))
       .then((decision) => this.#apply(row, decision))
       .catch((error: unknown) => {
         // D1 failed after the attempt: the row stays marked out, and the watchdog's time
@@ -194,10 +200,22 @@ export class SubscriberOutbox extends DurableObject<Env> {
     this.#inFlight.set(row.deliveryId, attempt);
   }
 
-  /** One attempt: prepare, send, re-check, settle (worker/relay/consumer.ts's steps). */
-  async #attempt(row: OutboxRow): Promise<SettleDecision> {
+  /**
+   * One attempt: prepare, send, re-check, settle (worker/relay/consumer.ts's steps). For an
+   * ordered subscription, none while an earlier event of the reference may still come first.
+   */
+  async #attempt(row: OutboxRow, ordered: boolean): Promise<SettleDecision> {
     const { message, decision } = outboxMessage(row);
+    let reference: string | null = null;
     try {
+      if (ordered) {
+        const order = await findDeliveryOrder(this.env.DB, row.deliveryId);
+        reference = order?.reference ?? null;
+        if (order?.blocked === true) {
+          logEvent('info', 'delivery_held_for_order', { delivery_id: row.deliveryId, reference });
+          return { parkMs: ORDER_RECHECK_MS, reference };
+        }
+      }
       const prepared = await prepareDelivery(row.deliveryId, this.env, this.network);
       const result =
         prepared.kind === 'ready'
@@ -217,50 +235,25 @@ export class SubscriberOutbox extends DurableObject<Env> {
         subscription_id: this.ctx.id.name ?? null,
         error_message: error instanceof Error ? error.message : String(error),
       });
-      return { retryInSec: retryDelay(row.attempts, undefined) };
+      return { retryInSec: retryDelay(row.attempts, undefined), reference };
     }
-    return decision();
-  }
-
-  /**
-   * An attempt that was out when this instance stopped (only a restart empties the
-   * in-memory list of attempts out while a row says one is). Settled or already recorded:
-   * nothing is sent; otherwise it may have reached the subscriber, so it is recorded as an
-   * attempt without an answer and retried on the schedule, never sent again silently.
-   */
-  async #recover(row: OutboxRow): Promise<SettleDecision> {
-    const startedAt = row.sendingSince ?? Date.now();
-    const delivery = await findDelivery(this.env.DB, row.deliveryId);
-    if (delivery === undefined || delivery.status !== 'pending') return {};
-    const attempts = await listDeliveryAttempts(this.env.DB, row.deliveryId);
-    if (attempts.some((attempt) => attempt.startedAt >= startedAt)) {
-      // Recorded before the stop: only the outbox's own step was lost.
-      const dueAt = delivery.nextAttemptAt ?? Date.now();
-      return { retryInSec: Math.max(0, Math.ceil((dueAt - Date.now()) / 1000)) };
-    }
-    logEvent('warn', 'delivery_attempt_interrupted', { delivery_id: row.deliveryId });
-    const { message, decision } = outboxMessage(row);
-    await settleDelivery(message, this.env, row.deliveryId, {
-      kind: 'refused',
-      startedAt,
-      error:
-        'interrupted: the gateway stopped during this attempt, which may have reached the subscriber',
-      retry: true,
-    });
-    return decision();
+    return { ...decision(), reference };
   }
 
   /** Removes a settled delivery, or schedules its retry (or dead-letters it at the last). */
   async #apply(row: OutboxRow, decision: SettleDecision): Promise<void> {
-    if (decision.retryInSec === undefined) {
-      this.#store.remove(row.deliveryId);
+    const now = Date.now();
+    if (decision.parkMs !== undefined) {
+      this.#store.park(row.deliveryId, decision.reference ?? null, now + decision.parkMs);
       return;
     }
-    if (row.attempts >= MAX_DELIVERY_ATTEMPTS) {
-      await deadLetterDelivery(this.env, row.deliveryId);
-      this.#store.remove(row.deliveryId);
+    if (decision.retryInSec !== undefined && row.attempts < MAX_DELIVERY_ATTEMPTS) {
+      this.#store.scheduleRetry(row.deliveryId, decision.retryInSec, now);
       return;
     }
-    this.#store.scheduleRetry(row.deliveryId, decision.retryInSec, Date.now());
+    if (decision.retryInSec !== undefined) await deadLetterDelivery(this.env, row.deliveryId);
+    this.#store.remove(row.deliveryId);
+    // Settled (delivered, failed, dead-lettered): the later events of its reference may go.
+    if (decision.reference != null) this.#store.wake(decision.reference, now);
   }
 }
