@@ -30,7 +30,7 @@ import {
   ReferenceSchema,
 } from '../../lib/shared.ts';
 import { JsonObjectSchema } from '../relay/envelope.ts';
-import { EventListQuerySchema } from '../routes/admin/events.ts';
+import { EventListQuerySchema } from '../routes/admin/event-list.ts';
 import { RecoverySchema } from '../routes/admin/recover.ts';
 import { SubscriptionChangesSchema } from '../routes/admin/subscription-input.ts';
 import { RESPONSE_CUSTOM_SCHEMAS } from './answers.ts';

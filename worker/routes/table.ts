@@ -18,15 +18,9 @@ import {
   listDeliveries,
   retryDelivery,
 } from './admin/deliveries.ts';
+import { EventListQuerySchema, listEvents } from './admin/event-list.ts';
 import { ADMIN_EVENT_TYPES_PATH, listEventTypes } from './admin/event-types.ts';
-import {
-  ADMIN_EVENTS_PATH,
-  EventListQuerySchema,
-  EventReplaySchema,
-  getEvent,
-  listEvents,
-  replayEvent,
-} from './admin/events.ts';
+import { ADMIN_EVENTS_PATH, EventReplaySchema, getEvent, replayEvent } from './admin/events.ts';
 import {
   ADMIN_RECOVER_PATH,
   getRecovery,

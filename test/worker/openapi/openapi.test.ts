@@ -12,7 +12,7 @@ import { convertSchemas } from '../../../worker/openapi/schemas.ts';
 import { errorStatuses } from '../../../worker/openapi/statuses.ts';
 import { createRouter } from '../../../worker/router.ts';
 import { DeliveryListQuerySchema } from '../../../worker/routes/admin/deliveries.ts';
-import { EventListQuerySchema } from '../../../worker/routes/admin/events.ts';
+import { EventListQuerySchema } from '../../../worker/routes/admin/event-list.ts';
 import { OWN_ROUTES, PROXY_ROUTES } from '../../../worker/routes/table.ts';
 import {
   captureLogs,
