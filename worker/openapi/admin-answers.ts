@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { DELIVERY_STATUSES } from '../db/deliveries.ts';
 import { ATTEMPT_TRIGGERS } from '../db/delivery-attempts.ts';
 import { RECOVERABLE_STATUSES, RECOVERY_JOB_STATES } from '../db/recovery-jobs.ts';
-import { WEBHOOK_EVENT_STATUSES } from '../db/webhook-events.ts';
+import { EVENT_OUTCOMES, WEBHOOK_EVENT_STATUSES } from '../db/webhook-events.ts';
 import { EVENT_TYPE_ORIGINS } from '../relay/event-catalog.ts';
 import { HEALTH_STATES } from '../relay/subscriber-health.ts';
 import type { DeliveryView, toDeliveryAttemptView } from '../routes/admin/deliveries.ts';
@@ -99,8 +99,17 @@ const EventSummarySchema = v.object({
   event_id: v.string(),
   event_type: v.string(),
   status: v.picklist(WEBHOOK_EVENT_STATUSES),
+  outcome: v.picklist(EVENT_OUTCOMES),
   received_at: Time,
   reference: v.nullable(v.string()),
+  amount: v.pipe(
+    v.nullable(v.number()),
+    v.description(
+      'Major units with at most two fraction digits (5000.5), as the SDK parses the body; ' +
+        '`null` for events without an amount.',
+    ),
+  ),
+  currency: v.nullable(v.string()),
 });
 
 const ForcedReplaySchema = v.object({ at: Time, by: v.string(), from: v.string() });
