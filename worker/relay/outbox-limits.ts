@@ -10,7 +10,7 @@ import type { SubscriptionLimits } from '../db/subscriptions.ts';
 import type { DeliveryAttemptResult } from './settle-delivery.ts';
 
 /** Attempts one subscription's outbox makes at once when its `max_in_flight` is not set. */
-export const DEFAULT_MAX_IN_FLIGHT = 10;
+const DEFAULT_MAX_IN_FLIGHT = 10;
 
 /** Longest pause a subscriber's `Retry-After` may ask, in seconds (12 h, as a retry delay). */
 const MAX_PAUSE_SEC = 12 * 60 * 60;
@@ -62,8 +62,6 @@ const NEXT_START_AT = 'next_start_at';
 /**
  * The gate of an outbox, in its synchronous key-value storage: the pause a subscriber asked
  * for and the earliest start its rate allows.
- *
- * @internal The tests read and move the same keys.
  */
 export class OutboxGate {
   readonly #kv: SyncKvStorage;

@@ -14,9 +14,8 @@ export const RETRY_DELAYS_SEC: readonly number[] = [5, 300, 1800, 7200, 18_000, 
 
 /**
  * Attempts a delivery gets before it is dead-lettered: the first plus one per scheduled
- * retry. wrangler.toml's `max_retries = 7` must match.
- *
- * @internal Exported for the tests, which check against the same value.
+ * retry. A subscription's outbox dead-letters a delivery after its last one; wrangler.toml's
+ * `max_retries = 7` bounds the queue's own retries of a handover the same way.
  */
 export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SEC.length + 1;
 
