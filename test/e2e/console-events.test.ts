@@ -228,6 +228,9 @@ describe('console: events and event pages', () => {
     await page
       .getByText('Not sent to any subscriber while the payment service has not confirmed it.')
       .waitFor();
+    await page
+      .getByText('No delivery: the event is held until the payment service confirms it.')
+      .waitFor();
     await screenshot('event-held');
   });
 

@@ -31,10 +31,11 @@ const CONFIRMATION: Record<EventStatus, string> = {
   received: 'Not checked against the payment service (not a money event, or confirmation is off).',
 };
 
-/** Why an event has no delivery, by status, when it is held back. */
+/** Why a held event has no delivery, by its status. */
 const HELD: Partial<Record<EventStatus, string>> = {
   awaiting_confirmation: 'the event is held until the payment service confirms it',
-  unconfirmed: 'no enabled subscription matched, or the event was held back as unconfirmed',
+  unconfirmed:
+    'the event was held back as unconfirmed; it is delivered only if replayed with force',
 };
 
 /** What each delivery outcome means, in the page's words. */
@@ -133,7 +134,7 @@ function EventBody({ api, event, subscriptions, reload }: EventBodyProps) {
     <h2>Deliveries</h2>
     ${
       event.deliveries.length === 0
-        ? html`<p class="empty">No delivery: ${HELD[event.status] ?? 'no enabled subscription matched'}.</p>`
+        ? html`<p class="empty">No delivery: ${(event.outcome === 'held' && HELD[event.status]) || 'no enabled subscription matched'}.</p>`
         : event.deliveries.map(
             (delivery) => html`<${DeliveryPanel}
             key=${delivery.id}
