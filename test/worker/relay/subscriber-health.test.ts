@@ -114,6 +114,16 @@ describe('subscriber health', () => {
       expect(second.success_rate).toMatchObject({ attempts: 2, failed: 2, rate: 0 });
     });
 
+    it('should count an attempt refused before sending as a failure, with its error', async () => {
+      // A private address: the URL check refuses it before any request, for good.
+      const stored = await storeDelivery({ url: 'http://10.1.2.3/hooks' });
+      await attempt(stored.deliveryId);
+      const health = await healthView(stored.subscription.id);
+      expect(health.state).toBe('failing');
+      expect(health.reason).toMatch(/^no response \(URL refused: .+\) at \d{4}-/);
+      expect(health.success_rate).toMatchObject({ attempts: 1, failed: 1 });
+    });
+
     it('should count only the attempts of the last 24 hours in the success rate', async () => {
       const stored = await storeDelivery({ query: { status: '200' } });
       const hour = Math.floor(Date.now() / HOUR_MS);
