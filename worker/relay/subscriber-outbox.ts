@@ -125,6 +125,9 @@ export class SubscriberOutbox extends DurableObject<Env> {
       const now = Date.now();
       if (this.#store.dueCount(now) > 0 && this.#gate.openAt() <= now) this.#kick();
     });
+    // Keeps the object running for the run once `accept` has answered (compatibility dates
+    // from 2026-10-01 on); an eviction anyway is what the watchdog alarm is for.
+    this.ctx.waitUntil(this.#run);
   }
 
   async #drain(): Promise<void> {

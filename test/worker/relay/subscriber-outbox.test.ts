@@ -181,6 +181,8 @@ describe('SubscriberOutbox', () => {
   });
 
   describe('alarm after a restart', () => {
+    // A restart mid-send, as the new instance finds it: the row marked out, nothing in memory
+    // (evictDurableObject waits for the pending request, so it cannot cut one short here).
     /** A row as an instance that stopped mid-send left it, and the alarm due. */
     async function interruptedRow(subscriptionId: string, deliveryId: string, since: number) {
       const stub = outboxOf(subscriptionId);
