@@ -130,8 +130,6 @@ export async function countDeliveriesByHour(
 
 /**
  * The relay's own event types, as JSON for {@link REPLAY_AUDIENCE} (bound as `?5`).
- *
- * @internal Exported for the replay's checks of disabled subscriptions (db/subscription-targets.ts).
  */
 export const OPERATIONAL_TYPES = JSON.stringify(Object.keys(OPERATIONAL_DATA_SCHEMAS));
 

@@ -99,8 +99,6 @@ export interface SubscriptionRow {
  *
  * @param row - a row of `subscriptions`.
  * @throws {Error} when `event_types` is not a JSON array of strings (a bug or a foreign writer).
- *
- * @internal Exported for the tests, which call it directly.
  */
 export function toSubscriptionRecord(row: SubscriptionRow): SubscriptionRecord {
   return {

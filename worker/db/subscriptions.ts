@@ -21,7 +21,6 @@ export {
   type NewSubscriptionRecord,
   type SubscriptionLimits,
   type SubscriptionRecord,
-  toSubscriptionRecord,
 } from './subscription-rows.ts';
 
 /**

@@ -5,6 +5,7 @@
  */
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { toSubscriptionRecord } from '../../../worker/db/subscription-rows.ts';
 import {
   deleteSubscription,
   findSubscription,
@@ -13,7 +14,6 @@ import {
   listSubscriptions,
   rotateSubscriptionSecret,
   type SubscriptionRecord,
-  toSubscriptionRecord,
   updateSubscription,
 } from '../../../worker/db/subscriptions.ts';
 

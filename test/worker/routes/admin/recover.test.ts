@@ -272,7 +272,9 @@ describe('admin recovery API', () => {
     });
 
     it('should answer 404 not_found for an unknown job', async () => {
-      const res = await fetchGateway(adminRequest('GET', '/admin/deliveries/recover/jobs/rcv_missing'));
+      const res = await fetchGateway(
+        adminRequest('GET', '/admin/deliveries/recover/jobs/rcv_missing'),
+      );
       expect(res.status).toBe(404);
       expect(await res.json()).toMatchObject({
         code: 'not_found',
