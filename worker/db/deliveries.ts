@@ -139,6 +139,26 @@ export function fanOutOperationalDeliveriesStatement(
   ).bind(event.eventId, event.eventType, event.receivedAt, subjectSubscriptionId);
 }
 
+/**
+ * The one delivery of an event meant for a single subscription (an operator's test event),
+ * whatever that subscription's `event_types`, written only while it is enabled; in the same
+ * `DB.batch()` right after `insertWebhookEventStatement`, guarded like the fan-outs above.
+ *
+ * @param event - the event being stored (its id, type and receive time are used).
+ * @param subscriptionId - the one subscription it goes to.
+ */
+export function fanOutToSubscriptionStatement(
+  db: D1Database,
+  event: NewWebhookEvent,
+  subscriptionId: string,
+): D1PreparedStatement {
+  return fanOutStatement(
+    db,
+    '(SELECT e.received_at FROM webhook_events AS e WHERE e.event_id = ?1) = ?3',
+    's.id = ?4',
+  ).bind(event.eventId, event.eventType, event.receivedAt, subscriptionId);
+}
+
 /** Which subscriptions get an event of type ?2: those with no filter or one listing it. */
 const MATCHES_TYPE = `(s.event_types IS NULL
          OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))`;

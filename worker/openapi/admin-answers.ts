@@ -189,6 +189,12 @@ export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.f
     }),
   ),
   'admin.subscriptions.rotate_secret': success(SubscriptionWithSecretSchema),
+  'admin.subscriptions.test': success(
+    v.object({
+      event_id: v.pipe(v.string(), v.description('The `subscription.test` event stored.')),
+      delivery_id: v.pipe(v.string(), v.description('Its one delivery, to this subscription.')),
+    }),
+  ),
   'admin.event_types.list': success(v.array(EventTypeSchema)),
   'admin.events.list': page(EventSummarySchema),
   'admin.events.get': success(EventSchema),

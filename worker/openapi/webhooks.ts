@@ -97,7 +97,7 @@ export function webhookSection(envelopeRef: string): WebhookSection {
         operationId: `webhooks.${entry.type}`,
         tags: ['deliveries'],
         summary: entry.description,
-        description: audience(entry),
+        description: entry.audience ?? audience(entry),
         security: [],
         parameters: Object.keys(HEADER_PARAMETERS).map((name) => ({
           $ref: `#/components/parameters/${name}`,

@@ -29,6 +29,8 @@ export interface EventTypeEntry {
   readonly description: string;
   /** The valibot schema of its `data`. */
   readonly data: v.GenericSchema;
+  /** Who receives it, when not the rule of its origin (a test goes to one subscription). */
+  readonly audience?: string;
 }
 
 // The `data` schema the SDK checks each spec type with, by type.
@@ -144,6 +146,15 @@ export const EVENT_TYPE_CATALOG: readonly EventTypeEntry[] = Object.freeze([
     origin: 'relay',
     description: 'The oldest pending delivery has waited longer than RELAY_BACKLOG_ALERT_SEC.',
     data: OPERATIONAL_DATA_SCHEMAS['relay.backlog'],
+  },
+  {
+    type: 'subscription.test',
+    origin: 'relay',
+    description: 'An operator sent a test event to one subscription to check its receiver.',
+    data: OPERATIONAL_DATA_SCHEMAS['subscription.test'],
+    audience:
+      'Sent only by `POST /admin/subscriptions/{id}/test`, to that subscription alone, ' +
+      'whatever its `event_types`.',
   },
 ]);
 

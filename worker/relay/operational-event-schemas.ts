@@ -64,12 +64,25 @@ const RelayBacklogDataSchema = v.object({
   due_deliveries: v.pipe(v.number(), v.integer()),
 });
 
+/**
+ * `subscription.test`: a test an operator sent to one subscription (`POST
+ * /admin/subscriptions/{id}/test`), to see its receiver take a signed delivery.
+ */
+const SubscriptionTestDataSchema = v.object({
+  subscription_id: v.string(),
+  url: v.string(),
+  /** Who sent it, when a name was given. */
+  operator: v.nullable(v.string()),
+  sent_at: Instant,
+});
+
 /** The `data` schema of each operational event type. */
 export const OPERATIONAL_DATA_SCHEMAS = Object.freeze({
   'subscription.disabled': SubscriptionDisabledDataSchema,
   'delivery.dead_lettered': DeliveryDeadLetteredDataSchema,
   'event.unconfirmed': EventUnconfirmedDataSchema,
   'relay.backlog': RelayBacklogDataSchema,
+  'subscription.test': SubscriptionTestDataSchema,
 });
 
 /** One of the relay's own event types. */

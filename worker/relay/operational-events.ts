@@ -6,7 +6,10 @@
  */
 import * as v from 'valibot';
 import { bytesToHex } from '../../lib/shared.ts';
-import { fanOutOperationalDeliveriesStatement } from '../db/deliveries.ts';
+import {
+  fanOutOperationalDeliveriesStatement,
+  fanOutToSubscriptionStatement,
+} from '../db/deliveries.ts';
 import { insertWebhookEventStatement, type NewWebhookEvent } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import { enqueueDeliveries } from './enqueue.ts';
@@ -23,6 +26,7 @@ const MESSAGES: Readonly<Record<OperationalEventType, string>> = {
   'delivery.dead_lettered': 'Delivery dead-lettered',
   'event.unconfirmed': 'Money event unconfirmed',
   'relay.backlog': 'Relay backlog',
+  'subscription.test': 'Test event',
 };
 
 /**
@@ -40,6 +44,11 @@ export interface OperationalEvent<T extends OperationalEventType> {
    * when the data has one.
    */
   readonly subjectSubscriptionId?: string;
+  /**
+   * Delivers the event to this one enabled subscription only, whatever its `event_types`
+   * (an operator's test event), instead of fanning it out by type.
+   */
+  readonly recipientSubscriptionId?: string;
   /** When it happened, epoch milliseconds (the envelope's `timestamp`). @default Date.now() */
   readonly now?: number;
 }
@@ -103,7 +112,9 @@ export async function emitOperationalEvent<T extends OperationalEventType>(
   };
   const [inserted, fanOut] = await env.DB.batch<{ id: string }>([
     insertWebhookEventStatement(env.DB, stored),
-    fanOutOperationalDeliveriesStatement(env.DB, stored, subject),
+    event.recipientSubscriptionId === undefined
+      ? fanOutOperationalDeliveriesStatement(env.DB, stored, subject)
+      : fanOutToSubscriptionStatement(env.DB, stored, event.recipientSubscriptionId),
   ]);
   const isNew = inserted?.meta.changes === 1;
   const deliveryIds = isNew ? (fanOut?.results ?? []).map((row) => row.id) : [];
@@ -128,6 +139,9 @@ function keyOf(type: OperationalEventType, data: Record<string, unknown>, now: n
       return String(data.event_id);
     case 'relay.backlog':
       return new Date(now - (now % BACKLOG_ALERT_WINDOW_MS)).toISOString();
+    case 'subscription.test':
+      // Every test an operator sends is a new event, two in the same millisecond included.
+      return `${data.subscription_id}:${crypto.randomUUID()}`;
   }
 }
 

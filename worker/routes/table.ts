@@ -35,6 +35,7 @@ import {
   patchSchema,
   SubscriptionChangesSchema,
 } from './admin/subscription-input.ts';
+import { SubscriptionTestSchema, sendTestEvent } from './admin/subscription-test.ts';
 import {
   ADMIN_SUBSCRIPTIONS_PATH,
   createSubscription,
@@ -170,6 +171,15 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'admin',
     'A new secret, shown once; the previous one keeps signing for 24 h.',
     rotateSubscriptionSecret,
+  ),
+  route(
+    'POST',
+    `${SUBSCRIPTION}/test`,
+    'admin.subscriptions.test',
+    'admin',
+    'Send a signed subscription.test event to this subscription only, whatever its event types.',
+    optionallyBodied(SubscriptionTestSchema, sendTestEvent),
+    { status: 202, extraErrors: [409] },
   ),
   route(
     'GET',

@@ -76,8 +76,13 @@ export async function checkReplayTargets(
   return disabled.map((target) => ({ subscription_id: target.id, reason: describe(target) }));
 }
 
-/** The 409 of one disabled subscription, naming its reason and since when. */
-function disabledError(target: ReplayTarget): HttpError {
+/**
+ * The 409 `subscription_disabled` of one disabled subscription, naming its reason and since
+ * when (also refuses a test event to it).
+ *
+ * @param target - the subscription, its disable's reason and time.
+ */
+export function disabledError(target: ReplayTarget): HttpError {
   return new HttpError(
     409,
     'subscription_disabled',
