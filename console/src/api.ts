@@ -6,8 +6,12 @@ import type {
   DeliveryListItem,
   EventDetail,
   EventSummary,
+  EventTypeInfo,
   HourCounts,
   Page,
+  RecoveryJob,
+  RecoveryPreview,
+  RecoveryRequest,
   ReplayRequest,
   Subscription,
   SubscriptionInput,
@@ -160,6 +164,26 @@ export class AdminApi {
   /** `POST /admin/deliveries/:id/retry`: the delivery, pending and due now. */
   retryDelivery(id: string): Promise<Delivery> {
     return this.#data('POST', path`/admin/deliveries/${id}/retry`);
+  }
+
+  /** `POST /admin/deliveries/recover/preview`: how many deliveries the filter matches now. */
+  previewRecovery(body: RecoveryRequest): Promise<RecoveryPreview> {
+    return this.#data('POST', '/admin/deliveries/recover/preview', { body });
+  }
+
+  /** `POST /admin/deliveries/recover`: the job started (or the running one with that filter). */
+  startRecovery(body: RecoveryRequest): Promise<RecoveryJob> {
+    return this.#data('POST', '/admin/deliveries/recover', { body });
+  }
+
+  /** `GET /admin/deliveries/recover`: the most recently started recovery jobs, newest first. */
+  listRecoveries(): Promise<RecoveryJob[]> {
+    return this.#data('GET', '/admin/deliveries/recover');
+  }
+
+  /** `GET /admin/event-types`: the event types the relay knows, in catalog order. */
+  listEventTypes(): Promise<EventTypeInfo[]> {
+    return this.#data('GET', '/admin/event-types');
   }
 
   /** `GET /admin/subscriptions`: every subscription, newest first. */

@@ -151,3 +151,56 @@ export interface ReplayRequest {
   force?: boolean;
   operator?: string;
 }
+
+/** A bulk recovery's filter, as `POST /admin/deliveries/recover` and its preview take it. */
+export interface RecoveryRequest {
+  /** ISO 8601; deliveries created at or after it. */
+  since: string;
+  /** ISO 8601; deliveries created before it. */
+  until?: string;
+  subscription_id?: string;
+  /** Absent: both. */
+  status?: 'failed' | 'pending';
+  event_type?: string;
+  /** Who is recovering, recorded on the job and on the attempts it starts. */
+  operator?: string;
+}
+
+/** `POST /admin/deliveries/recover/preview`: how many match now (counted up to a cap). */
+export interface RecoveryPreview {
+  matched: number;
+  /** Of those, the deliveries a job would skip: their subscription is disabled or deleted. */
+  skipped_disabled: number;
+  /** More match than were counted: `matched` is a lower bound. */
+  capped: boolean;
+}
+
+/** A bulk recovery job and its progress (`GET /admin/deliveries/recover/jobs/:id`). */
+export interface RecoveryJob {
+  id: string;
+  state: 'running' | 'done' | 'failed';
+  filter: {
+    since: string;
+    until: string | null;
+    subscription_id: string | null;
+    status: 'failed' | 'pending' | null;
+    event_type: string | null;
+  };
+  operator: string | null;
+  matched: number;
+  enqueued: number;
+  skipped_disabled: number;
+  pages: number;
+  /** Why a `failed` job stopped. */
+  error: string | null;
+  started_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+/** One entry of `GET /admin/event-types` (its `data_schema` is not read by the console). */
+export interface EventTypeInfo {
+  type: string;
+  origin: 'spec' | 'sandbox' | 'relay';
+  description: string;
+}

@@ -4,10 +4,12 @@ import { answerOf, formatTime } from '../format.ts';
 import { useInterval, useLoad, usePager } from '../hooks.ts';
 import { html } from '../html.ts';
 import { hrefOf } from '../route.ts';
-import type { DeliveryListItem, DeliveryStatus } from '../types.ts';
+import type { DeliveryListItem, DeliveryStatus, RecoveryJob } from '../types.ts';
 import { ErrorNotice } from './error-notice.ts';
 import { HourlyChart } from './hourly-chart.ts';
 import { PagerNav } from './pager-nav.ts';
+import { RecoverForm } from './recover-form.ts';
+import { RecoveryJobs } from './recovery-jobs.ts';
 import { RetryButton } from './retry-button.ts';
 import { StatusBadge } from './status-badge.ts';
 
@@ -21,11 +23,14 @@ const STATUSES: readonly DeliveryStatus[] = ['failed', 'pending', 'delivered'];
 
 /**
  * Deliveries at a glance: counts by status, a chart of the last 24 hours by status, and
- * the list of one status (failed first) with a Retry button on each.
+ * the list of one status (failed first) with a Retry button on each, and bulk recovery:
+ * re-enqueue every undelivered delivery matching a filter, previewed first, its progress
+ * followed until done.
  */
 export function DeliveriesPage({ api }: { api: AdminApi }) {
   const [status, setStatus] = useState<DeliveryStatus>('failed');
   const [live, setLive] = useState(true);
+  const [started, setStarted] = useState<RecoveryJob | null>(null);
   const pager = usePager();
   const counts = useLoad(() => api.countDeliveries(), []);
   const hours = useLoad(() => api.deliveriesByHour(CHART_HOURS), []);
@@ -99,7 +104,17 @@ export function DeliveriesPage({ api }: { api: AdminApi }) {
           </tbody>
         </table>`)
     }
-    <${PagerNav} pager=${pager} nextCursor=${list.data?.next_cursor} label="Delivery pages" />`;
+    <${PagerNav} pager=${pager} nextCursor=${list.data?.next_cursor} label="Delivery pages" />
+    <h2 id="recover-heading">Bulk recovery</h2>
+    <p>
+      Re-enqueue every delivery not delivered that the filter matches, oldest first; those of a
+      disabled or deleted subscription are skipped (re-enable it first).
+    </p>
+    <${RecoverForm} api=${api} onStarted=${(job: RecoveryJob) => {
+      setStarted(job);
+      reload();
+    }} />
+    <${RecoveryJobs} api=${api} started=${started} />`;
 }
 
 interface DeliveryRowProps {

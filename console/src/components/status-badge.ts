@@ -6,16 +6,19 @@ type Tone = 'ok' | 'warn' | 'bad' | 'neutral';
 /**
  * Each known status's tone: green when it reached its end well, amber while it is still
  * being worked on or going wrong, red when it ended badly or stopped; anything else is
- * grey. Event, delivery, delivery outcome and subscription health statuses share it.
+ * grey. Event, delivery, delivery outcome, subscription health and recovery job statuses share
+ * it.
  */
 const TONES: Readonly<Record<string, Tone>> = {
   confirmed: 'ok',
   delivered: 'ok',
+  done: 'ok',
   healthy: 'ok',
   enabled: 'ok',
   pending: 'warn',
   failing: 'warn',
   awaiting_confirmation: 'warn',
+  running: 'warn',
   failed: 'bad',
   unconfirmed: 'bad',
   disabled: 'bad',

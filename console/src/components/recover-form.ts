@@ -1,0 +1,155 @@
+import { useState } from 'preact/hooks';
+import type { AdminApi } from '../api.ts';
+import { formatCount, fromLocalInput, zoneName } from '../format.ts';
+import { useLoad } from '../hooks.ts';
+import { html } from '../html.ts';
+import type { RecoveryJob, RecoveryPreview, RecoveryRequest } from '../types.ts';
+import { ErrorNotice } from './error-notice.ts';
+
+/** The form's fields as typed; times in the chosen time zone, '' for none. */
+interface RecoveryFields {
+  since: string;
+  until: string;
+  subscription_id: string;
+  status: '' | 'failed' | 'pending';
+  event_type: string;
+  operator: string;
+}
+
+const EMPTY: RecoveryFields = {
+  since: '',
+  until: '',
+  subscription_id: '',
+  status: 'failed',
+  event_type: '',
+  operator: '',
+};
+
+/**
+ * The request body of the fields: times as ISO 8601 UTC, empty fields left out. A time that
+ * cannot be read is sent as typed, so the API's answer names the field.
+ */
+function requestOf(fields: RecoveryFields): RecoveryRequest {
+  const body: RecoveryRequest = { since: fromLocalInput(fields.since) || fields.since };
+  const until = fields.until.trim();
+  if (until !== '') body.until = fromLocalInput(until) || until;
+  if (fields.subscription_id !== '') body.subscription_id = fields.subscription_id;
+  if (fields.status !== '') body.status = fields.status;
+  if (fields.event_type !== '') body.event_type = fields.event_type;
+  if (fields.operator.trim() !== '') body.operator = fields.operator.trim();
+  return body;
+}
+
+/**
+ * How many deliveries a preview found, in words: the count is a lower bound when the API
+ * stopped counting (`10,000+`).
+ *
+ * @param preview - the preview's answer.
+ */
+function matchedWords(preview: RecoveryPreview): string {
+  const count = `${formatCount(preview.matched)}${preview.capped ? '+' : ''}`;
+  return `${count} ${preview.matched === 1 && !preview.capped ? 'delivery matches' : 'deliveries match'}`;
+}
+
+/** Props of {@link RecoverForm}. */
+interface RecoverFormProps {
+  readonly api: AdminApi;
+  /** Called with the job once the gateway has started it (or answered the running one). */
+  readonly onStarted: (job: RecoveryJob) => void;
+}
+
+/**
+ * Bulk recovery of undelivered deliveries by filter: created since (required) and before,
+ * one subscription, failed or pending or both, one event type. Preview counts what the filter
+ * matches now, and how many of those a job would skip (their subscription is disabled or
+ * deleted); only then can the operator start the job. Changing a field clears the preview,
+ * so what is started is always what was counted.
+ */
+export function RecoverForm({ api, onStarted }: RecoverFormProps) {
+  const [fields, setFields] = useState<RecoveryFields>(EMPTY);
+  const [preview, setPreview] = useState<RecoveryPreview | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const subscriptions = useLoad(() => api.listSubscriptions(), []);
+  const eventTypes = useLoad(() => api.listEventTypes(), []);
+  const set = (name: keyof RecoveryFields) => (event: Event) => {
+    setFields({ ...fields, [name]: (event.currentTarget as HTMLInputElement).value });
+    setPreview(null);
+  };
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const previewNow = (event: Event) => {
+    event.preventDefault();
+    void run(async () => setPreview(await api.previewRecovery(requestOf(fields))));
+  };
+  const start = () =>
+    run(async () => {
+      onStarted(await api.startRecovery(requestOf(fields)));
+      setPreview(null);
+    });
+  const zone = zoneName();
+  return html`<form class="filters" onSubmit=${previewNow} aria-labelledby="recover-heading">
+    <div class="field">
+      <label for="recover-since">Created from (${zone})</label>
+      <input id="recover-since" type="datetime-local" required value=${fields.since} onInput=${set('since')} />
+    </div>
+    <div class="field">
+      <label for="recover-until">Created before (${zone})</label>
+      <input id="recover-until" type="datetime-local" value=${fields.until} onInput=${set('until')} />
+    </div>
+    <div class="field">
+      <label for="recover-subscription">Subscription</label>
+      <select id="recover-subscription" value=${fields.subscription_id} onChange=${set('subscription_id')}>
+        <option value="">any</option>
+        ${(subscriptions.data ?? []).map(
+          (s) => html`<option value=${s.id}>${s.url}${s.enabled ? '' : ' (disabled)'}</option>`,
+        )}
+      </select>
+    </div>
+    <div class="field">
+      <label for="recover-status">Deliveries</label>
+      <select id="recover-status" value=${fields.status} onChange=${set('status')}>
+        <option value="failed">failed</option>
+        <option value="pending">pending (waiting for a retry)</option>
+        <option value="">failed and pending</option>
+      </select>
+    </div>
+    <div class="field">
+      <label for="recover-type">Event type</label>
+      <select id="recover-type" value=${fields.event_type} onChange=${set('event_type')}>
+        <option value="">any</option>
+        ${(eventTypes.data ?? []).map((t) => html`<option value=${t.type}>${t.type}</option>`)}
+      </select>
+    </div>
+    <div class="field">
+      <label for="recover-operator">Your name (recorded with the recovery)</label>
+      <input id="recover-operator" maxlength="100" value=${fields.operator} onInput=${set('operator')} />
+    </div>
+    <div class="actions">
+      <button type="submit" disabled=${busy}>Preview</button>
+      ${
+        preview !== null &&
+        html`<p role="status" class="recover-preview">
+          ${matchedWords(preview)}${
+            preview.skipped_disabled > 0
+              ? `; ${formatCount(preview.skipped_disabled)} of them would be skipped (subscription disabled or deleted)`
+              : ''
+          }.
+        </p>
+        <button type="button" class="primary" disabled=${busy || preview.matched === 0} onClick=${start}>
+          Start recovery
+        </button>`
+      }
+    </div>
+    <${ErrorNotice} error=${error ?? subscriptions.error ?? eventTypes.error} />
+  </form>`;
+}
