@@ -69,6 +69,7 @@ describe('event-type catalog', () => {
         'delivery.dead_lettered',
         'event.unconfirmed',
         'relay.backlog',
+        'subscription.test',
       ]);
       expect(new Set(types.map((entry) => entry.type)).size).toBe(types.length);
       for (const entry of types) expect(entry.description).toMatch(/^\S.{10,120}$/);
