@@ -237,6 +237,7 @@ async function gatewayRoutes(): Promise<void> {
   await admin('PATCH', subscription, { body: { description: 'renamed' } });
   await admin('PATCH', subscription, { body: {} });
   await admin('POST', `${subscription}/rotate-secret`);
+  await admin('POST', `${subscription}/test`);
   await admin('GET', '/admin/events?page_size=5');
   const eventPath = `/admin/events/${String(ack.event_id)}`;
   await admin('GET', eventPath);
