@@ -12,9 +12,11 @@ import type {
   RecoveryJob,
   RecoveryPreview,
   RecoveryRequest,
+  ReEnableRequest,
   ReplayRequest,
   Subscription,
   SubscriptionInput,
+  TestEventSent,
 } from './types.ts';
 
 /** One problem with a request, as the error body lists it (`path` '' for the body). */
@@ -196,14 +198,22 @@ export class AdminApi {
     return this.#data('POST', '/admin/subscriptions', { body: input });
   }
 
-  /** `PATCH /admin/subscriptions/:id`. */
-  updateSubscription(id: string, changes: Partial<SubscriptionInput>): Promise<Subscription> {
+  /** `PATCH /admin/subscriptions/:id`; a re-enable answers `requeued` when it re-queued. */
+  updateSubscription(
+    id: string,
+    changes: Partial<SubscriptionInput> | ReEnableRequest,
+  ): Promise<Subscription> {
     return this.#data('PATCH', path`/admin/subscriptions/${id}`, { body: changes });
   }
 
   /** `POST /admin/subscriptions/:id/rotate-secret`: the subscription with its new `secret`. */
   rotateSecret(id: string): Promise<Subscription> {
     return this.#data('POST', path`/admin/subscriptions/${id}/rotate-secret`);
+  }
+
+  /** `POST /admin/subscriptions/:id/test`: a signed test event to this subscription only. */
+  sendTestEvent(id: string): Promise<TestEventSent> {
+    return this.#data('POST', path`/admin/subscriptions/${id}/test`);
   }
 
   /** `DELETE /admin/subscriptions/:id`. */

@@ -213,16 +213,3 @@ export function prettyJson(raw: string): string {
 export function answerOf(status: number | null): string {
   return status === null ? 'no answer' : `HTTP ${status}`;
 }
-
-/**
- * Event types typed as a comma-separated list: `null` (every type) when empty.
- *
- * @param text - e.g. `charge_success, disbursement_success`.
- */
-export function parseEventTypes(text: string): string[] | null {
-  const types = text
-    .split(',')
-    .map((type) => type.trim())
-    .filter((type) => type !== '');
-  return types.length === 0 ? null : types;
-}

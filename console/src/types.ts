@@ -109,10 +109,37 @@ export interface Subscription {
   event_types: string[] | null;
   description: string | null;
   enabled: boolean;
+  /** Most attempts a second (`0.5`: one every 2 s); `null` = no limit. */
+  max_per_second: number | null;
+  /** Most attempts at the same time; `null` = the relay's default (10). */
+  max_in_flight: number | null;
+  /** The events of one reference are delivered in the provider's order. */
+  ordered: boolean;
+  health: SubscriptionHealth;
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
   secret?: string;
+  /** Deliveries re-enqueued by a re-enable with `requeue_pending`. */
+  requeued?: number;
+}
+
+/** A subscriber's health: its state, why and when it last changed, its last day's attempts. */
+export interface SubscriptionHealth {
+  state: 'healthy' | 'failing' | 'disabled';
+  /** `null` for a subscription that never changed since created. */
+  reason: string | null;
+  changed_at: string;
+  failing_since: string | null;
+  disabled_at: string | null;
+  success_rate: {
+    window_hours: number;
+    attempts: number;
+    succeeded: number;
+    failed: number;
+    /** Share of attempts that got a 2xx, 0 to 1; `null` without attempts. */
+    rate: number | null;
+  };
 }
 
 /** The fields of a subscription the console creates or changes. */
@@ -121,6 +148,23 @@ export interface SubscriptionInput {
   event_types: string[] | null;
   description: string | null;
   enabled: boolean;
+  max_per_second: number | null;
+  max_in_flight: number | null;
+  ordered: boolean;
+  /** Accept `event_types` the catalog does not list (the operator ticked "custom type"). */
+  allow_custom_event_types?: boolean;
+}
+
+/** `PATCH /admin/subscriptions/:id`'s re-enable: `enabled: true`, re-queueing on request. */
+export interface ReEnableRequest {
+  enabled: true;
+  requeue_pending: boolean;
+}
+
+/** `POST /admin/subscriptions/:id/test`: the test event and its one delivery. */
+export interface TestEventSent {
+  event_id: string;
+  delivery_id: string;
 }
 
 /** `GET /admin/deliveries/counts`. */

@@ -7,7 +7,6 @@ import {
   formatTick,
   formatTime,
   fromLocalInput,
-  parseEventTypes,
   prettyJson,
   timeZoneChoice,
   toLocalInput,
@@ -145,14 +144,6 @@ describe('console formats', () => {
   it('should indent JSON and leave other text as it is', () => {
     expect(prettyJson('{"a":{"b":1}}')).toBe('{\n  "a": {\n    "b": 1\n  }\n}');
     expect(prettyJson('not json')).toBe('not json');
-  });
-
-  it('should read a comma-separated list of event types, empty meaning every type', () => {
-    expect(parseEventTypes(' charge_success, ,disbursement_success ')).toEqual([
-      'charge_success',
-      'disbursement_success',
-    ]);
-    expect(parseEventTypes('  ')).toBeNull();
   });
 
   it('should name an answer by its status', () => {

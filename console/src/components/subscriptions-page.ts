@@ -1,25 +1,33 @@
 import { useState } from 'preact/hooks';
 import type { AdminApi } from '../api.ts';
 import { formatTime } from '../format.ts';
-import { useLoad } from '../hooks.ts';
+import { useInterval, useLoad } from '../hooks.ts';
 import { html } from '../html.ts';
 import type { Subscription } from '../types.ts';
 import { ConfirmAction } from './confirm-action.ts';
 import { ErrorNotice } from './error-notice.ts';
 import { SecretNotice } from './secret-notice.ts';
 import { SubscriptionForm } from './subscription-form.ts';
+import { HealthFacts, LimitFacts } from './subscription-health.ts';
+import { ReEnable, SendTestEvent } from './subscription-tools.ts';
 
 type WithSecret = Subscription & { secret: string };
 
+/** How often the list is read again while no form is open, so health changes show, in ms. */
+const LIVE_REFRESH_MS = 10_000;
+
 /**
- * The webhook subscriptions: create one (its secret shown once), and for each: edit,
- * rotate the secret (shown once), delete (after a confirmation).
+ * The webhook subscriptions: create one (its secret shown once), and for each: its health
+ * (state, reason, since when, success rate), limits and ordering; edit, send a test event,
+ * re-enable (re-queueing on request), rotate the secret (shown once), delete (after a
+ * confirmation). The list is read again every 10 s while no subscription is being created.
  */
 export function SubscriptionsPage({ api }: { api: AdminApi }) {
   const list = useLoad(() => api.listSubscriptions(), []);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<WithSecret | null>(null);
   const [error, setError] = useState<unknown>(null);
+  useInterval(list.reload, creating ? null : LIVE_REFRESH_MS);
   const showSecret = (answer: Subscription) => {
     if (answer.secret !== undefined) setSecret({ ...answer, secret: answer.secret });
     list.reload();
@@ -35,7 +43,7 @@ export function SubscriptionsPage({ api }: { api: AdminApi }) {
       creating
         ? html`<section aria-labelledby="new-subscription-heading" class="panel">
           <h2 id="new-subscription-heading">New subscription</h2>
-          <${SubscriptionForm} submitLabel="Create subscription" onSubmit=${create} onCancel=${() => setCreating(false)} />
+          <${SubscriptionForm} api=${api} submitLabel="Create subscription" onSubmit=${create} onCancel=${() => setCreating(false)} />
         </section>`
         : html`<button type="button" class="primary" onClick=${() => setCreating(true)}>New subscription</button>`
     }
@@ -72,6 +80,7 @@ function SubscriptionItem({
   onError,
 }: SubscriptionItemProps) {
   const [editing, setEditing] = useState(false);
+  const [reEnabled, setReEnabled] = useState<string | null>(null);
   const act = (action: () => Promise<void>) => async () => {
     onError(null);
     try {
@@ -90,12 +99,13 @@ function SubscriptionItem({
     ${
       editing
         ? html`<h2 class="url">Edit ${subscription.url}</h2>
-          <${SubscriptionForm} initial=${subscription} submitLabel="Save" onSubmit=${save} onCancel=${() => setEditing(false)} />`
+          <${SubscriptionForm} api=${api} initial=${subscription} submitLabel="Save" onSubmit=${save} onCancel=${() => setEditing(false)} />`
         : html`<h2 class="url">${subscription.url}</h2>
           <dl class="facts">
             <dt>Description</dt><dd>${subscription.description ?? '—'}</dd>
+            <${HealthFacts} health=${subscription.health} />
             <dt>Event types</dt><dd>${subscription.event_types?.join(', ') ?? 'every event type'}</dd>
-            <dt>Enabled</dt><dd>${subscription.enabled ? 'yes' : 'no (nothing is delivered)'}</dd>
+            <${LimitFacts} subscription=${subscription} />
             <dt>Id</dt><dd><code>${subscription.id}</code></dd>
             <dt>Created</dt><dd>${formatTime(subscription.created_at)}</dd>
             ${
@@ -103,8 +113,11 @@ function SubscriptionItem({
               html`<dt>Previous secret</dt><dd>still signs until ${formatTime(subscription.previous_secret_expires_at)}</dd>`
             }
           </dl>
+          ${!subscription.enabled && html`<${ReEnable} api=${api} subscription=${subscription} onChanged=${onChanged} onReEnabled=${setReEnabled} />`}
+          ${reEnabled !== null && html`<p role="status">${reEnabled}</p>`}
           <div class="actions">
             <button type="button" onClick=${() => setEditing(true)}>Edit</button>
+            ${subscription.enabled && html`<${SendTestEvent} api=${api} subscription=${subscription} onChanged=${onChanged} />`}
             <${ConfirmAction}
               label="Rotate secret"
               prompt="Make a new secret? The current one keeps signing for 24 h."
