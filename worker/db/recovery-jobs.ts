@@ -19,6 +19,13 @@ export const RECOVERY_JOB_STATES = ['running', 'done', 'failed'] as const;
 /** One of {@link RECOVERY_JOB_STATES}. */
 type RecoveryJobState = (typeof RECOVERY_JOB_STATES)[number];
 
+/**
+ * What a job walks: `deliveries` (a bulk recovery: existing deliveries matching its filter)
+ * or `missed_events` (a re-enabled subscription's events that made no delivery for it while
+ * it was disabled: worker/db/missed-event-pages.ts).
+ */
+export type RecoveryJobKind = 'deliveries' | 'missed_events';
+
 /** Which deliveries a recovery takes, on their `created_at`; `null` = no filter. */
 export interface RecoveryFilter {
   /** Inclusive. */
@@ -34,6 +41,7 @@ export interface RecoveryFilter {
 /** A stored job: its filter, who started it, and its progress. */
 export interface RecoveryJob {
   readonly id: string;
+  readonly kind: RecoveryJobKind;
   readonly filter: RecoveryFilter;
   readonly operator: string | null;
   readonly state: RecoveryJobState;
@@ -52,6 +60,7 @@ export interface RecoveryJob {
 
 interface RecoveryJobRow {
   id: string;
+  kind: string;
   since: number;
   until: number | null;
   subscription_id: string | null;
@@ -77,9 +86,12 @@ interface RecoveryJobRow {
  *
  * @param filter - the filter.
  */
-function recoveryFilterKey(filter: RecoveryFilter): string {
+function recoveryFilterKey(filter: RecoveryFilter, kind: RecoveryJobKind): string {
   const { since, until, subscriptionId, status, eventType } = filter;
-  return JSON.stringify([since, until, subscriptionId, status, eventType]);
+  const key = [since, until, subscriptionId, status, eventType];
+  // A bulk recovery's key keeps its first form, so a job running across the upgrade still
+  // holds its filter.
+  return JSON.stringify(kind === 'deliveries' ? key : [kind, ...key]);
 }
 
 /**
@@ -91,6 +103,7 @@ function recoveryFilterKey(filter: RecoveryFilter): string {
  * @param operator - who asked, `null` when no name was given.
  * @param now - the start time.
  * @param stallMs - how long a running job may go without progress, in milliseconds.
+ * @param kind - what the job walks. @default 'deliveries'
  * @returns the running job with this filter, and whether it was just started.
  * @throws {Error} when no job could be read back; whatever D1 throws.
  */
@@ -101,8 +114,9 @@ export async function startRecoveryJob(
   operator: string | null,
   now: number,
   stallMs: number,
+  kind: RecoveryJobKind = 'deliveries',
 ): Promise<{ job: RecoveryJob; started: boolean }> {
-  const key = recoveryFilterKey(filter);
+  const key = recoveryFilterKey(filter, kind);
   const [, , read] = await db.batch<RecoveryJobRow>([
     db
       .prepare(
@@ -115,8 +129,8 @@ export async function startRecoveryJob(
     db
       .prepare(
         `INSERT INTO recovery_jobs (id, filter_key, since, until, subscription_id,
-           delivery_status, event_type, operator, started_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)
+           delivery_status, event_type, operator, started_at, updated_at, kind)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)
          ON CONFLICT (filter_key) WHERE state = 'running' DO NOTHING`,
       )
       .bind(
@@ -129,6 +143,7 @@ export async function startRecoveryJob(
         filter.eventType,
         operator,
         now,
+        kind,
       ),
     db.prepare(`SELECT * FROM recovery_jobs WHERE filter_key = ?1 AND state = 'running'`).bind(key),
   ]);
@@ -189,9 +204,38 @@ export async function failRecoveryJob(
     .run();
 }
 
+/**
+ * Deletes jobs that finished (`done` or `failed`) before `finishedBefore`, oldest first, at
+ * most `limit` in one statement. A running job is never deleted, however old: it still holds
+ * its filter and its progress. The table holds one row per recovery an operator started, so
+ * reading it without an index on `finished_at` stays cheap.
+ *
+ * @param finishedBefore - epoch ms; jobs finished earlier go.
+ * @param limit - most rows deleted, at least 1.
+ * @returns how many were deleted.
+ */
+export async function purgeRecoveryJobsBefore(
+  db: D1Database,
+  finishedBefore: number,
+  limit: number,
+): Promise<number> {
+  const { results } = await db
+    .prepare(
+      `DELETE FROM recovery_jobs WHERE id IN (
+         SELECT id FROM recovery_jobs WHERE state <> 'running' AND finished_at < ?1
+         ORDER BY finished_at, id LIMIT ?2)
+       RETURNING id`,
+    )
+    .bind(finishedBefore, limit)
+    .all<{ id: string }>();
+  return results.length;
+}
+
 function toRecoveryJob(row: RecoveryJobRow): RecoveryJob {
   return {
     id: row.id,
+    // The column's CHECK holds it to the two kinds.
+    kind: row.kind as RecoveryJobKind,
     filter: {
       since: row.since,
       until: row.until,

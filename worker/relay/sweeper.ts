@@ -3,11 +3,12 @@
  * never enqueued (a crash or a Queues failure between the D1 write and `sendBatch` at
  * ingress) or whose message got lost past its due time, starts the confirmation checks of
  * money events that are overdue (a lost re-check message, or a step longer than Queues can
- * delay), purges events past retention, and raises `relay.backlog` when the oldest due
- * delivery has waited too long.
+ * delay), purges events and finished recovery jobs past retention, and raises
+ * `relay.backlog` when the oldest due delivery has waited too long.
  */
 import { claimOverdueDeliveries } from '../db/deliveries.ts';
 import { claimOverdueChecks } from '../db/event-confirmation.ts';
+import { purgeRecoveryJobsBefore } from '../db/recovery-jobs.ts';
 import { purgeWebhookEventsBefore } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import type { ConfirmationMessage } from './confirmation-check.ts';
@@ -31,6 +32,12 @@ const SWEEP_BATCH_SIZE = 500;
 const RETENTION_PURGE_BATCH_SIZE = 500;
 const RETENTION_PURGE_MAX_BATCHES = 10;
 
+/**
+ * Finished recovery jobs deleted per run (one statement). Operators start a handful a day,
+ * so one statement per 15-minute run keeps up; a backlog is worked off over later runs.
+ */
+const RECOVERY_JOB_PURGE_BATCH_SIZE = 500;
+
 const DAY_MS = 86_400_000;
 
 /** What one sweep did. */
@@ -41,6 +48,8 @@ interface SweepResult {
   readonly rechecks: number;
   /** Events deleted (with their deliveries and attempts). */
   readonly purged: number;
+  /** Finished recovery jobs deleted. */
+  readonly purgedRecoveryJobs: number;
   /** The `relay.backlog` event raised by this run; `null` when none was (or it was raised earlier in its window). */
   readonly backlogEventId: string | null;
 }
@@ -54,7 +63,9 @@ interface SweepResult {
  * message, due at once (its check is fenced by the count, so a late original message and
  * this copy check once). Events received more than
  * `RELAY_RETENTION_DAYS` days before `now` are deleted, deliveries and attempts
- * cascading, at most {@link RETENTION_PURGE_BATCH_SIZE} x {@link RETENTION_PURGE_MAX_BATCHES}.
+ * cascading, at most {@link RETENTION_PURGE_BATCH_SIZE} x {@link RETENTION_PURGE_MAX_BATCHES};
+ * recovery jobs that finished (`done` or `failed`) before the same cutoff are deleted, at most
+ * {@link RECOVERY_JOB_PURGE_BATCH_SIZE} (a running one is kept, however old).
  * First of all, when the oldest due `pending` delivery has been due for `backlogAlertSec` or
  * more, `relay.backlog` is raised, once per hour window (worker/relay/operational-alerts.ts);
  * a failure there is logged, not thrown, so the sweep still runs.
@@ -94,13 +105,25 @@ export async function sweepRelay(
     purged += count;
     if (count < RETENTION_PURGE_BATCH_SIZE) break;
   }
+  const purgedRecoveryJobs = await purgeRecoveryJobsBefore(
+    env.DB,
+    cutoff,
+    RECOVERY_JOB_PURGE_BATCH_SIZE,
+  );
   logEvent('info', 'relay_swept', {
     requeued: ids.length,
     rechecks: checks.length,
     purged,
+    purged_recovery_jobs: purgedRecoveryJobs,
     backlog_event_id: backlogEventId,
   });
-  return { requeued: ids.length, rechecks: checks.length, purged, backlogEventId };
+  return {
+    requeued: ids.length,
+    rechecks: checks.length,
+    purged,
+    purgedRecoveryJobs,
+    backlogEventId,
+  };
 }
 
 /** `relay.backlog` if due (see {@link sweepRelay}); its id when this run stored it, else `null`. */
