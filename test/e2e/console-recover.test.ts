@@ -1,0 +1,270 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page, Response } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signRequest } from '../../lib/index.ts';
+import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
+import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
+import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+
+// The console's bulk recovery on the Deliveries page, in a real Chromium under the machine's
+// own locale (none forced), against `npm start`'s stack on ports of its own: deliveries left
+// failing by a subscriber answering 500, a preview of how many a filter matches (and how many
+// a job would skip, their subscription disabled), the job started and followed until done,
+// the deliveries' new attempts marked as a recovery on the event page, a second start with
+// the same filter while the job runs answering that job, and the jobs listed again after a
+// reload. The tests run in order and build on each other. Screenshots go to
+// test-results/console-recover/.
+const root = join(import.meta.dirname, '..', '..');
+const PORTS = { gateway: 18917, sandbox: 18918, receiver: 18919 };
+const ADMIN_TOKEN = 'dev-admin-token';
+const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
+/** The longest any one wait may take, in milliseconds. */
+const WAIT_MS = 30_000;
+const ARTIFACTS = join(root, 'test-results', 'console-recover');
+const DESKTOP = { width: 1280, height: 900 };
+/** Events sent; each gets one delivery per subscription below. */
+const EVENTS = 3;
+const OPERATOR = 'Ada Lovelace';
+
+let stack: NpmStartStack;
+let receiver: DeliveryReceiver;
+let browser: BrowserPage;
+let page: Page;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  [stack, receiver, browser] = await Promise.all([
+    startNpmStart(PORTS),
+    startDeliveryReceiver(),
+    openBrowserPage(DESKTOP),
+  ]);
+  page = browser.page;
+  page.setDefaultTimeout(WAIT_MS);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([browser?.browser.close(), receiver?.close(), stack?.stop()]);
+});
+
+async function admin(method: string, path: string, body?: unknown) {
+  const response = await fetch(`${stack.gatewayUrl}${path}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${ADMIN_TOKEN}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function receiverAnswers(key: string, status: number): Promise<void> {
+  const answer = await fetch(`${receiver.url}/__status?key=${key}&status=${status}`, {
+    method: 'PUT',
+  });
+  expect(answer.status).toBe(200);
+}
+
+async function received(key: string): Promise<number> {
+  const answer = await fetch(`${receiver.url}/__received?key=${key}`);
+  return ((await answer.json()) as { data: unknown[] }).data.length;
+}
+
+/** The attempts of each of a subscription's deliveries (of these events). */
+async function attemptsOf(subscriptionId: string): Promise<number[]> {
+  const { body } = await admin('GET', `/admin/deliveries?subscription_id=${subscriptionId}`);
+  return (body.data as { attempts: number }[]).map((delivery) => delivery.attempts);
+}
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function openDeliveries(): Promise<void> {
+  await page.goto(`${stack.gatewayUrl}/console/#/deliveries`);
+  await page.getByRole('heading', { name: 'Deliveries', level: 1 }).waitFor();
+}
+
+/** `2026-11-27T08:00`: a minute-precision time in UTC, as a datetime-local field takes it. */
+function utcField(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16);
+}
+
+const DOWN_KEY = 'recover-down';
+const OFF_KEY = 'recover-off';
+/** A minute before the events, so the filter's `since` (minute precision) takes them all. */
+const since = Date.now() - 60_000;
+let downId: string;
+let downUrl: string;
+let offId: string;
+const eventIds: string[] = [];
+
+describe('console: bulk recovery on the deliveries page', () => {
+  it('should sign in', async () => {
+    await page.goto(`${stack.gatewayUrl}/console/`);
+    await page.getByLabel('Admin token', { exact: true }).fill(ADMIN_TOKEN);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+  });
+
+  it('should leave deliveries failing while their subscribers answer 500', async () => {
+    await receiverAnswers(DOWN_KEY, 500);
+    await receiverAnswers(OFF_KEY, 500);
+    downUrl = `${receiver.url}/webhooks?key=${DOWN_KEY}`;
+    const types = ['mandate_activated'];
+    const down = await admin('POST', '/admin/subscriptions', { url: downUrl, event_types: types });
+    const off = await admin('POST', '/admin/subscriptions', {
+      url: `${receiver.url}/webhooks?key=${OFF_KEY}`,
+      event_types: types,
+    });
+    expect([down.status, off.status]).toEqual([201, 201]);
+    downId = down.body.data.id;
+    offId = off.body.data.id;
+    for (let n = 0; n < EVENTS; n++) {
+      // Not a money event: stored `received` and fanned out at once, without a check.
+      const body = JSON.stringify({
+        event_type: 'mandate_activated',
+        event_id: `evt_recover_${Date.now()}_${n}`,
+        timestamp: new Date().toISOString(),
+        data: { reference: `mandate-recover-${n}` },
+      });
+      const ingest = await fetch(`${stack.gatewayUrl}/webhooks`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          ...(await signRequest({ ...MERCHANT, body })),
+        },
+        body,
+      });
+      expect(ingest.status).toBe(200);
+      eventIds.push((JSON.parse(body) as { event_id: string }).event_id);
+    }
+    // The first attempt and the retry 5 s later fail; the next retry is 5 minutes away, so
+    // only a recovery can deliver them within this test.
+    for (const id of [downId, offId]) {
+      await expect
+        .poll(() => attemptsOf(id), { timeout: WAIT_MS, interval: 500 })
+        .toEqual([2, 2, 2]);
+    }
+    expect(await received(DOWN_KEY)).toBe(EVENTS * 2);
+    // One subscription turned off by an operator: a recovery skips its deliveries.
+    expect((await admin('PATCH', `/admin/subscriptions/${offId}`, { enabled: false })).status).toBe(
+      200,
+    );
+  }, 60_000);
+
+  it('should preview how many deliveries match, and how many would be skipped', async () => {
+    await openDeliveries();
+    await page.getByLabel('Created from (UTC)').fill(utcField(since));
+    await page
+      .getByLabel('Deliveries', { exact: true })
+      .selectOption({ label: 'failed and pending' });
+    await page.getByLabel('Event type', { exact: true }).selectOption('mandate_activated');
+    await page.getByLabel('Your name (recorded with the recovery)').fill(OPERATOR);
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page
+      .getByRole('status')
+      .getByText(
+        `${EVENTS * 2} deliveries match; ${EVENTS} of them would be skipped (subscription disabled or deleted).`,
+      )
+      .waitFor();
+    // A narrower filter counts again: only the failing subscriber's.
+    await page.getByLabel('Subscription', { exact: true }).selectOption(downId);
+    expect(await page.getByRole('button', { name: 'Start recovery' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.getByRole('status').getByText(`${EVENTS} deliveries match.`).waitFor();
+    await page.getByLabel('Subscription', { exact: true }).selectOption('');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page
+      .getByRole('status')
+      .getByText(`${EVENTS * 2} deliveries match;`)
+      .waitFor();
+    await screenshot('preview');
+  });
+
+  it('should start the job, answer the running job to a second start, and follow it to done', async () => {
+    await receiverAnswers(DOWN_KEY, 200);
+    const started = page.waitForResponse(
+      (response: Response) =>
+        response.url().endsWith('/admin/deliveries/recover') &&
+        response.request().method() === 'POST',
+    );
+    const start = page.getByRole('button', { name: 'Start recovery' });
+    expect(await start.getAttribute('class')).toContain('primary');
+    await start.click();
+    const answer = await started;
+    expect(answer.status()).toBe(202);
+    const job = ((await answer.json()) as { data: { id: string; state: string } }).data;
+    // The same filter again at once, as a second operator or a retried request would send
+    // it: the job waits for its first queue message (the batch timeout is 1 s), so it still
+    // runs, and the answer is that job, not a second one.
+    const again = await admin(
+      'POST',
+      '/admin/deliveries/recover',
+      JSON.parse(answer.request().postData() ?? '{}'),
+    );
+    expect(again.status).toBe(202);
+    expect(again.body.data.id).toBe(job.id);
+
+    const row = page.locator(`tr[data-job="${job.id}"]`);
+    await row.getByText('done', { exact: true }).waitFor();
+    expect(await row.locator('td[data-label="Matched"]').textContent()).toBe(String(EVENTS * 2));
+    expect(await row.locator('td[data-label="Enqueued"]').textContent()).toBe(String(EVENTS));
+    expect(await row.locator('td[data-label="Skipped"]').textContent()).toBe(String(EVENTS));
+    expect(await row.locator('td[data-label="By"]').textContent()).toBe(OPERATOR);
+    expect(await page.locator('tr[data-job]').count()).toBe(1);
+    await screenshot('recovered');
+
+    // Each failing delivery got exactly one more attempt, which delivered it; the turned-off
+    // subscription's got none.
+    await expect.poll(() => attemptsOf(downId), { timeout: WAIT_MS }).toEqual([3, 3, 3]);
+    expect(await received(DOWN_KEY)).toBe(EVENTS * 3);
+    expect(await attemptsOf(offId)).toEqual([2, 2, 2]);
+    expect(await received(OFF_KEY)).toBe(EVENTS * 2);
+  });
+
+  it('should mark the new attempts as a recovery on the event page', async () => {
+    await page.goto(
+      `${stack.gatewayUrl}/console/#/events/${encodeURIComponent(eventIds[0] ?? '')}`,
+    );
+    const delivery = page.getByRole('region', { name: `Delivery to ${downUrl}` });
+    await delivery.getByText('delivered after 3 attempts', { exact: true }).waitFor();
+    const attempts = delivery.getByRole('listitem');
+    expect(await attempts.count()).toBe(3);
+    await attempts.nth(2).getByText(`manual recovery by ${OPERATOR}`, { exact: true }).waitFor();
+    expect(
+      await attempts
+        .nth(1)
+        .getByText(/^manual /)
+        .count(),
+    ).toBe(0);
+    await screenshot('event-recovered');
+  });
+
+  it('should list the job again after a reload, and fit 375 px with every control labelled', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    try {
+      await openDeliveries();
+      await page.reload();
+      const rows = page.locator('tr[data-job]');
+      await rows.first().getByText('done', { exact: true }).waitFor();
+      expect(await rows.count()).toBe(1);
+      await rows
+        .first()
+        .getByText(/^failed and pending, created from \d{4}-\d{2}-\d{2} /)
+        .waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+        375,
+      );
+      expect(await unlabelledControls(page)).toEqual([]);
+      await screenshot('narrow-deliveries');
+    } finally {
+      await page.setViewportSize(DESKTOP);
+    }
+  });
+
+  it('should have logged no console error', () => {
+    expect(browser.problems).toEqual([]);
+  });
+});
