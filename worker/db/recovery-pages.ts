@@ -116,7 +116,6 @@ export async function takeRecoveryPage(
 ): Promise<string[] | null> {
   const wanted = step.candidates.filter((candidate) => candidate.enabled).map((c) => c.id);
   const statuses = job.filter.status === null ? RECOVERABLE_STATUSES : [job.filter.status];
-  const last = step.candidates.at(-1);
   const [reset, moved] = await db.batch<{ id: string }>([
     db
       .prepare(
@@ -131,30 +130,54 @@ export async function takeRecoveryPage(
       )
       .bind(JSON.stringify(wanted), now, JSON.stringify(statuses), job.id, step.page),
     // changes(): the rows the reset above changed, in the same transaction.
-    db
-      .prepare(
-        `UPDATE recovery_jobs SET pages = pages + 1,
-           cursor_at = COALESCE(?3, cursor_at), cursor_id = COALESCE(?4, cursor_id),
-           matched = matched + ?5, skipped_disabled = skipped_disabled + ?6,
-           enqueued = enqueued + changes(),
-           state = CASE WHEN ?7 THEN 'done' ELSE state END,
-           finished_at = CASE WHEN ?7 THEN ?8 END, updated_at = ?8
-         WHERE id = ?1 AND pages = ?2 AND state = 'running'
-         RETURNING id`,
-      )
-      .bind(
-        job.id,
-        step.page,
-        last?.createdAt ?? null,
-        last?.id ?? null,
-        step.candidates.length,
-        step.candidates.length - wanted.length,
-        step.last ? 1 : 0,
-        now,
-      ),
+    advanceRecoveryJobStatement(db, job, step, step.candidates.length - wanted.length, now),
   ]);
   if ((moved?.results.length ?? 0) === 0) return null;
   return (reset?.results ?? []).map((row) => row.id);
+}
+
+/**
+ * The job's side of taking a page, to run in the same `DB.batch()` right after the statement
+ * that wrote the page's rows: moves the cursor to the page's last candidate, adds the
+ * candidates to `matched`, `skipped` to `skipped_disabled` and the rows the statement before
+ * changed (`changes()`) to `enqueued`, counts the page, and ends the job `done` after the
+ * last one; only while the job is `running` with `pages = step.page`. Its `results` hold the
+ * job's id when it moved, none when the page was already taken.
+ *
+ * @param job - the job.
+ * @param step - the page number, what was read, and whether it is the last.
+ * @param skipped - how many candidates were left alone (subscription disabled or deleted).
+ * @param now - the update time, epoch ms.
+ */
+export function advanceRecoveryJobStatement(
+  db: D1Database,
+  job: RecoveryJob,
+  step: RecoveryStep,
+  skipped: number,
+  now: number,
+): D1PreparedStatement {
+  const last = step.candidates.at(-1);
+  return db
+    .prepare(
+      `UPDATE recovery_jobs SET pages = pages + 1,
+         cursor_at = COALESCE(?3, cursor_at), cursor_id = COALESCE(?4, cursor_id),
+         matched = matched + ?5, skipped_disabled = skipped_disabled + ?6,
+         enqueued = enqueued + changes(),
+         state = CASE WHEN ?7 THEN 'done' ELSE state END,
+         finished_at = CASE WHEN ?7 THEN ?8 END, updated_at = ?8
+       WHERE id = ?1 AND pages = ?2 AND state = 'running'
+       RETURNING id`,
+    )
+    .bind(
+      job.id,
+      step.page,
+      last?.createdAt ?? null,
+      last?.id ?? null,
+      step.candidates.length,
+      skipped,
+      step.last ? 1 : 0,
+      now,
+    );
 }
 
 /** The FROM and WHERE of a filter's deliveries, and their bound values. */

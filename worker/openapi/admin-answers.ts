@@ -147,6 +147,12 @@ const EventTypeSchema = v.object({
 /** A bulk recovery job and its progress (worker/routes/admin/recover.ts). */
 const RecoveryJobSchema = v.object({
   id: v.string(),
+  kind: v.pipe(
+    v.picklist(['deliveries', 'missed_events']),
+    v.description(
+      '`deliveries`: a bulk recovery; `missed_events`: the events a subscription enabled again with `requeue_pending` missed while disabled.',
+    ),
+  ),
   state: v.picklist(RECOVERY_JOB_STATES),
   filter: v.object({
     since: Time,
@@ -185,6 +191,18 @@ export const ADMIN_ANSWERS: Readonly<Record<string, v.GenericSchema>> = Object.f
       requeued: v.pipe(
         v.optional(Count),
         v.description('Deliveries re-enqueued; only when `requeue_pending` was asked.'),
+      ),
+      missed_events: v.pipe(
+        v.optional(v.object({ count: Count, capped: v.boolean() })),
+        v.description(
+          'Only when this request enabled it again: events received while it was disabled that it matches and never got (at most 10,000; `capped` when more).',
+        ),
+      ),
+      recovery_job: v.pipe(
+        v.optional(v.nullable(RecoveryJobSchema)),
+        v.description(
+          'Only with `requeue_pending` on a re-enable: the job delivering the missed events (`null` when none were missed).',
+        ),
       ),
     }),
   ),

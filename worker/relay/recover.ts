@@ -6,7 +6,15 @@
  * invocation reads and writes a bounded number of rows however many deliveries match, and
  * the job's row in D1 (worker/db/recovery-jobs.ts) holds its progress between messages.
  */
-import { failRecoveryJob, findRecoveryJob } from '../db/recovery-jobs.ts';
+import { readMissedEventsPage, takeMissedEventsPage } from '../db/missed-event-pages.ts';
+import {
+  failRecoveryJob,
+  findRecoveryJob,
+  type RecoveryFilter,
+  type RecoveryJob,
+  type RecoveryJobKind,
+  startRecoveryJob,
+} from '../db/recovery-jobs.ts';
 import { readRecoveryPage, takeRecoveryPage } from '../db/recovery-pages.ts';
 import { logEvent } from '../http/log.ts';
 import { enqueueRequestedDeliveries } from './operator-request.ts';
@@ -27,6 +35,13 @@ const RECOVERY_MAX_ATTEMPTS = 5;
 
 /** Seconds before a failed step is tried again, times the message's attempts. */
 const RECOVERY_RETRY_STEP_SEC = 5;
+
+/**
+ * How long a running job may go without progress before a new request with its filter
+ * replaces it (its messages were lost): an hour, far longer than a page takes even
+ * behind a long queue backlog.
+ */
+const STALL_MS = 60 * 60 * 1000;
 
 /**
  * A DELIVERIES message asking for one page of a recovery job: `kind` tells it from a
@@ -62,8 +77,10 @@ export function isRecoveryMessage(body: unknown): body is RecoveryMessage {
  * - its page was already taken (the message came again): the next page's message is sent
  *   again when this was the latest page, since the first run may have stopped before
  *   sending it (a duplicate next message is harmless: only one takes its page);
- * - else the page is read, taken (worker/db/recovery-pages.ts), its reset deliveries
- *   enqueued with trigger `recover`, and the next page's message sent unless it was the last.
+ * - else the page is read, taken (worker/db/recovery-pages.ts; for a `missed_events` job,
+ *   the events a re-enabled subscription missed, worker/db/missed-event-pages.ts), its reset
+ *   or new deliveries enqueued with trigger `recover`, and the next page's message sent
+ *   unless it was the last.
  *
  * A crash between taking a page and enqueuing its deliveries leaves them `pending` and due,
  * never enqueued twice: the cron sweeper sends them (as the relay's own schedule).
@@ -97,6 +114,38 @@ export async function consumeRecoveryMessage(
   }
 }
 
+/**
+ * Starts a recovery job and sends its first page message, or answers the job already running
+ * with the same kind and filter (nothing is started then).
+ *
+ * @param env - bindings (`DB`, `DELIVERIES`).
+ * @param kind - what the job walks.
+ * @param filter - its filter.
+ * @param operator - who asked, `null` when no name was given.
+ * @returns the running job and whether this call started it.
+ * @throws whatever D1 or the queue throws; a job whose first message could not be sent is
+ *   ended `failed` first, so it does not hold its filter until it stalls.
+ */
+export async function launchRecoveryJob(
+  env: Env,
+  kind: RecoveryJobKind,
+  filter: RecoveryFilter,
+  operator: string | null,
+): Promise<{ job: RecoveryJob; started: boolean }> {
+  const id = `rcv_${crypto.randomUUID()}`;
+  const now = Date.now();
+  const launched = await startRecoveryJob(env.DB, id, filter, operator, now, STALL_MS, kind);
+  if (!launched.started) return launched;
+  const first: RecoveryMessage = { kind: 'recover', jobId: id, page: 0 };
+  try {
+    await env.DELIVERIES.send(first);
+  } catch (error) {
+    await failRecoveryJob(env.DB, id, 'the first page could not be enqueued', Date.now());
+    throw error;
+  }
+  return launched;
+}
+
 async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Promise<void> {
   const job = await findRecoveryJob(env.DB, jobId);
   if (job === undefined || job.state !== 'running') return;
@@ -105,10 +154,16 @@ async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Prom
     if (job.pages === page + 1) await env.DELIVERIES.send(next);
     return;
   }
-  const candidates = await readRecoveryPage(env.DB, job, job.startedAt, RECOVERY_PAGE_SIZE);
+  const missed = job.kind === 'missed_events';
+  const candidates = missed
+    ? await readMissedEventsPage(env.DB, job, RECOVERY_PAGE_SIZE)
+    : await readRecoveryPage(env.DB, job, job.startedAt, RECOVERY_PAGE_SIZE);
   const last = candidates.length < RECOVERY_PAGE_SIZE;
   const now = Date.now();
-  const reset = await takeRecoveryPage(env.DB, job, { page, candidates, last }, now);
+  const step = { page, candidates, last };
+  const reset = missed
+    ? await takeMissedEventsPage(env.DB, job, step, now)
+    : await takeRecoveryPage(env.DB, job, step, now);
   if (reset === null) return;
   await enqueueRequestedDeliveries(env.DELIVERIES, reset, {
     trigger: 'recover',

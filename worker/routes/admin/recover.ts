@@ -7,13 +7,11 @@
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
 import {
-  failRecoveryJob,
   findRecoveryJob,
   listRecoveryJobs,
   RECOVERABLE_STATUSES,
   type RecoveryFilter,
   type RecoveryJob,
-  startRecoveryJob,
 } from '../../db/recovery-jobs.ts';
 import { countRecoverable } from '../../db/recovery-pages.ts';
 import { contextOf } from '../../http/context.ts';
@@ -21,7 +19,7 @@ import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
 import { MAX_EVENT_KEY_LENGTH } from '../../relay/envelope.ts';
-import type { RecoveryMessage } from '../../relay/recover.ts';
+import { launchRecoveryJob } from '../../relay/recover.ts';
 import { OperatorNameSchema, operatorOf } from './operator.ts';
 
 /** Path of recovery jobs; one job is `${path}/jobs/:id`, the preview `${path}/preview`. */
@@ -35,13 +33,6 @@ const PREVIEW_CAP = 10_000;
 
 /** Jobs `GET /admin/deliveries/recover` lists: the recent ones an operator follows. */
 const RECENT_JOBS = 20;
-
-/**
- * How long a running job may go without progress before a new request with its filter
- * replaces it (its messages were lost): an hour, far longer than a page takes even
- * behind a long queue backlog.
- */
-const STALL_MS = 60 * 60 * 1000;
 
 const Time = v.pipe(
   v.string(),
@@ -107,26 +98,7 @@ export async function startRecovery(
   body: RecoveryBody,
 ): Promise<Response> {
   const operator = operatorOf(request, body.operator);
-  const now = Date.now();
-  const id = `rcv_${crypto.randomUUID()}`;
-  const { job, started } = await startRecoveryJob(
-    env.DB,
-    id,
-    filterOf(body),
-    operator,
-    now,
-    STALL_MS,
-  );
-  if (started) {
-    const first: RecoveryMessage = { kind: 'recover', jobId: job.id, page: 0 };
-    try {
-      await env.DELIVERIES.send(first);
-    } catch (error) {
-      // Without its first message the job would hold its filter until it stalled.
-      await failRecoveryJob(env.DB, job.id, 'the first page could not be enqueued', Date.now());
-      throw error;
-    }
-  }
+  const { job, started } = await launchRecoveryJob(env, 'deliveries', filterOf(body), operator);
   logEvent('info', started ? 'recovery_started' : 'recovery_already_running', {
     request_id: contextOf(request).requestId,
     job_id: job.id,
@@ -186,6 +158,12 @@ export async function getRecovery(request: IRequest, env: Env): Promise<Response
 /** A recovery job as the admin API shows it (times ISO 8601 UTC). */
 export interface RecoveryJobView {
   id: string;
+  /**
+   * `deliveries`: a bulk recovery; `missed_events`: the events a subscription enabled again
+   * with `requeue_pending` missed while disabled (matched: events without a delivery to it,
+   * enqueued: deliveries written and sent).
+   */
+  kind: RecoveryJob['kind'];
   state: RecoveryJob['state'];
   filter: {
     since: string;
@@ -215,10 +193,11 @@ export interface RecoveryJobView {
  *
  * @param job - the stored job.
  */
-function toRecoveryJobView(job: RecoveryJob): RecoveryJobView {
+export function toRecoveryJobView(job: RecoveryJob): RecoveryJobView {
   const { filter } = job;
   return {
     id: job.id,
+    kind: job.kind,
     state: job.state,
     filter: {
       since: iso(filter.since),

@@ -6,17 +6,13 @@
  */
 import type { IRequest } from 'itty-router';
 import type * as v from 'valibot';
-import {
-  countRecentAttempts,
-  requeueSubscriptionDeliveries,
-} from '../../db/subscription-health.ts';
+import { countRecentAttempts } from '../../db/subscription-health.ts';
 import type { SubscriptionRecord } from '../../db/subscriptions.ts';
 import * as subscriptions from '../../db/subscriptions.ts';
 import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import { enqueueRequestedDeliveries } from '../../relay/operator-request.ts';
 import { announceDisabled } from '../../relay/subscriber-health.ts';
 import {
   generateSubscriptionSecret,
@@ -29,6 +25,7 @@ import {
   type SubscriptionChangesSchema,
   subscriptionPatch,
 } from './subscription-input.ts';
+import { reenableEffects } from './subscription-reenable.ts';
 import { toSubscriptionView, viewWithRate } from './subscription-view.ts';
 
 /** Path of the subscription collection; one subscription is `${path}/:id`. */
@@ -101,16 +98,20 @@ export async function getSubscription(request: IRequest, env: Env): Promise<Resp
  * reads the body first (415, 413, or 400 `validation_failed`).
  *
  * `enabled: false` on an enabled subscription records "disabled by an operator" and
- * announces `subscription.disabled`. `enabled: true` on a disabled one makes it `healthy`;
- * with `requeue_pending: true` its pending deliveries and those failed since it began
- * failing (or, without a run of failures, since it was disabled) are set pending, due now,
- * and enqueued (their attempts recorded with trigger `recover` and the operator, the
- * Cloudflare Access user when present); `requeued` in the answer says how many (0 when it
- * was not disabled).
+ * announces `subscription.disabled`. `enabled: true` on a disabled one makes it `healthy`
+ * and answers `missed_events` `{ count, capped }`: the events that arrived while it was
+ * disabled, that it matches, and that made no delivery for it. With `requeue_pending: true`
+ * its pending deliveries and those failed since it began failing (or, without a run of
+ * failures, since it was disabled) are set pending, due now, and enqueued (their attempts
+ * recorded with trigger `recover` and the operator, the Cloudflare Access user when
+ * present), and a recovery job of kind `missed_events` writes and enqueues the missed
+ * events' deliveries page by page; `requeued` says how many were re-enqueued (0 when it was
+ * not disabled), `recovery_job` is the job (`null` when nothing was missed).
  *
  * @param body - the validated body.
  * @returns 200 `{ status: 'success', data }`, `data` the subscription view, plus `requeued`
- *   when `requeue_pending` was asked.
+ *   when `requeue_pending` was asked, and `missed_events` (and `recovery_job` with
+ *   `requeue_pending`) when this request enabled it again.
  * @throws {HttpError} 404 `not_found` (checked after the body).
  */
 export async function updateSubscription(
@@ -132,15 +133,15 @@ export async function updateSubscription(
     const reason = subscriptions.OPERATOR_DISABLED_REASON;
     await announceDisabled(env, { subscriptionId: id, url: record.url, at: now, reason });
   }
-  // Only a subscription this request enabled again has deliveries waiting for it.
-  const requeued = !requeuePending
-    ? undefined
-    : before.enabled || !record.enabled
-      ? 0
-      : await requeueWaiting(request, env, before, { now, operator });
+  // Only a subscription this request enabled again has deliveries and events waiting for it.
+  const effects =
+    !before.enabled && record.enabled
+      ? await reenableEffects(request, env, before, { requeuePending, operator })
+      : requeuePending
+        ? { requeued: 0 }
+        : {};
   const view = await viewWithRate(env, record, now);
-  const data = requeued === undefined ? view : { ...view, requeued };
-  return jsonResponse({ status: 'success', data });
+  return jsonResponse({ status: 'success', data: { ...view, ...effects } });
 }
 
 /**
@@ -175,37 +176,6 @@ export async function rotateSubscriptionSecret(request: IRequest, env: Env): Pro
   audit(request, 'subscription_secret_rotated', id);
   const data = { ...(await viewWithRate(env, record, now)), secret: record.secret };
   return jsonResponse({ status: 'success', data });
-}
-
-/**
- * Re-enqueues what waited for a subscription while it was disabled: its pending deliveries
- * and those failed since its run of failures began (an operator's disable of a healthy
- * subscription has none: since it was disabled). Their attempts are recorded as a recovery
- * the operator asked for.
- *
- * @param before - the subscription as it was, disabled.
- * @param at - the time (epoch ms) and the operator, if known.
- * @returns how many deliveries were re-enqueued.
- */
-async function requeueWaiting(
-  request: IRequest,
-  env: Env,
-  before: SubscriptionRecord,
-  at: { readonly now: number; readonly operator: string | null },
-): Promise<number> {
-  const since = before.health.failingSince ?? before.health.disabledAt ?? at.now;
-  const ids = await requeueSubscriptionDeliveries(env.DB, before.id, since, at.now);
-  await enqueueRequestedDeliveries(env.DELIVERIES, ids, {
-    trigger: 'recover',
-    operator: at.operator,
-    requestedAt: at.now,
-  });
-  logEvent('info', 'subscription_requeued', {
-    request_id: contextOf(request).requestId,
-    subscription_id: before.id,
-    deliveries: ids.length,
-  });
-  return ids.length;
 }
 
 function idOf(request: IRequest): string {
