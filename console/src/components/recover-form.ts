@@ -41,12 +41,13 @@ function requestOf(fields: RecoveryFields): RecoveryRequest {
 }
 
 /**
- * How many deliveries a preview found, in words: the count is a lower bound when the API
- * stopped counting (`10,000+`).
+ * How many deliveries a preview found, in words: `3 deliveries match`, or `10,000+
+ * deliveries match` when the API stopped counting (the count is then a lower bound).
  *
  * @param preview - the preview's answer.
+ * @internal Exported for its test, which checks the wording without a browser.
  */
-function matchedWords(preview: RecoveryPreview): string {
+export function matchedWords(preview: RecoveryPreview): string {
   const count = `${formatCount(preview.matched)}${preview.capped ? '+' : ''}`;
   return `${count} ${preview.matched === 1 && !preview.capped ? 'delivery matches' : 'deliveries match'}`;
 }
