@@ -222,6 +222,11 @@ export interface RecoveryPreview {
 /** A bulk recovery job and its progress (`GET /admin/deliveries/recover/jobs/:id`). */
 export interface RecoveryJob {
   id: string;
+  /**
+   * `deliveries`: a bulk recovery by filter; `missed_events`: the events a subscription
+   * re-enabled with `requeue_pending` missed while it was disabled.
+   */
+  kind: 'deliveries' | 'missed_events';
   state: 'running' | 'done' | 'failed';
   filter: {
     since: string;

@@ -11,13 +11,17 @@ import { TimeText } from './time-text.ts';
 const PROGRESS_REFRESH_MS = 2_000;
 
 /**
- * A job's filter in words: `failed, created from 2026-11-24 09:00:00 UTC, to
- * https://…, charge_success`.
+ * What a job takes, in words: `failed, created from 2026-11-24 09:00:00 UTC, subscription
+ * sub_…, charge_success`, or for a re-enabled subscription's job `events missed while
+ * disabled, from … before …, subscription sub_…`.
  *
- * @param filter - the job's filter as the API gives it.
+ * @param job - the job as the API gives it.
  */
-function filterWords(filter: RecoveryJob['filter']): string {
-  const words = [filter.status ?? 'failed and pending', `created from ${formatTime(filter.since)}`];
+function filterWords({ kind, filter }: RecoveryJob): string {
+  const words =
+    kind === 'missed_events'
+      ? [`events missed while disabled, from ${formatTime(filter.since)}`]
+      : [filter.status ?? 'failed and pending', `created from ${formatTime(filter.since)}`];
   if (filter.until !== null) words.push(`before ${formatTime(filter.until)}`);
   if (filter.subscription_id !== null) words.push(`subscription ${filter.subscription_id}`);
   if (filter.event_type !== null) words.push(filter.event_type);
@@ -56,7 +60,7 @@ export function RecoveryJobs({ api, started }: RecoveryJobsProps) {
             ${list.map(
               (job) => html`<tr key=${job.id} data-job=${job.id}>
                 <td data-label="Started"><${TimeText} iso=${job.started_at} /></td>
-                <td data-label="Filter">${filterWords(job.filter)}</td>
+                <td data-label="Filter">${filterWords(job)}</td>
                 <td data-label="By">${job.operator ?? '—'}</td>
                 <td data-label="State">
                   <${StatusBadge} status=${job.state} />
