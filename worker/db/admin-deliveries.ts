@@ -11,8 +11,11 @@ import {
   DELIVERY_STATUSES,
   type DeliveryRecord,
   type DeliveryStatus,
+  type DeliveryTarget,
+  type DeliveryTargetRow,
   NEW_DELIVERY_ID,
   toDeliveryRecord,
+  toDeliveryTargets,
 } from './deliveries.ts';
 import { type KeysetCursor, keysetPage } from './keyset.ts';
 
@@ -160,7 +163,7 @@ export const REPLAY_AUDIENCE = `((?4 IS NULL
  * @param now - epoch ms: the due time and update time.
  * @param before - statements run first in the same transaction (e.g. recording a forced
  *   replay on the event), so the record and the deliveries are written together or not at all.
- * @returns the ids of the deliveries now pending.
+ * @returns the deliveries now pending, with their subscriptions.
  */
 export async function replayDeliveries(
   db: D1Database,
@@ -168,7 +171,7 @@ export async function replayDeliveries(
   subscriptionId: string | null,
   now: number,
   before: readonly D1PreparedStatement[] = [],
-): Promise<string[]> {
+): Promise<DeliveryTarget[]> {
   const replay = db
     .prepare(
       `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
@@ -179,11 +182,11 @@ export async function replayDeliveries(
        ON CONFLICT (event_id, subscription_id) DO UPDATE
          SET status = 'pending', next_attempt_at = excluded.next_attempt_at,
            updated_at = excluded.updated_at
-       RETURNING id`,
+       RETURNING id, subscription_id`,
     )
     .bind(event.eventId, event.eventType, now, subscriptionId, OPERATIONAL_TYPES);
-  const results = await db.batch<{ id: string }>([...before, replay]);
-  return (results.at(-1)?.results ?? []).map((row) => row.id);
+  const results = await db.batch<DeliveryTargetRow>([...before, replay]);
+  return toDeliveryTargets(results.at(-1)?.results);
 }
 
 /**

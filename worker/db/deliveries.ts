@@ -42,6 +42,34 @@ interface DeliveryRow {
 
 const STATUSES: ReadonlySet<string> = new Set(DELIVERY_STATUSES);
 
+/**
+ * A delivery and its subscription, as a statement that writes or claims deliveries returns
+ * them (`RETURNING id, subscription_id`): its queue message names the subscription's outbox,
+ * so the consumer hands it over without reading D1.
+ */
+export interface DeliveryTarget {
+  /** `dlv_<uuid>`. */
+  readonly deliveryId: string;
+  readonly subscriptionId: string;
+}
+
+/** A row `RETURNING id, subscription_id`. */
+export interface DeliveryTargetRow {
+  id: string;
+  subscription_id: string;
+}
+
+/**
+ * Maps the rows of a statement `RETURNING id, subscription_id` to targets.
+ *
+ * @param rows - its `results`; `undefined` (a statement that did not run): none.
+ */
+export function toDeliveryTargets(
+  rows: readonly DeliveryTargetRow[] | undefined,
+): DeliveryTarget[] {
+  return (rows ?? []).map((row) => ({ deliveryId: row.id, subscriptionId: row.subscription_id }));
+}
+
 /** SQL expression of a new delivery id (`dlv_` + a version 4 UUID), made inside the INSERT. */
 export const NEW_DELIVERY_ID = `'dlv_' || lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2)))
   || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + abs(random()) % 4, 1)
@@ -75,7 +103,7 @@ export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
  * nothing: the guard requires the stored row to carry this request's `received_at`
  * (a duplicate's insert did nothing, so the row keeps the first one's), and
  * UNIQUE (event_id, subscription_id) settles two copies stored in the same millisecond.
- * Its `results` are the `{ id }` of the deliveries written.
+ * Its `results` are the {@link DeliveryTargetRow}s of the deliveries written.
  *
  * @param event - the event being stored (its id, type and receive time are used).
  */
@@ -97,7 +125,7 @@ export function fanOutDeliveriesStatement(
  * the same step only the first finds the condition true and writes deliveries; UNIQUE
  * (event_id, subscription_id) would stop a second copy anyway. One `pending` delivery per
  * enabled subscription matching the type, created and due `now`. Its `results` are the
- * `{ id }` of the deliveries written.
+ * {@link DeliveryTargetRow}s of the deliveries written.
  *
  * @param event - the event's id and type.
  * @param checksBefore - `confirmation_checks` as read before the lookup.
@@ -166,7 +194,7 @@ const MATCHES_TYPE = `(s.event_types IS NULL
 /**
  * The fan-out the statements above share: one `pending` delivery per enabled subscription
  * that `matches` (by default: whose `event_types` is NULL or contains the type ?2) for event
- * ?1, created and due at ?3, written only while `guard` holds; `RETURNING id`.
+ * ?1, created and due at ?3, written only while `guard` holds; `RETURNING id, subscription_id`.
  */
 function fanOutStatement(
   db: D1Database,
@@ -182,7 +210,7 @@ function fanOutStatement(
        AND ${matches}
        AND ${guard}
      ON CONFLICT DO NOTHING
-     RETURNING id`,
+     RETURNING id, subscription_id`,
   );
 }
 
@@ -254,14 +282,14 @@ export async function markDeliveryFailed(
  * @param overdueBefore - due times at or before this are overdue, epoch ms.
  * @param now - the sweep time, epoch ms.
  * @param limit - the most rows claimed.
- * @returns the ids claimed.
+ * @returns the deliveries claimed, with their subscriptions.
  */
 export async function claimOverdueDeliveries(
   db: D1Database,
   overdueBefore: number,
   now: number,
   limit: number,
-): Promise<string[]> {
+): Promise<DeliveryTarget[]> {
   const { results } = await db
     .prepare(
       `UPDATE deliveries SET next_attempt_at = ?2, updated_at = ?2
@@ -270,9 +298,9 @@ export async function claimOverdueDeliveries(
          WHERE status = 'pending' AND COALESCE(next_attempt_at, created_at) <= ?1
          ORDER BY COALESCE(next_attempt_at, created_at), id
          LIMIT ?3)
-       RETURNING id`,
+       RETURNING id, subscription_id`,
     )
     .bind(overdueBefore, now, limit)
-    .all<{ id: string }>();
-  return results.map((row) => row.id);
+    .all<DeliveryTargetRow>();
+  return toDeliveryTargets(results);
 }

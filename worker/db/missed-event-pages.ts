@@ -7,7 +7,12 @@
  */
 import { CONFIRMATION_DELAYS_SEC } from '../relay/confirmation-schedule.ts';
 import { OPERATIONAL_TYPES } from './admin-deliveries.ts';
-import { NEW_DELIVERY_ID } from './deliveries.ts';
+import {
+  type DeliveryTarget,
+  type DeliveryTargetRow,
+  NEW_DELIVERY_ID,
+  toDeliveryTargets,
+} from './deliveries.ts';
 import type { RecoveryJob } from './recovery-jobs.ts';
 import {
   advanceRecoveryJobStatement,
@@ -98,7 +103,7 @@ export async function readMissedEventsPage(
   const after = cursor === null ? '' : 'AND (e.received_at, e.event_id) > (?6, ?7)';
   const { results } = await db
     .prepare(
-      `SELECT e.event_id, e.received_at, s.enabled ${MISSED_EVENTS} ${after}
+      `SELECT e.event_id, e.received_at, s.id AS subscription_id, s.enabled ${MISSED_EVENTS} ${after}
        ORDER BY e.received_at, e.event_id LIMIT ?5`,
     )
     .bind(
@@ -109,10 +114,11 @@ export async function readMissedEventsPage(
       pageSize,
       ...(cursor === null ? [] : [cursor.at, cursor.id]),
     )
-    .all<{ event_id: string; received_at: number; enabled: number }>();
+    .all<{ event_id: string; received_at: number; subscription_id: string; enabled: number }>();
   return results.map((row) => ({
     id: row.event_id,
     createdAt: row.received_at,
+    subscriptionId: row.subscription_id,
     enabled: row.enabled === 1,
   }));
 }
@@ -127,7 +133,8 @@ export async function readMissedEventsPage(
  * @param job - the job.
  * @param step - the page number, the events read, and whether it is the last page.
  * @param now - the creation and update time.
- * @returns the deliveries written (to enqueue), or `null` when the page was already taken.
+ * @returns the deliveries written (to enqueue), with their subscription, or `null` when the
+ *   page was already taken.
  * @throws whatever D1 throws (nothing is written then).
  */
 export async function takeMissedEventsPage(
@@ -135,9 +142,9 @@ export async function takeMissedEventsPage(
   job: RecoveryJob,
   step: RecoveryStep,
   now: number,
-): Promise<string[] | null> {
+): Promise<DeliveryTarget[] | null> {
   const wanted = step.candidates.filter((candidate) => candidate.enabled).map((c) => c.id);
-  const [written, moved] = await db.batch<{ id: string }>([
+  const [written, moved] = await db.batch<DeliveryTargetRow>([
     db
       .prepare(
         `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts,
@@ -148,12 +155,12 @@ export async function takeMissedEventsPage(
            AND EXISTS (SELECT 1 FROM recovery_jobs AS j
              WHERE j.id = ?4 AND j.pages = ?5 AND j.state = 'running')
          ON CONFLICT DO NOTHING
-         RETURNING id`,
+         RETURNING id, subscription_id`,
       )
       .bind(JSON.stringify(wanted), now, job.filter.subscriptionId, job.id, step.page),
     // changes(): the deliveries the insert above wrote, in the same transaction.
     advanceRecoveryJobStatement(db, job, step, step.candidates.length - wanted.length, now),
   ]);
   if ((moved?.results.length ?? 0) === 0) return null;
-  return (written?.results ?? []).map((row) => row.id);
+  return toDeliveryTargets(written?.results);
 }

@@ -11,6 +11,8 @@ import { RECOVERABLE_STATUSES, type RecoveryFilter, type RecoveryJob } from './r
 export interface RecoveryCandidate {
   readonly id: string;
   readonly createdAt: number;
+  /** The subscription its delivery is (or, for a missed event, will be) for. */
+  readonly subscriptionId: string;
   /** `false` when the subscription is disabled or deleted: the delivery is skipped. */
   readonly enabled: boolean;
 }
@@ -52,14 +54,15 @@ export async function readRecoveryPage(
   const query = matching(job.filter, upTo, job.cursor);
   const { results } = await db
     .prepare(
-      `SELECT d.id, d.created_at, COALESCE(s.enabled, 0) AS enabled ${query.from}
+      `SELECT d.id, d.created_at, d.subscription_id, COALESCE(s.enabled, 0) AS enabled ${query.from}
        ORDER BY d.created_at, d.id LIMIT ${query.bind(pageSize)}`,
     )
     .bind(...query.values)
-    .all<{ id: string; created_at: number; enabled: number }>();
+    .all<{ id: string; created_at: number; subscription_id: string; enabled: number }>();
   return results.map((row) => ({
     id: row.id,
     createdAt: row.created_at,
+    subscriptionId: row.subscription_id,
     enabled: row.enabled === 1,
   }));
 }

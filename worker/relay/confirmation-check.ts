@@ -6,7 +6,11 @@
  * whose message was lost (worker/relay/sweeper.ts).
  */
 import { loadSettings } from '../config.ts';
-import { fanOutConfirmedDeliveriesStatement } from '../db/deliveries.ts';
+import {
+  type DeliveryTargetRow,
+  fanOutConfirmedDeliveriesStatement,
+  toDeliveryTargets,
+} from '../db/deliveries.ts';
 import { type CheckOutcome, settleCheckStatement } from '../db/event-confirmation.ts';
 import { findWebhookEvent, type WebhookEventRecord } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
@@ -144,13 +148,14 @@ export async function applyCheck(
   const outcome = scheduleOutcome(decision, checksBefore + 1, now);
   const settle = settleCheckStatement(env.DB, event.eventId, checksBefore, outcome);
   const delivered = outcome.status === 'confirmed' || outcome.status === 'received';
-  const results = await env.DB.batch<{ id: string }>(
+  const results = await env.DB.batch<DeliveryTargetRow>(
     delivered
       ? [fanOutConfirmedDeliveriesStatement(env.DB, event, checksBefore, now), settle]
       : [settle],
   );
   const applied = results.at(-1)?.results.length === 1;
-  const deliveryIds = applied && delivered ? (results[0]?.results ?? []).map((row) => row.id) : [];
+  const targets = applied && delivered ? toDeliveryTargets(results[0]?.results) : [];
+  const deliveryIds = targets.map((target) => target.deliveryId);
   if (applied) {
     logEvent(outcome.status === 'unconfirmed' ? 'warn' : 'info', 'confirmation_checked', {
       event_id: event.eventId,
@@ -168,7 +173,7 @@ export async function applyCheck(
         outcome.delaySeconds,
       );
     }
-    await enqueueDeliveries(env.DELIVERIES, deliveryIds, `check-${event.eventId}`);
+    await enqueueDeliveries(env.DELIVERIES, targets, `check-${event.eventId}`);
     if (outcome.status === 'unconfirmed') {
       const checks = checksBefore + 1;
       await announceUnconfirmed(env, { ...event, reason: outcome.reason, checks }, now);

@@ -3,6 +3,7 @@
  * deliveries written at ingress, confirmed by a re-check, re-enqueued by the sweeper or
  * retried and replayed by the admin, and the sweeper's confirmation checks.
  */
+import type { DeliveryTarget } from '../db/deliveries.ts';
 import { logEvent } from '../http/log.ts';
 import type { DeliveryMessage } from './consumer.ts';
 
@@ -27,44 +28,52 @@ export async function sendInBatches<Body>(
 }
 
 /**
- * Sends one `{ deliveryId }` message (ids only) per delivery to `DELIVERIES`, in
- * batches of 100.
+ * The message of a delivery: its id and its subscription (ids only), so the consumer hands
+ * it to the subscription's outbox without reading the delivery from D1.
  *
- * @param queue - the `DELIVERIES` producer.
- * @param deliveryIds - the deliveries to enqueue, already stored `pending`.
- * @throws whatever the producer throws (the rows stay pending and due, so the sweeper
- *   re-enqueues them).
+ * @param target - the delivery and its subscription.
  */
-export async function enqueueDeliveryIds(
-  queue: Queue<DeliveryMessage>,
-  deliveryIds: readonly string[],
-): Promise<void> {
-  await sendInBatches(
-    queue,
-    deliveryIds.map((deliveryId) => ({ deliveryId })),
-  );
+export function deliveryMessage({ deliveryId, subscriptionId }: DeliveryTarget): DeliveryMessage {
+  return { deliveryId, subscriptionId };
 }
 
 /**
- * Enqueues one `{ deliveryId }` message per delivery, after the D1 write. A failure is
- * logged, not thrown: the deliveries are stored `pending`, and the cron sweeper re-enqueues
- * deliveries stored but never enqueued (the same heals a crash between the two).
+ * Sends one `{ deliveryId, subscriptionId }` message per delivery to `DELIVERIES`, in
+ * batches of 100.
+ *
+ * @param queue - the `DELIVERIES` producer.
+ * @param deliveries - the deliveries to enqueue, already stored `pending`, with their
+ *   subscriptions.
+ * @throws whatever the producer throws (the rows stay pending and due, so the sweeper
+ *   re-enqueues them).
+ */
+export async function enqueueDeliveryTargets(
+  queue: Queue<DeliveryMessage>,
+  deliveries: readonly DeliveryTarget[],
+): Promise<void> {
+  await sendInBatches(queue, deliveries.map(deliveryMessage));
+}
+
+/**
+ * Enqueues one `{ deliveryId, subscriptionId }` message per delivery, after the D1 write. A
+ * failure is logged, not thrown: the deliveries are stored `pending`, and the cron sweeper
+ * re-enqueues deliveries stored but never enqueued (the same heals a crash between the two).
  *
  * @param queue - the `DELIVERIES` binding.
- * @param deliveryIds - the deliveries just written.
+ * @param deliveries - the deliveries just written, with their subscriptions.
  * @param requestId - logged with a failure.
  */
 export async function enqueueDeliveries(
   queue: Queue,
-  deliveryIds: readonly string[],
+  deliveries: readonly DeliveryTarget[],
   requestId: string,
 ): Promise<void> {
   try {
-    await enqueueDeliveryIds(queue, deliveryIds);
+    await enqueueDeliveryTargets(queue, deliveries);
   } catch (error) {
     logEvent('error', 'delivery_enqueue_failed', {
       request_id: requestId,
-      deliveries: deliveryIds.length,
+      deliveries: deliveries.length,
       error_message: error instanceof Error ? error.message : String(error),
     });
   }

@@ -7,8 +7,10 @@
 import * as v from 'valibot';
 import { bytesToHex } from '../../lib/shared.ts';
 import {
+  type DeliveryTargetRow,
   fanOutOperationalDeliveriesStatement,
   fanOutToSubscriptionStatement,
+  toDeliveryTargets,
 } from '../db/deliveries.ts';
 import { insertWebhookEventStatement, type NewWebhookEvent } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
@@ -110,21 +112,22 @@ export async function emitOperationalEvent<T extends OperationalEventType>(
     reference: null,
     rawBody: JSON.stringify(envelope),
   };
-  const [inserted, fanOut] = await env.DB.batch<{ id: string }>([
+  const [inserted, fanOut] = await env.DB.batch<DeliveryTargetRow>([
     insertWebhookEventStatement(env.DB, stored),
     event.recipientSubscriptionId === undefined
       ? fanOutOperationalDeliveriesStatement(env.DB, stored, subject)
       : fanOutToSubscriptionStatement(env.DB, stored, event.recipientSubscriptionId),
   ]);
   const isNew = inserted?.meta.changes === 1;
-  const deliveryIds = isNew ? (fanOut?.results ?? []).map((row) => row.id) : [];
+  const targets = isNew ? toDeliveryTargets(fanOut?.results) : [];
+  const deliveryIds = targets.map((target) => target.deliveryId);
   logEvent('info', 'operational_event_emitted', {
     event_id: eventId,
     event_type: event.type,
     duplicate: !isNew,
     deliveries: deliveryIds.length,
   });
-  await enqueueDeliveries(env.DELIVERIES, deliveryIds, eventId);
+  await enqueueDeliveries(env.DELIVERIES, targets, eventId);
   return { eventId, stored: isNew, deliveryIds };
 }
 

@@ -3,13 +3,15 @@
  * recovery): sent with the message by the admin routes and the recovery job, read back by
  * the consumer so the attempt it causes is recorded with its trigger and operator.
  */
+
+import type { DeliveryTarget } from '../db/deliveries.ts';
 import {
   ATTEMPT_TRIGGERS,
   type AttemptTrigger,
   type OperatorRequest,
 } from '../db/delivery-attempts.ts';
 import type { DeliveryMessage } from './consumer.ts';
-import { sendInBatches } from './enqueue.ts';
+import { deliveryMessage, sendInBatches } from './enqueue.ts';
 
 /** The operator's name as stored and shown: 1 to 100 printable ASCII characters. */
 export const OPERATOR_NAME = /^[\x20-\x7e]{1,100}$/;
@@ -31,24 +33,25 @@ export function operatorRequestOf(body: unknown): OperatorRequest | null {
 }
 
 /**
- * Sends one message per delivery to `DELIVERIES`, each carrying the operator's request, in
- * batches of 100.
+ * Sends one message per delivery to `DELIVERIES`, each naming its subscription and carrying
+ * the operator's request, in batches of 100.
  *
  * @param queue - the `DELIVERIES` producer.
- * @param deliveryIds - the deliveries to enqueue, already reset to `pending`.
+ * @param deliveries - the deliveries to enqueue, already reset to `pending`, with their
+ *   subscriptions.
  * @param request - what the operator asked for, who, and when (epoch ms).
  * @throws whatever the producer throws.
  */
 export async function enqueueRequestedDeliveries(
   queue: Queue<DeliveryMessage>,
-  deliveryIds: readonly string[],
+  deliveries: readonly DeliveryTarget[],
   request: OperatorRequest,
 ): Promise<void> {
   const { trigger, operator, requestedAt } = request;
   await sendInBatches(
     queue,
-    deliveryIds.map((deliveryId) => ({
-      deliveryId,
+    deliveries.map((delivery) => ({
+      ...deliveryMessage(delivery),
       trigger,
       requestedAt,
       ...(operator === null ? {} : { operator }),

@@ -6,6 +6,7 @@
  * invocation reads and writes a bounded number of rows however many deliveries match, and
  * the job's row in D1 (worker/db/recovery-jobs.ts) holds its progress between messages.
  */
+import type { DeliveryTarget } from '../db/deliveries.ts';
 import { readMissedEventsPage, takeMissedEventsPage } from '../db/missed-event-pages.ts';
 import {
   failRecoveryJob,
@@ -15,7 +16,11 @@ import {
   type RecoveryJobKind,
   startRecoveryJob,
 } from '../db/recovery-jobs.ts';
-import { readRecoveryPage, takeRecoveryPage } from '../db/recovery-pages.ts';
+import {
+  type RecoveryCandidate,
+  readRecoveryPage,
+  takeRecoveryPage,
+} from '../db/recovery-pages.ts';
 import { logEvent } from '../http/log.ts';
 import { enqueueRequestedDeliveries } from './operator-request.ts';
 
@@ -146,6 +151,19 @@ export async function launchRecoveryJob(
   return launched;
 }
 
+/** The reset deliveries with their subscriptions, read with the page (reset ids are among them). */
+function withSubscriptions(
+  ids: readonly string[] | null,
+  candidates: readonly RecoveryCandidate[],
+): DeliveryTarget[] | null {
+  if (ids === null) return null;
+  const subscriptionOf = new Map(candidates.map((c) => [c.id, c.subscriptionId]));
+  return ids.flatMap((deliveryId) => {
+    const subscriptionId = subscriptionOf.get(deliveryId);
+    return subscriptionId === undefined ? [] : [{ deliveryId, subscriptionId }];
+  });
+}
+
 async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Promise<void> {
   const job = await findRecoveryJob(env.DB, jobId);
   if (job === undefined || job.state !== 'running') return;
@@ -163,7 +181,7 @@ async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Prom
   const step = { page, candidates, last };
   const reset = missed
     ? await takeMissedEventsPage(env.DB, job, step, now)
-    : await takeRecoveryPage(env.DB, job, step, now);
+    : withSubscriptions(await takeRecoveryPage(env.DB, job, step, now), candidates);
   if (reset === null) return;
   await enqueueRequestedDeliveries(env.DELIVERIES, reset, {
     trigger: 'recover',

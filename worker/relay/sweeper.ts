@@ -12,7 +12,7 @@ import { purgeRecoveryJobsBefore } from '../db/recovery-jobs.ts';
 import { purgeWebhookEventsBefore } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import type { ConfirmationMessage } from './confirmation-check.ts';
-import { enqueueDeliveryIds, sendInBatches } from './enqueue.ts';
+import { enqueueDeliveryTargets, sendInBatches } from './enqueue.ts';
 import { announceBacklog } from './operational-alerts.ts';
 
 /**
@@ -58,7 +58,7 @@ interface SweepResult {
  * Re-enqueues overdue deliveries, then purges old events. The rule: a delivery is
  * overdue when it is `pending` and its `next_attempt_at` (NULL: its `created_at`) is
  * more than {@link SWEEP_GRACE_MS} before `now`; at most {@link SWEEP_BATCH_SIZE} per run,
- * sent as `{ deliveryId }` messages (ids only). The same rule on `next_check_at` for events
+ * sent as `{ deliveryId, subscriptionId }` messages (ids only). The same rule on `next_check_at` for events
  * `awaiting_confirmation`: each overdue one is sent as a `{ kind: 'confirm', eventId, check }`
  * message, due at once (its check is fenced by the count, so a late original message and
  * this copy check once). Events received more than
@@ -92,7 +92,7 @@ export async function sweepRelay(
   // First: the re-enqueue below moves the due time of what it sends.
   const backlogEventId = await raiseBacklog(env, now, backlogAlertSec);
   const ids = await claimOverdueDeliveries(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
-  await enqueueDeliveryIds(env.DELIVERIES, ids);
+  await enqueueDeliveryTargets(env.DELIVERIES, ids);
   const checks = await claimOverdueChecks(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
   await sendInBatches<ConfirmationMessage>(
     env.DELIVERIES,

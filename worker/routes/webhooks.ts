@@ -1,7 +1,12 @@
 import type { IRequest } from 'itty-router';
 import { SignatureVerificationError, verifyRequestSignature } from '../../lib/index.ts';
 import { parseJsonBody, readBody } from '../../lib/shared.ts';
-import { fanOutDeliveriesStatement } from '../db/deliveries.ts';
+import {
+  type DeliveryTarget,
+  type DeliveryTargetRow,
+  fanOutDeliveriesStatement,
+  toDeliveryTargets,
+} from '../db/deliveries.ts';
 import {
   findWebhookEvent,
   insertWebhookEventStatement,
@@ -108,7 +113,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
   const outcome = scheduleOutcome(decision, 1, event.receivedAt);
   const fansOut = outcome.status === 'received' || outcome.status === 'confirmed';
   let stored: boolean;
-  let deliveryIds: string[];
+  let deliveries: DeliveryTarget[];
   try {
     // One transaction: the event and its delivery rows (a duplicate writes neither).
     const insert = insertWebhookEventStatement(
@@ -117,11 +122,11 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
       outcome.status,
       checked ? { ...outcome, checks: 1 } : UNCHECKED,
     );
-    const [inserted, fanOut] = await env.DB.batch<{ id: string }>(
+    const [inserted, fanOut] = await env.DB.batch<DeliveryTargetRow>(
       fansOut ? [insert, fanOutDeliveriesStatement(env.DB, event)] : [insert],
     );
     stored = inserted?.meta.changes === 1;
-    deliveryIds = stored ? (fanOut?.results ?? []).map((row) => row.id) : [];
+    deliveries = stored ? toDeliveryTargets(fanOut?.results) : [];
   } catch (error) {
     throw storeFailed(context.requestId, event.eventId, error);
   }
@@ -132,7 +137,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
       duplicate: !stored,
       status: outcome.status,
       ...(checked ? { reason: outcome.reason } : {}),
-      deliveries: deliveryIds.length,
+      deliveries: deliveries.length,
     },
     secret,
   );
@@ -147,7 +152,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     );
   }
   if (!stored && checked) await settleAwaitingDuplicate(env, event, decision);
-  await enqueueDeliveries(env.DELIVERIES, deliveryIds, context.requestId);
+  await enqueueDeliveries(env.DELIVERIES, deliveries, context.requestId);
   return jsonResponse({ status: 'success', event_id: event.eventId, duplicate: !stored });
 }
 

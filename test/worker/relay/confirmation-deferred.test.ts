@@ -97,7 +97,9 @@ describe('deferred confirmation', () => {
     });
     const deliveryIds = await deliveryIdsOf(event.event_id);
     expect(deliveryIds).toHaveLength(1);
-    expect(third).toEqual([{ body: { deliveryId: deliveryIds[0] } }]);
+    expect(third).toEqual([
+      { body: { deliveryId: deliveryIds[0], subscriptionId: expect.any(String) } },
+    ]);
     expect(await deliver(third, key)).toEqual([body]);
 
     // Late copies of the earlier check messages, and the provider's retry, fan out nothing.
@@ -193,7 +195,9 @@ describe('deferred confirmation', () => {
     const deliveryIds = await deliveryIdsOf(event.event_id);
     expect(deliveryIds).toHaveLength(2);
     expect(sent.map((message) => message.body)).toEqual(
-      expect.arrayContaining(deliveryIds.map((deliveryId) => ({ deliveryId }))),
+      expect.arrayContaining(
+        deliveryIds.map((deliveryId) => ({ deliveryId, subscriptionId: expect.any(String) })),
+      ),
     );
     expect(sent).toHaveLength(2);
     expect((await storedEvent(event.event_id)).confirmation?.checks).toBe(2);

@@ -1,7 +1,8 @@
 /**
  * The fan-out at ingress: `POST /webhooks` through the real Worker and
  * D1 writes one delivery per matching enabled subscription in the event's batch, none
- * for a duplicate, and enqueues `{ deliveryId }` messages (recorded by a stand-in producer).
+ * for a duplicate, and enqueues `{ deliveryId, subscriptionId }` messages (recorded by a
+ * stand-in producer).
  */
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -89,7 +90,7 @@ describe('webhooks fan-out', () => {
       expect(deliveries.map((d) => d.subscriptionId)).toEqual([subs.all.subscription.id]);
     });
 
-    it('should enqueue one message per delivery carrying the delivery id only, in one sendBatch', async () => {
+    it('should enqueue one message per delivery carrying the delivery and subscription ids only, in one sendBatch', async () => {
       const subs = await fourSubscriptions();
       const event = envelope({ event_type: 'charge_success' });
       const { queue } = await ingest(event);
@@ -100,9 +101,13 @@ describe('webhooks fan-out', () => {
       expect(queue.batches).toHaveLength(1);
       const bodies = queue.batches[0]?.map((message) => message.body) ?? [];
       expect(bodies).toHaveLength(deliveries.length);
-      for (const body of bodies) expect(Object.keys(body as object)).toEqual(['deliveryId']);
-      expect(bodies.map((body) => (body as { deliveryId: string }).deliveryId).sort()).toEqual(
-        deliveries.map((d) => d.id).sort(),
+      for (const body of bodies) {
+        expect(Object.keys(body as object)).toEqual(['deliveryId', 'subscriptionId']);
+      }
+      const byId = (a: { deliveryId: string }, b: { deliveryId: string }) =>
+        a.deliveryId < b.deliveryId ? -1 : 1;
+      expect([...(bodies as { deliveryId: string }[])].sort(byId)).toEqual(
+        deliveries.map((d) => ({ deliveryId: d.id, subscriptionId: d.subscriptionId })).sort(byId),
       );
     });
 

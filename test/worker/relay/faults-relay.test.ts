@@ -77,7 +77,7 @@ async function consume(queue: FaultyQueue, deliveryId: string): Promise<void> {
   const ours = queue.sent.filter(
     (body) => (body as { deliveryId?: unknown }).deliveryId === deliveryId,
   );
-  expect(ours).toEqual([{ deliveryId }]);
+  expect(ours).toEqual([{ deliveryId, subscriptionId: expect.any(String) }]);
   const result = await runQueue(DELIVERIES_QUEUE, [{ body: ours[0] }]);
   expect(result.explicitAcks).toEqual(['msg-0']);
 }

@@ -200,7 +200,9 @@ describe('money events', () => {
       );
       expect(deliveries).toHaveLength(1);
       const sent = queue.batches.flat().map((message) => ({ body: message.body }));
-      expect(sent).toContainEqual({ body: { deliveryId: deliveries[0]?.id } });
+      expect(sent).toContainEqual({
+        body: { deliveryId: deliveries[0]?.id, subscriptionId: subscription.id },
+      });
       await runQueue('edgepay-deliveries', sent);
       const received = await receivedUnder(key);
       expect(received.map((delivery) => JSON.parse(delivery.body).event_id)).toEqual([

@@ -87,7 +87,10 @@ describe('sweeper', () => {
       const { queue, sent } = wrappedQueue();
       const now = Date.now() + SWEEP_GRACE_MS + 1000;
       await runCron(now, { DELIVERIES: queue });
-      expect(sent).toContainEqual({ deliveryId: stored.deliveryId });
+      expect(sent).toContainEqual({
+        deliveryId: stored.deliveryId,
+        subscriptionId: stored.subscription.id,
+      });
       expect((await findDelivery(env.DB, stored.deliveryId))?.nextAttemptAt).toBe(now);
       expect(logs.lines()).toContainEqual(expect.objectContaining({ event: 'relay_swept' }));
       // What the consumer does with the message that was sent: the subscriber gets it.
@@ -103,7 +106,10 @@ describe('sweeper', () => {
       const stored = await storeDelivery();
       const { queue, sent } = wrappedQueue();
       await runCron(Date.now() + SWEEP_GRACE_MS - 60_000, { DELIVERIES: queue });
-      expect(sent).not.toContainEqual({ deliveryId: stored.deliveryId });
+      expect(sent).not.toContainEqual({
+        deliveryId: stored.deliveryId,
+        subscriptionId: stored.subscription.id,
+      });
     });
 
     it('should re-enqueue a swept delivery only once per grace period', async () => {
@@ -128,8 +134,14 @@ describe('sweeper', () => {
       ]);
       const { queue, sent } = wrappedQueue();
       await runCron(Date.now() + SWEEP_GRACE_MS + 1000, { DELIVERIES: queue });
-      expect(sent).not.toContainEqual({ deliveryId: delivered.deliveryId });
-      expect(sent).not.toContainEqual({ deliveryId: failed.deliveryId });
+      expect(sent).not.toContainEqual({
+        deliveryId: delivered.deliveryId,
+        subscriptionId: delivered.subscription.id,
+      });
+      expect(sent).not.toContainEqual({
+        deliveryId: failed.deliveryId,
+        subscriptionId: failed.subscription.id,
+      });
     });
 
     it('should purge events past retention with their deliveries and attempts', async () => {
@@ -176,7 +188,10 @@ describe('sweeper', () => {
         0,
       );
       expect(result.requeued).toBe(sent.length);
-      expect(sent).toContainEqual({ deliveryId: stored.deliveryId });
+      expect(sent).toContainEqual({
+        deliveryId: stored.deliveryId,
+        subscriptionId: stored.subscription.id,
+      });
     });
   });
 });

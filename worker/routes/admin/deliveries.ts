@@ -168,7 +168,8 @@ export async function retryDelivery(
   if (record === undefined) {
     throw new HttpError(404, 'not_found', `No delivery ${JSON.stringify(id)}`);
   }
-  await enqueueRequestedDeliveries(env.DELIVERIES, [record.id], {
+  const target = { deliveryId: record.id, subscriptionId: record.subscriptionId };
+  await enqueueRequestedDeliveries(env.DELIVERIES, [target], {
     trigger: 'retry',
     operator,
     requestedAt: now,

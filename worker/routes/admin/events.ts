@@ -135,8 +135,9 @@ export async function replayEvent(
   const skipped = await checkReplayTargets(env.DB, event, subscriptionId);
   const before =
     forced === undefined ? [] : [appendForcedReplayStatement(env.DB, event.eventId, forced)];
-  const ids = await replayDeliveries(env.DB, event, subscriptionId, now, before);
-  await enqueueRequestedDeliveries(env.DELIVERIES, ids, {
+  const targets = await replayDeliveries(env.DB, event, subscriptionId, now, before);
+  const ids = targets.map((target) => target.deliveryId);
+  await enqueueRequestedDeliveries(env.DELIVERIES, targets, {
     trigger: 'replay',
     operator,
     requestedAt: now,

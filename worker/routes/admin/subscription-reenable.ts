@@ -85,7 +85,8 @@ async function requeueWaiting(
 ): Promise<number> {
   const since = before.health.failingSince ?? before.health.disabledAt ?? at.now;
   const ids = await requeueSubscriptionDeliveries(env.DB, before.id, since, at.now);
-  await enqueueRequestedDeliveries(env.DELIVERIES, ids, {
+  const targets = ids.map((deliveryId) => ({ deliveryId, subscriptionId: before.id }));
+  await enqueueRequestedDeliveries(env.DELIVERIES, targets, {
     trigger: 'recover',
     operator: at.operator,
     requestedAt: at.now,
