@@ -77,6 +77,9 @@ describe('console admin API client', () => {
           event_types: null,
           description: null,
           enabled: true,
+          max_per_second: null,
+          max_in_flight: null,
+          ordered: false,
         })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ApiError);

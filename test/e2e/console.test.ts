@@ -340,13 +340,14 @@ describe('operator console', () => {
     await subscriberAnswers('gone', 200);
     await goTo('Subscriptions');
     const item = page.getByRole('listitem', { name: 'Subscription gone subscriber' });
-    await item.getByText('no (nothing is delivered)').waitFor();
+    await item.getByText('disabled', { exact: true }).waitFor();
     await item.getByRole('button', { name: 'Edit' }).click();
     await item.getByLabel('Enabled', { exact: true }).check();
-    await item.getByLabel('Event types', { exact: true }).fill('charge_success');
+    await item.getByRole('checkbox', { name: /^Every event type/ }).uncheck();
+    await item.getByRole('checkbox', { name: /^charge_success / }).check();
     await item.getByRole('button', { name: 'Save' }).click();
     await item.getByText('charge_success', { exact: true }).waitFor();
-    await item.getByText('yes', { exact: true }).waitFor();
+    await item.getByText('healthy', { exact: true }).waitFor();
 
     await goTo('Deliveries');
     const failedRow = page.getByRole('row').filter({ hasText: goneUrl });

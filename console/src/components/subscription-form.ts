@@ -133,10 +133,12 @@ export function SubscriptionForm({
     ${text('description', 'Description', description, setDescription)}
     ${text('max_per_second', 'Attempts a second at most', perSecond, setPerSecond, '0.01 to 1000 (0.5: one every 2 s). Empty: no limit.', 'number')}
     ${text('max_in_flight', 'Attempts at the same time at most', inFlight, setInFlight, '1 to 100. Empty: the relay’s default, 10.', 'number')}
+    <div class="field">
     <label class="check">
       <input type="checkbox" checked=${ordered} onChange=${(e: Event) => setOrdered((e.currentTarget as HTMLInputElement).checked)} />
       Ordered: the events of one reference in the payment service’s order
     </label>
+    </div>
     ${issueAt('ordered') && html`<p class="field-error">${issueAt('ordered')}</p>`}
     <label class="check">
       <input type="checkbox" checked=${enabled} onChange=${(e: Event) => setEnabled((e.currentTarget as HTMLInputElement).checked)} />

@@ -29,7 +29,7 @@ export function HealthFacts({ health }: { health: SubscriptionHealth }) {
   return html`<dt>Health</dt>
     <dd class="health">
       <${StatusBadge} status=${health.state} />
-      ${' '}${health.reason ?? 'no change since it was created'}
+      ${' '}<span class="reason">${health.reason ?? 'no change since it was created'}</span>
       <span class="meta"> · since <${TimeText} iso=${health.changed_at} /></span>
     </dd>
     ${
