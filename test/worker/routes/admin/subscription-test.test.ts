@@ -92,7 +92,10 @@ describe('admin subscriptions', () => {
     it('should answer 404 not_found for an unknown subscription', async () => {
       const res = await sendTest('sub_missing');
       expect(res.status).toBe(404);
-      expect((await errorBody(res)).code).toBe('not_found');
+      expect(await errorBody(res)).toMatchObject({
+        code: 'not_found',
+        message: 'No subscription "sub_missing"',
+      });
     });
 
     it('should refuse an unknown body field with 400 validation_failed', async () => {
