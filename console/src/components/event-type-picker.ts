@@ -38,7 +38,8 @@ export function EventTypePicker({ id, catalog, value, onChange, problem }: Event
   const [other, setOther] = useState('');
   const selected = value.types ?? [];
   const known = new Set((catalog ?? []).map((entry) => entry.type));
-  const extra = selected.filter((type) => !known.has(type));
+  // Until the catalog is read, no chosen type can be told to be outside it.
+  const extra = catalog === undefined ? [] : selected.filter((type) => !known.has(type));
   const toggle = (type: string, on: boolean) => {
     const types = on ? [...selected, type] : selected.filter((t) => t !== type);
     onChange({ ...value, types });
