@@ -122,6 +122,8 @@ export interface Subscription {
   secret?: string;
   /** Deliveries re-enqueued by a re-enable with `requeue_pending`. */
   requeued?: number;
+  /** On a re-enable: the events that arrived while it was disabled, counted up to a cap. */
+  missed_events?: { count: number; capped: boolean };
 }
 
 /** A subscriber's health: its state, why and when it last changed, its last day's attempts. */

@@ -37,11 +37,16 @@ export function ReEnable({
         requeue_pending: requeue,
       });
       const requeued = answer.requeued ?? 0;
-      onReEnabled(
-        requeue
-          ? `Re-enabled; ${formatCount(requeued)} ${requeued === 1 ? 'delivery' : 'deliveries'} re-queued.`
-          : 'Re-enabled; nothing re-queued.',
-      );
+      const missed = answer.missed_events ?? { count: 0, capped: false };
+      const events = `${formatCount(missed.count)}${missed.capped ? '+' : ''} ${missed.count === 1 ? 'event' : 'events'} that arrived while it was disabled`;
+      const deliveries = `${formatCount(requeued)} ${requeued === 1 ? 'delivery' : 'deliveries'} re-queued`;
+      let words = requeue ? `Re-enabled; ${deliveries}.` : 'Re-enabled; nothing re-queued.';
+      if (missed.count > 0) {
+        words += requeue
+          ? ` The ${events} are being delivered by a recovery job (Deliveries page).`
+          : ` The ${events} were not delivered to it.`;
+      }
+      onReEnabled(words);
       onChanged();
     } catch (failure) {
       setError(failure);
