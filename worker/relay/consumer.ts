@@ -141,6 +141,7 @@ async function deliver(message: Message<unknown>, env: Env): Promise<void> {
     subscriptionId,
     body: { ...message.body },
     attempts: message.attempts,
+    sentAt: message.timestamp.getTime(),
   });
   message.ack();
 }

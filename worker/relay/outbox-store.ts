@@ -36,6 +36,7 @@ interface Row extends Record<string, SqlStorageValue> {
   attempts: number;
   due_at: number;
   sending_since: number | null;
+  sent_at: number | null;
 }
 
 const toRow = (row: Row): OutboxRow => ({
@@ -83,13 +84,16 @@ export function openOutboxStore(sql: SqlStorage): OutboxStore {
     retry_delay_sec INTEGER,
     reference TEXT
   )`);
-  // Outboxes created before rows kept their reference get the column.
-  const columns = sql.exec<{ name: string }>(`SELECT name FROM pragma_table_info('outbox')`);
-  if (!columns.toArray().some((column) => column.name === 'reference')) {
-    sql.exec('ALTER TABLE outbox ADD COLUMN reference TEXT');
-  }
+  // Outboxes created before rows kept their reference, or the time their latest message was
+  // sent, get the column.
+  const columns = sql
+    .exec<{ name: string }>(`SELECT name FROM pragma_table_info('outbox')`)
+    .toArray()
+    .map((column) => column.name);
+  if (!columns.includes('reference')) sql.exec('ALTER TABLE outbox ADD COLUMN reference TEXT');
+  if (!columns.includes('sent_at')) sql.exec('ALTER TABLE outbox ADD COLUMN sent_at INTEGER');
   return {
-    accept({ body, attempts }, now) {
+    accept({ body, attempts, sentAt }, now) {
       const held = sql
         .exec<Row>('SELECT * FROM outbox WHERE delivery_id = ?', body.deliveryId)
         .toArray()[0];
@@ -97,23 +101,35 @@ export function openOutboxStore(sql: SqlStorage): OutboxStore {
         // A message the queue delivers again continues its count, so a handover that kept
         // failing does not restart the schedule.
         sql.exec(
-          `INSERT INTO outbox (delivery_id, body, attempts, due_at, sending_since)
-           VALUES (?, ?, ?, ?, NULL)`,
+          `INSERT INTO outbox (delivery_id, body, attempts, due_at, sending_since, sent_at)
+           VALUES (?, ?, ?, ?, NULL, ?)`,
           body.deliveryId,
           JSON.stringify(body),
           Math.max(1, Math.floor(attempts)),
           now,
+          sentAt,
         );
         return;
       }
-      // A new message (the sweeper, an operator) asks for an attempt now, with a fresh
-      // schedule as a new queue message had; one delivered again was already taken over. A
-      // row already due (held back by the subscription's limits) keeps its place and count.
-      if (attempts > 1 || held.sending_since !== null || held.due_at <= now) return;
+      // A message the queue delivers again keeps the time it was sent: it was taken over
+      // already. Its delivery count cannot tell: a new message (the sweeper, an operator's
+      // retry, a recovery) whose first handover failed also comes back with a count of 2,
+      // and ignoring it would leave the operator's request waiting for the next scheduled
+      // retry, hours away. A row kept from before sent_at existed falls back on the count.
+      const repeated = held.sent_at === null ? attempts > 1 : sentAt <= held.sent_at;
+      if (repeated) return;
+      // A new message asks for an attempt now, with a fresh schedule as a new queue message
+      // had. A row with its attempt out, or already due (held back by the subscription's
+      // limits), keeps its place and count.
+      if (held.sending_since !== null || held.due_at <= now) {
+        sql.exec('UPDATE outbox SET sent_at = ? WHERE delivery_id = ?', sentAt, body.deliveryId);
+        return;
+      }
       sql.exec(
-        'UPDATE outbox SET body = ?, attempts = 1, due_at = ? WHERE delivery_id = ?',
+        'UPDATE outbox SET body = ?, attempts = 1, due_at = ?, sent_at = ? WHERE delivery_id = ?',
         JSON.stringify(body),
         now,
+        sentAt,
         body.deliveryId,
       );
     },

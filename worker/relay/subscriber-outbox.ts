@@ -50,6 +50,12 @@ export interface Handover {
   readonly body: { readonly deliveryId: string } & Record<string, unknown>;
   /** `message.attempts`: 1 for a new message, more when the queue delivers it again. */
   readonly attempts: number;
+  /**
+   * When the message was sent to the queue (`message.timestamp`), epoch milliseconds: the
+   * queue keeps it when it delivers the message again, so it tells a repeat from a new
+   * message for the same delivery.
+   */
+  readonly sentAt: number;
 }
 
 /**
@@ -63,7 +69,12 @@ export interface Handover {
  *
  * @example
  * ```ts
- * await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept({ body, attempts: 1 });
+ * await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept({
+ *   subscriptionId,
+ *   body,
+ *   attempts: message.attempts,
+ *   sentAt: message.timestamp.getTime(),
+ * });
  * ```
  */
 export class SubscriberOutbox extends DurableObject<Env> {

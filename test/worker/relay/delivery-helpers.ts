@@ -195,6 +195,11 @@ export interface TestMessage {
   readonly body: unknown;
   /** `message.attempts`. @default 1 */
   readonly attempts?: number;
+  /**
+   * `message.timestamp`, when the message was sent: the queue keeps it when it delivers a
+   * message again, so a test repeating a message passes the first one's. @default now
+   */
+  readonly timestamp?: Date;
 }
 
 /**
@@ -213,7 +218,7 @@ export async function runQueue(
     queue,
     messages.map((message, index) => ({
       id: `msg-${index}`,
-      timestamp: new Date(),
+      timestamp: message.timestamp ?? new Date(),
       attempts: message.attempts ?? 1,
       body: message.body,
     })),

@@ -118,7 +118,7 @@ describe('SubscriberOutbox', () => {
   describe('accept', () => {
     it('should not send again when the queue delivers a handed-over message again', async () => {
       const stored = await storeDelivery({ query: { status: '500' } });
-      const message = { body: { deliveryId: stored.deliveryId } };
+      const message = { body: { deliveryId: stored.deliveryId }, timestamp: new Date() };
       await runQueue(DELIVERIES_QUEUE, [message]);
       const [before] = await heldDeliveries(outboxOf(stored.subscription.id));
       // The consumer stopped before its ack: the queue delivers the message again.
@@ -161,6 +161,20 @@ describe('SubscriberOutbox', () => {
       const [held] = await heldDeliveries(outboxOf(stored.subscription.id));
       expect(held).toMatchObject({ attempts: 2 });
       expect(held?.retry_delay_sec).toBeLessThanOrEqual(6);
+    });
+
+    it('should make a held retry due now for a new message the queue delivers a second time', async () => {
+      const stored = await storeDelivery({ query: { status: '503' } });
+      await runQueue(DELIVERIES_QUEUE, [{ body: { deliveryId: stored.deliveryId } }]);
+      // A recovery's message whose first handover failed (the outbox did not answer in
+      // time): the queue delivers it again, counting 2, but it is not the fan-out's message.
+      const body = { deliveryId: stored.deliveryId, trigger: 'recover', requestedAt: Date.now() };
+      const result = await runQueue(DELIVERIES_QUEUE, [{ body, attempts: 2 }]);
+      expect(result.retryMessages.map((m) => m.msgId)).toEqual(['msg-0']);
+      expect(await listDeliveryAttempts(env.DB, stored.deliveryId)).toMatchObject([
+        { attempt: 1, trigger: 'schedule' },
+        { attempt: 2, trigger: 'recover' },
+      ]);
     });
   });
 
