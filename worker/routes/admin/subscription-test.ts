@@ -19,7 +19,7 @@ import { disabledError } from './subscription-guard.ts';
 export const SubscriptionTestSchema = v.strictObject({ operator: v.optional(OperatorNameSchema) });
 
 /** The answer's `data`: the test event and its one delivery. */
-export interface SubscriptionTestView {
+interface SubscriptionTestView {
   event_id: string;
   delivery_id: string;
 }
