@@ -1,8 +1,21 @@
-import { formatCount } from '../format.ts';
+import { formatCount, formatTime } from '../format.ts';
 import { html } from '../html.ts';
 import type { Subscription, SubscriptionHealth } from '../types.ts';
 import { StatusBadge } from './status-badge.ts';
 import { TimeText } from './time-text.ts';
+
+/** An ISO 8601 UTC time inside the API's words (`… from the subscriber at 2026-…Z`). */
+const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+
+/**
+ * A health reason with the times the gateway wrote in it in the console's one format and
+ * chosen zone (`410 Gone from the subscriber at 2026-11-24 14:30:05 UTC`).
+ *
+ * @param reason - the health's `reason`.
+ */
+function reasonWords(reason: string): string {
+  return reason.replace(ISO_TIME, (iso) => formatTime(iso));
+}
 
 /**
  * The last day's success rate in words: `97.5 % of 40 attempts in 24 h (39 delivered, 1
@@ -29,7 +42,7 @@ export function HealthFacts({ health }: { health: SubscriptionHealth }) {
   return html`<dt>Health</dt>
     <dd class="health">
       <${StatusBadge} status=${health.state} />
-      ${' '}<span class="reason">${health.reason ?? 'no change since it was created'}</span>
+      ${' '}<span class="reason">${health.reason === null ? 'no change since it was created' : reasonWords(health.reason)}</span>
       <span class="meta"> · since <${TimeText} iso=${health.changed_at} /></span>
     </dd>
     ${
