@@ -71,7 +71,8 @@ export interface EmittedEvent {
  * retried message, two cron runs in the same window) stores and delivers it once:
  * `subscription.disabled:<subscription>:<disabled_at>`, `delivery.dead_lettered:<delivery>:<attempts>`,
  * `event.unconfirmed:<event>`, `relay.backlog:<start of its hour window>` (hashed when longer
- * than 255 characters).
+ * than 255 characters); a `subscription.test` is new each time (`…:<subscription>:<uuid>`)
+ * and goes to `recipientSubscriptionId` alone.
  *
  * @param env - `DB`, `DELIVERIES`.
  * @param event - the type, its data (checked against the type's schema), the subject, the time.
