@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,8 +10,8 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // The operator console in a real Chromium, against `npm start`'s stack on ports of its own
 // (readme-session.test.ts uses 18787-18789 and may run at the same time). The tests run in
 // order and build on each other: the subscription created in one receives the payment of
-// the next. Screenshots of each page go to test-results/console/; the event page's also
-// to docs/console-event.png when that file is missing or UPDATE_SCREENSHOTS=1.
+// the next. Screenshots of each page go to test-results/console/ (the README's pictures are
+// console-display.test.ts's).
 const root = join(import.meta.dirname, '..', '..');
 const PORTS = { gateway: 18797, sandbox: 18798, receiver: 18799 };
 /** The admin, caller and merchant credentials of `.dev.vars.example`. */
@@ -21,7 +21,6 @@ const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 /** The longest any one wait in the page may take, in milliseconds. */
 const WAIT_MS = 20_000;
 const ARTIFACTS = join(root, 'test-results', 'console');
-const DOCS_SCREENSHOT = join(root, 'docs', 'console-event.png');
 const DESKTOP = { width: 1280, height: 900 };
 
 let stack: NpmStartStack;
@@ -267,9 +266,6 @@ describe('operator console', () => {
     await attempts.nth(1).getByText('HTTP 200').waitFor();
     expect(await receivedCount(FLAKY_KEY)).toBe(2);
     await screenshot('event-retried');
-    if (!existsSync(DOCS_SCREENSHOT) || process.env.UPDATE_SCREENSHOTS === '1') {
-      await page.screenshot({ path: DOCS_SCREENSHOT, fullPage: true });
-    }
   });
 
   it('should show an event awaiting confirmation with its reason and next check, and replay it only once forced', async () => {
