@@ -10,8 +10,6 @@ import { MAX_QUEUE_DELAY_SEC } from './retry-schedule.ts';
 
 /**
  * Delay before re-check n (index n - 1), in seconds: 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 24 h.
- *
- * @internal Exported for the tests, which check against the same value.
  */
 export const CONFIRMATION_DELAYS_SEC: readonly number[] = [10, 60, 300, 1800, 7200, 21_600, 86_400];
 
