@@ -20,7 +20,8 @@ const PURGE_MAX_BATCHES = 10;
  * {@link PURGE_MAX_BATCHES} rows per run, stopping at the first batch that is not full.
  * Completed keys past `expires_at` are already treated as absent by the proxy; the purge
  * only reclaims their space. In-flight claims are never purged, however old: their request
- * may have reached the payment service, and a retry must find the claim to look it up. Then the relay sweeper (worker/relay/sweeper.ts): overdue
+ * may have reached the payment service, and a retry must find the claim to look it up. Then
+ * the relay sweeper (worker/relay/sweeper.ts): overdue
  * `pending` deliveries re-enqueued, overdue confirmation checks of money events
  * `awaiting_confirmation` enqueued (the backstop of their delayed queue messages, and the
  * only path of a step longer than Queues' 12 h delay), events past `RELAY_RETENTION_DAYS`

@@ -58,7 +58,8 @@ interface SweepResult {
  * Re-enqueues overdue deliveries, then purges old events. The rule: a delivery is
  * overdue when it is `pending` and its `next_attempt_at` (NULL: its `created_at`) is
  * more than {@link SWEEP_GRACE_MS} before `now`; at most {@link SWEEP_BATCH_SIZE} per run,
- * sent as `{ deliveryId, subscriptionId }` messages (ids only). The same rule on `next_check_at` for events
+ * sent as `{ deliveryId, subscriptionId }` messages (ids only). The same rule on
+ * `next_check_at` for events
  * `awaiting_confirmation`: each overdue one is sent as a `{ kind: 'confirm', eventId, check }`
  * message, due at once (its check is fenced by the count, so a late original message and
  * this copy check once). Events received more than
