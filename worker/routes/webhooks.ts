@@ -38,19 +38,20 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * anything authenticates it; 413);
  * when `WEBHOOK_SECRET` is set, the provider's `X-Timestamp` / `X-Signature` over the exact
  * body bytes (300 s both ways, constant time; 401 `invalid_signature`); then lib's one JSON
- * body reader and the envelope schema (415, 400). Money events are checked upstream
- * through the SDK (worker/relay/confirm.ts): a `confirmed` one fans out at once; one that
- * cannot be confirmed yet (no record yet, a state not final, the upstream down) is stored
+ * body reader and the envelope schema (415, 400). Money events are checked upstream through
+ * the SDK (worker/relay/confirm.ts): a `confirmed` one fans out at once; one that cannot be
+ * confirmed yet (no record yet, a state not final, the upstream down) is stored
  * `awaiting_confirmation` without delivery rows and a re-check is enqueued 10 s later
  * (worker/relay/confirmation-check.ts); an `unconfirmed` (contradicted) one is stored
  * without delivery rows, and `event.unconfirmed` is raised for the subscriptions that list
- * it. The raw body is stored in D1 keyed by `event_id` before the 200, with its `data.reference` (searched by the admin API), its check, and one `pending`
- * delivery per matching enabled subscription in the same transaction, then one
- * `{ deliveryId }` message per delivery goes to `DELIVERIES`; a duplicate answers 200 with
- * `duplicate: true` and enqueues no delivery, and costs no upstream lookup: a stored event
- * is found before the money check, unless it is a byte-identical retry of an event still
- * awaiting confirmation, whose lookup may now confirm it (that is its first fan-out). With
- * `WEBHOOK_SECRET` empty the ingress answers 503 `configuration_error`, unless `ALLOW_UNSIGNED_WEBHOOKS` is `true`
+ * it. The raw body is stored in D1 keyed by `event_id` before the 200, with its
+ * `data.reference` (searched by the admin API), its check, and one `pending` delivery per
+ * matching enabled subscription in the same transaction, then one `{ deliveryId }` message
+ * per delivery goes to `DELIVERIES`; a duplicate answers 200 with `duplicate: true` and
+ * enqueues no delivery, and costs no upstream lookup: a stored event is found before the
+ * money check, unless it is a byte-identical retry of an event still awaiting confirmation,
+ * whose lookup may now confirm it (that is its first fan-out). With `WEBHOOK_SECRET` empty
+ * the ingress answers 503 `configuration_error`, unless `ALLOW_UNSIGNED_WEBHOOKS` is `true`
  * (local development only): then unsigned webhooks are accepted, each logged as a warning.
  *
  * @param request - the incoming request.
