@@ -46,8 +46,8 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * without delivery rows, and `event.unconfirmed` is raised for the subscriptions that list
  * it. The raw body is stored in D1 keyed by `event_id` before the 200, with its
  * `data.reference` (searched by the admin API), its check, and one `pending` delivery per
- * matching enabled subscription in the same transaction, then one `{ deliveryId }` message
- * per delivery goes to `DELIVERIES`; a duplicate answers 200 with `duplicate: true` and
+ * matching enabled subscription in the same transaction, then one
+ * `{ deliveryId, subscriptionId }` message per delivery goes to `DELIVERIES`; a duplicate answers 200 with `duplicate: true` and
  * enqueues no delivery, and costs no upstream lookup: a stored event is found before the
  * money check, unless it is a byte-identical retry of an event still awaiting confirmation,
  * whose lookup may now confirm it (that is its first fan-out). With `WEBHOOK_SECRET` empty
