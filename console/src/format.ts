@@ -158,12 +158,25 @@ export function displayLocale(): string {
  * @param n - a whole number.
  */
 export function formatCount(n: number): string {
-  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return groupDigits(String(Math.round(n)));
 }
 
 /**
- * An ISO time as the value of an `<input type="datetime-local">`, in the chosen time zone
- * (minutes).
+ * Whole-number digits with their thousands grouped by commas: `12345` gives `12,345`, `-1234`
+ * gives `-1,234`. Counts and amounts group the same way through it.
+ *
+ * @param digits - an optional minus sign, then decimal digits (no fraction).
+ */
+export function groupDigits(digits: string): string {
+  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** How a time is typed into a field of the console, as it writes times (shown as a placeholder). */
+export const TIME_INPUT_FORMAT = 'YYYY-MM-DD HH:MM';
+
+/**
+ * An ISO time as the text of a time field, `2026-11-24 14:30`: the console's 24-hour format
+ * in the chosen time zone, to the minute, without the zone (the field's label names it).
  *
  * @param iso - an ISO 8601 time, or '' for none.
  * @returns '' when `iso` is empty or not a time.
@@ -172,24 +185,32 @@ export function toLocalInput(iso: string): string {
   const date = new Date(iso);
   if (iso === '' || Number.isNaN(date.getTime())) return '';
   const parts = partsOf(date);
-  return `${parts.date}T${parts.minute}`;
+  return `${parts.date} ${parts.minute}`;
 }
 
 /**
- * The value of an `<input type="datetime-local">`, read in the chosen time zone, as an
- * ISO 8601 UTC time.
+ * The text of a time field, read in the chosen time zone, as an ISO 8601 UTC time.
  *
- * @param value - a date and time in the chosen zone, `2026-11-24T14:30` (as the input gives
- *   it) or `2026-11-24 14:30` (as the console writes times).
- * @returns '' when the field is empty or not a time.
+ * @param value - `2026-11-24 14:30` or `2026-11-24 14:30:15` in the chosen zone (a `T`
+ *   between date and time is taken too); spaces around it are ignored.
+ * @returns '' when the field is empty; `null` when it is not such a time, or names a day or
+ *   clock time that does not exist (`2026-02-30`, `24:00`, a local time skipped by a
+ *   daylight-saving change).
  */
-export function fromLocalInput(value: string): string {
-  const parts = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/.exec(value.trim());
-  if (parts === null) return '';
+export function fromLocalInput(value: string): string | null {
+  const typed = value.trim();
+  if (typed === '') return '';
+  const parts = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?$/.exec(typed);
+  if (parts === null) return null;
+  const [, day = '', minute = '', second = ':00'] = parts;
   // Without an offset, Date reads a date and time as local; with `Z`, as UTC.
-  const written = `${parts[1]}T${parts[2]}`;
+  const written = `${day}T${minute}${second}`;
   const date = new Date(chosenZone === 'utc' ? `${written}Z` : written);
-  return Number.isNaN(date.getTime()) ? '' : date.toISOString();
+  if (Number.isNaN(date.getTime())) return null;
+  // Date rolls a day or hour past the end over (February 30th is March 2nd): written back
+  // in the same zone, a real time reads as typed.
+  const back = partsOf(date);
+  return back.date === day && back.second === `${minute}${second}` ? date.toISOString() : null;
 }
 
 /**

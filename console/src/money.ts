@@ -1,6 +1,8 @@
 // How the console writes an amount: the API's major units with two fraction digits and the
 // currency code, `25,000.00 NGN`, the same under every browser locale (no Intl involved).
 
+import { groupDigits } from './format.ts';
+
 /**
  * An amount for people: two fraction digits, thousands grouped with commas, then the
  * currency code when there is one.
@@ -13,6 +15,6 @@
 export function formatAmount(amount: number, currency: string | null): string {
   // toFixed picks the two-digit decimal nearest the number, which is the exact amount here.
   const [whole = '0', fraction = '00'] = amount.toFixed(2).split('.');
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const grouped = groupDigits(whole);
   return currency === null ? `${grouped}.${fraction}` : `${grouped}.${fraction} ${currency}`;
 }

@@ -42,6 +42,7 @@ describe('console money', () => {
       [0.1, 'GHS', '0.10 GHS'],
       [999999999999.99, 'NGN', '999,999,999,999.99 NGN'],
       [5, 'NGN', '5.00 NGN'],
+      [-1234.5, 'NGN', '-1,234.50 NGN'],
     ])('should write %s %s as %j', (amount, currency, text) => {
       expect(formatAmount(amount, currency)).toBe(text);
     });

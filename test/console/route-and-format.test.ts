@@ -1,4 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { timeFieldError } from '../../console/src/components/time-field.ts';
 import {
   answerOf,
   chooseTimeZone,
@@ -90,19 +91,44 @@ describe('console formats', () => {
   });
 
   describe('toLocalInput and fromLocalInput', () => {
-    it('should read and write a datetime-local value in UTC by default', () => {
+    it('should read and write a time field in the 24-hour format, in UTC by default', () => {
+      expect(fromLocalInput('2026-11-24 14:30')).toBe('2026-11-24T14:30:00.000Z');
+      expect(fromLocalInput(' 2026-11-24 23:30:15 ')).toBe('2026-11-24T23:30:15.000Z');
       expect(fromLocalInput('2026-11-24T14:30')).toBe('2026-11-24T14:30:00.000Z');
-      expect(fromLocalInput('2026-11-24 14:30:15')).toBe('2026-11-24T14:30:15.000Z');
-      expect(toLocalInput('2026-11-24T14:30:00.000Z')).toBe('2026-11-24T14:30');
+      expect(toLocalInput('2026-11-24T21:30:59.000Z')).toBe('2026-11-24 21:30');
       expect(fromLocalInput('')).toBe('');
-      expect(fromLocalInput('2026-11-24')).toBe('');
+      expect(fromLocalInput('   ')).toBe('');
       expect(toLocalInput('not a time')).toBe('');
+    });
+
+    it.each([
+      '2026-11-24',
+      '11/24/2026 02:30 PM',
+      '2026-11-24 2:30',
+      '2026-11-24 14:30 UTC',
+      '2026-02-30 10:00',
+      '2026-11-24 24:00',
+      '2026-11-24 14:60',
+      '2026-11-24 14:30:60',
+    ])('should refuse %j as not a time', (typed) => {
+      expect(fromLocalInput(typed)).toBeNull();
     });
 
     it('should read and write it in local time once chosen', () => {
       chooseTimeZone('local');
-      expect(fromLocalInput('2026-11-24T14:30')).toBe('2026-11-24T09:00:00.000Z');
-      expect(toLocalInput('2026-11-24T09:00:00.000Z')).toBe('2026-11-24T14:30');
+      expect(fromLocalInput('2026-11-24 14:30')).toBe('2026-11-24T09:00:00.000Z');
+      expect(toLocalInput('2026-11-24T09:00:00.000Z')).toBe('2026-11-24 14:30');
+      expect(fromLocalInput('2026-11-24 24:00')).toBeNull();
+    });
+  });
+
+  describe('timeFieldError', () => {
+    it('should name the field, the text, the format and the zone, and pass a time or nothing', () => {
+      expect(timeFieldError('Received from', ' yesterday ')).toBe(
+        'Received from: "yesterday" is not a time. Write it as YYYY-MM-DD HH:MM (seconds optional), in UTC.',
+      );
+      expect(timeFieldError('Received from', '2026-11-24 14:30')).toBeNull();
+      expect(timeFieldError('Received from', '')).toBeNull();
     });
   });
 
@@ -131,12 +157,13 @@ describe('console formats', () => {
 
   describe('formatCount', () => {
     it('should group thousands with commas', () => {
-      expect([0, 999, 1000, 12345, 1234567].map(formatCount)).toEqual([
+      expect([0, 999, 1000, 12345, 1234567, -1234].map(formatCount)).toEqual([
         '0',
         '999',
         '1,000',
         '12,345',
         '1,234,567',
+        '-1,234',
       ]);
     });
   });

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Locator, Page } from 'playwright-core';
+import type { Locator, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../lib/index.ts';
 import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
@@ -254,6 +254,56 @@ describe('console: events and event pages', () => {
     } finally {
       await page.setViewportSize(DESKTOP);
     }
+  });
+
+  it('should take the received-at range as 24-hour text in the zone its labels name, and refuse text that is not a time', async () => {
+    const from = '2026-11-24T21:30:00.000Z';
+    const to = '2026-11-25T13:05:00.000Z';
+    await page.goto(`${stack.gatewayUrl}/console/#/events?from=${from}&to=${to}`);
+    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+    const fromField = page.getByLabel('Received from (UTC)', { exact: true });
+    const toField = page.getByLabel('Received before (UTC)', { exact: true });
+    expect(await fromField.inputValue()).toBe('2026-11-24 21:30');
+    expect(await toField.inputValue()).toBe('2026-11-25 13:05');
+    expect(await fromField.getAttribute('type')).toBe('text');
+    expect(await fromField.getAttribute('placeholder')).toBe('YYYY-MM-DD HH:MM');
+    // Applied again, the range goes back into the URL as the same UTC times.
+    await toField.fill('2026-11-25 13:05:30');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect
+      .poll(() => page.evaluate(() => location.hash))
+      .toBe(`#/events?${new URLSearchParams({ from, to: '2026-11-25T13:05:30.000Z' })}`);
+    await page.getByText('No events match these filters.').waitFor();
+
+    // The page reads its list again every 5 s with the range in force; any other range
+    // would be the refused text applied.
+    const listed: string[] = [];
+    const record = (request: Request) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/admin/events' && url.searchParams.get('from') !== from) {
+        listed.push(request.url());
+      }
+    };
+    page.on('request', record);
+    const hash = await page.evaluate(() => location.hash);
+    try {
+      await fromField.fill('11/24/2026 09:30 PM');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page
+        .getByText(
+          'Received from: "11/24/2026 09:30 PM" is not a time. Write it as YYYY-MM-DD HH:MM (seconds optional), in UTC.',
+        )
+        .waitFor();
+      expect(await fromField.getAttribute('aria-invalid')).toBe('true');
+      expect(await page.evaluate(() => location.hash)).toBe(hash);
+      expect(listed).toEqual([]);
+    } finally {
+      page.off('request', record);
+    }
+    await screenshot('events-time-error');
+    // Typing again clears the error.
+    await fromField.fill('2026-11-24 21:30');
+    expect(await page.locator('.field-error').count()).toBe(0);
   });
 
   it('should have logged no console error', () => {

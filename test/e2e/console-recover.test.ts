@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page, Response } from 'playwright-core';
+import type { Page, Request, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signRequest } from '../../lib/index.ts';
 import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
@@ -86,9 +86,9 @@ async function openDeliveries(): Promise<void> {
   await page.getByRole('heading', { name: 'Deliveries', level: 1 }).waitFor();
 }
 
-/** `2026-11-27T08:00`: a minute-precision time in UTC, as a datetime-local field takes it. */
+/** `2026-11-27 08:00`: a minute-precision time in UTC, as the console's time fields take it. */
 function utcField(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 16);
+  return new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
 }
 
 const DOWN_KEY = 'recover-down';
@@ -153,6 +153,51 @@ describe('console: bulk recovery on the deliveries page', () => {
       200,
     );
   }, 60_000);
+
+  it('should read its times as 24-hour text in the zone the labels name, and send nothing for text that is not a time', async () => {
+    await openDeliveries();
+    const sinceField = page.getByLabel('Created from (UTC)', { exact: true });
+    const untilField = page.getByLabel('Created before (UTC)', { exact: true });
+    expect(await sinceField.getAttribute('type')).toBe('text');
+    expect(await untilField.getAttribute('placeholder')).toBe('YYYY-MM-DD HH:MM');
+    const sent: string[] = [];
+    const record = (request: Request) => {
+      // The page reads the job list (GET) on its own; a preview or a start is a POST.
+      const { pathname } = new URL(request.url());
+      if (request.method() === 'POST' && pathname.startsWith('/admin/deliveries/recover')) {
+        sent.push(`${request.method()} ${request.postData() ?? ''}`);
+      }
+    };
+    page.on('request', record);
+    try {
+      await sinceField.fill('2026-11-24 21:30');
+      await untilField.fill('tomorrow');
+      await page.getByRole('button', { name: 'Preview' }).click();
+      await page
+        .getByText(
+          'Created before: "tomorrow" is not a time. Write it as YYYY-MM-DD HH:MM (seconds optional), in UTC.',
+        )
+        .waitFor();
+      expect(await untilField.getAttribute('aria-invalid')).toBe('true');
+      expect(sent).toEqual([]);
+
+      // 21:30 is read on the 24-hour clock, in UTC, as the labels say.
+      await untilField.fill('2026-11-25 13:05:30');
+      expect(await page.locator('.field-error').count()).toBe(0);
+      const previewed = page.waitForRequest((request) =>
+        request.url().endsWith('/admin/deliveries/recover/preview'),
+      );
+      await page.getByRole('button', { name: 'Preview' }).click();
+      expect(JSON.parse((await previewed).postData() ?? '{}')).toMatchObject({
+        since: '2026-11-24T21:30:00.000Z',
+        until: '2026-11-25T13:05:30.000Z',
+      });
+      await page.getByRole('status').getByText('0 deliveries match.').waitFor();
+    } finally {
+      page.off('request', record);
+      await untilField.fill('');
+    }
+  });
 
   it('should preview how many deliveries match, and how many would be skipped', async () => {
     await openDeliveries();

@@ -3,6 +3,7 @@ import type { EventQuery } from '../api.ts';
 import { fromLocalInput, toLocalInput } from '../format.ts';
 import { html } from '../html.ts';
 import { hrefOf } from '../route.ts';
+import { TimeField, timeFieldError } from './time-field.ts';
 
 /**
  * The filters of the event list, as the query parameters of `GET /admin/events`. `reference`
@@ -22,6 +23,9 @@ const FIELDS = [
 
 /** What the form edits: every filter but the exact `reference`, which it turns into a prefix. */
 type FormField = Exclude<(typeof FIELDS)[number], 'reference'>;
+
+/** The labels of the received-at range's fields (the field adds the time zone). */
+const TIME_LABELS = { from: 'Received from', to: 'Received before' } as const;
 
 /** The delivery outcomes an operator filters on, in the words of the page. */
 const OUTCOMES: ReadonlyArray<readonly [value: string, label: string]> = [
@@ -58,9 +62,9 @@ interface EventFiltersProps {
 
 /**
  * The event list's filters: event type, confirmation status, delivery outcome, a received-at
- * range (sent as UTC), and the start of the merchant reference or of the event id (the API's
- * prefix search, case-sensitive). Applying them writes them into the URL, so the filtered
- * list can be reloaded or shared.
+ * range (typed in the chosen time zone, sent as UTC), and the start of the merchant reference
+ * or of the event id (the API's prefix search, case-sensitive). Applying them writes them
+ * into the URL, so the filtered list can be reloaded or shared.
  */
 export function EventFilters({ filters, knownTypes }: EventFiltersProps) {
   const empty: Record<FormField, string> = {
@@ -81,20 +85,34 @@ export function EventFilters({ filters, knownTypes }: EventFiltersProps) {
     reference_prefix: filters.get('reference_prefix') ?? filters.get('reference') ?? '',
     event_id_prefix: filters.get('event_id_prefix') ?? '',
   }));
-  const set = (name: FormField) => (event: Event) =>
+  // Why a time field cannot be applied, shown beside it until its text changes.
+  const [timeErrors, setTimeErrors] = useState<Record<'from' | 'to', string | null>>({
+    from: null,
+    to: null,
+  });
+  const set = (name: FormField) => (event: Event) => {
     setValues({ ...values, [name]: (event.currentTarget as HTMLInputElement).value });
+    if (name === 'from' || name === 'to') setTimeErrors({ ...timeErrors, [name]: null });
+  };
   const apply = (event: Event) => {
     event.preventDefault();
+    const errors = {
+      from: timeFieldError(TIME_LABELS.from, values.from),
+      to: timeFieldError(TIME_LABELS.to, values.to),
+    };
+    setTimeErrors(errors);
+    if (errors.from !== null || errors.to !== null) return;
     const query = new URLSearchParams();
     for (const name of Object.keys(empty) as FormField[]) {
       const raw = values[name].trim();
-      const value = name === 'from' || name === 'to' ? fromLocalInput(raw) : raw;
+      const value = name === 'from' || name === 'to' ? (fromLocalInput(raw) ?? '') : raw;
       if (value !== '') query.set(name, value);
     }
     location.hash = hrefOf({ page: 'events', filters: query });
   };
   const clear = () => {
     setValues(empty);
+    setTimeErrors({ from: null, to: null });
     location.hash = hrefOf({ page: 'events', filters: new URLSearchParams() });
   };
   return html`<form class="filters" onSubmit=${apply} aria-label="Filter events">
@@ -128,14 +146,20 @@ export function EventFilters({ filters, knownTypes }: EventFiltersProps) {
         ${OUTCOMES.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
       </select>
     </div>
-    <div class="field">
-      <label for="filter-from">Received from</label>
-      <input id="filter-from" type="datetime-local" value=${values.from} onInput=${set('from')} />
-    </div>
-    <div class="field">
-      <label for="filter-to">Received before</label>
-      <input id="filter-to" type="datetime-local" value=${values.to} onInput=${set('to')} />
-    </div>
+    <${TimeField}
+      id="filter-from"
+      label=${TIME_LABELS.from}
+      value=${values.from}
+      onInput=${set('from')}
+      error=${timeErrors.from}
+    />
+    <${TimeField}
+      id="filter-to"
+      label=${TIME_LABELS.to}
+      value=${values.to}
+      onInput=${set('to')}
+      error=${timeErrors.to}
+    />
     <div class="field">
       <label for="filter-reference">Reference</label>
       <input

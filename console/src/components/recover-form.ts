@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import type { AdminApi } from '../api.ts';
-import { formatCount, fromLocalInput, zoneName } from '../format.ts';
+import { formatCount, fromLocalInput } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 import { html } from '../html.ts';
 import type { RecoveryJob, RecoveryPreview, RecoveryRequest } from '../types.ts';
 import { ErrorNotice } from './error-notice.ts';
+import { TimeField, timeFieldError } from './time-field.ts';
 
 /** The form's fields as typed; times in the chosen time zone, '' for none. */
 interface RecoveryFields {
@@ -25,14 +26,29 @@ const EMPTY: RecoveryFields = {
   operator: '',
 };
 
+/** The labels of the time fields (the field adds the time zone). */
+const TIME_LABELS = { since: 'Created from', until: 'Created before' } as const;
+
+/** Why each time field cannot be sent, `null` where it can. */
+type TimeErrors = Record<keyof typeof TIME_LABELS, string | null>;
+
+const NO_TIME_ERRORS: TimeErrors = { since: null, until: null };
+
+function timeErrorsOf(fields: RecoveryFields): TimeErrors {
+  return {
+    since: timeFieldError(TIME_LABELS.since, fields.since),
+    until: timeFieldError(TIME_LABELS.until, fields.until),
+  };
+}
+
 /**
- * The request body of the fields: times as ISO 8601 UTC, empty fields left out. A time that
- * cannot be read is sent as typed, so the API's answer names the field.
+ * The request body of the fields: times as ISO 8601 UTC, empty fields left out. Only for
+ * fields whose times read ({@link timeErrorsOf} found nothing).
  */
 function requestOf(fields: RecoveryFields): RecoveryRequest {
-  const body: RecoveryRequest = { since: fromLocalInput(fields.since) || fields.since };
-  const until = fields.until.trim();
-  if (until !== '') body.until = fromLocalInput(until) || until;
+  const body: RecoveryRequest = { since: fromLocalInput(fields.since) ?? '' };
+  const until = fromLocalInput(fields.until) ?? '';
+  if (until !== '') body.until = until;
   if (fields.subscription_id !== '') body.subscription_id = fields.subscription_id;
   if (fields.status !== '') body.status = fields.status;
   if (fields.event_type !== '') body.event_type = fields.event_type;
@@ -71,11 +87,13 @@ export function RecoverForm({ api, onStarted }: RecoverFormProps) {
   const [preview, setPreview] = useState<RecoveryPreview | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const [timeErrors, setTimeErrors] = useState<TimeErrors>(NO_TIME_ERRORS);
   const subscriptions = useLoad(() => api.listSubscriptions(), []);
   const eventTypes = useLoad(() => api.listEventTypes(), []);
   const set = (name: keyof RecoveryFields) => (event: Event) => {
     setFields({ ...fields, [name]: (event.currentTarget as HTMLInputElement).value });
     setPreview(null);
+    if (name in timeErrors) setTimeErrors({ ...timeErrors, [name]: null });
   };
   const run = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -90,6 +108,10 @@ export function RecoverForm({ api, onStarted }: RecoverFormProps) {
   };
   const previewNow = (event: Event) => {
     event.preventDefault();
+    const errors = timeErrorsOf(fields);
+    setTimeErrors(errors);
+    // Nothing is sent while a time field holds text that is not a time.
+    if (errors.since !== null || errors.until !== null) return;
     void run(async () => setPreview(await api.previewRecovery(requestOf(fields))));
   };
   const start = () =>
@@ -97,16 +119,22 @@ export function RecoverForm({ api, onStarted }: RecoverFormProps) {
       onStarted(await api.startRecovery(requestOf(fields)));
       setPreview(null);
     });
-  const zone = zoneName();
   return html`<form class="filters" onSubmit=${previewNow} aria-labelledby="recover-heading">
-    <div class="field">
-      <label for="recover-since">Created from (${zone})</label>
-      <input id="recover-since" type="datetime-local" required value=${fields.since} onInput=${set('since')} />
-    </div>
-    <div class="field">
-      <label for="recover-until">Created before (${zone})</label>
-      <input id="recover-until" type="datetime-local" value=${fields.until} onInput=${set('until')} />
-    </div>
+    <${TimeField}
+      id="recover-since"
+      label=${TIME_LABELS.since}
+      value=${fields.since}
+      onInput=${set('since')}
+      error=${timeErrors.since}
+      required
+    />
+    <${TimeField}
+      id="recover-until"
+      label=${TIME_LABELS.until}
+      value=${fields.until}
+      onInput=${set('until')}
+      error=${timeErrors.until}
+    />
     <div class="field">
       <label for="recover-subscription">Subscription</label>
       <select id="recover-subscription" value=${fields.subscription_id} onChange=${set('subscription_id')}>
