@@ -2,7 +2,8 @@
  * Subscriber health: each recorded attempt moves its subscription between `healthy` and
  * `failing` and counts towards the recent success rate; the relay disables a subscription
  * whose subscriber answers 410 Gone, or whose every attempt failed for
- * `SUBSCRIPTION_DISABLE_AFTER_HOURS`. The rules are in docs/gateway.md, "Subscriber health".
+ * `SUBSCRIPTION_DISABLE_AFTER_HOURS`. The rules are in docs/gateway.md, "Webhook relay" (its
+ * Subscriber health paragraphs).
  */
 import { loadSettings } from '../config.ts';
 import {

@@ -64,8 +64,9 @@ export interface Handover {
  * schedules the retries of its own deliveries, so a subscriber that stalls until the
  * timeout holds up only its own deliveries, never another subscription's. Every delivery it
  * holds is a row of its SQLite storage, written before the request goes out, so a restart
- * finds what it was doing (docs/architecture.md, "Delivery outbox"). Attempts go through the
- * same steps as before: prepare, send, re-check, settle, with the same D1 records.
+ * finds what it was doing (docs/architecture.md, "Delivery outbox: one Durable Object per
+ * subscription"). Attempts go through the same steps as before: prepare, send, re-check,
+ * settle, with the same D1 records.
  *
  * @example
  * ```ts

@@ -21,11 +21,17 @@ interface EventTypePickerProps {
   readonly problem: string | undefined;
 }
 
-const ORIGINS: Readonly<Record<EventTypeInfo['origin'], string>> = {
-  spec: 'Payment service',
-  sandbox: 'Payment service (sandbox)',
-  relay: 'The relay’s own',
-};
+/** Who sends events of a type, in the operator's words. */
+function originLabel(origin: EventTypeInfo['origin']): string {
+  switch (origin) {
+    case 'spec':
+      return 'Payment service';
+    case 'sandbox':
+      return 'Payment service (sandbox)';
+    case 'relay':
+      return 'The relay’s own';
+  }
+}
 
 /**
  * The event types a subscription receives, from the catalog: "Every event type", or a list
@@ -82,7 +88,7 @@ export function EventTypePicker({ id, catalog, value, onChange, problem }: Event
             <label class="check">
               <input type="checkbox" checked=${selected.includes(entry.type)}
                 onChange=${(e: Event) => toggle(entry.type, (e.currentTarget as HTMLInputElement).checked)} />
-              <span><code>${entry.type}</code> <span class="hint">${ORIGINS[entry.origin]}: ${entry.description}</span></span>
+              <span><code>${entry.type}</code> <span class="hint">${originLabel(entry.origin)}: ${entry.description}</span></span>
             </label>
           </li>`,
         )}
