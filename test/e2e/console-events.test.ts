@@ -269,7 +269,17 @@ describe('console: events and event pages', () => {
     expect(await fromField.getAttribute('placeholder')).toBe('YYYY-MM-DD HH:MM');
     // Applied again, the range goes back into the URL as the same UTC times.
     await toField.fill('2026-11-25 13:05:30');
+    // The list read with the new range: the page has taken the new URL (a field filled
+    // before that could be drawn again from the URL, losing the text typed into it).
+    const applied = page.waitForResponse((response) => {
+      const url = new URL(response.url());
+      return (
+        url.pathname === '/admin/events' &&
+        url.searchParams.get('to') === '2026-11-25T13:05:30.000Z'
+      );
+    });
     await page.getByRole('button', { name: 'Apply filters' }).click();
+    await applied;
     await expect
       .poll(() => page.evaluate(() => location.hash))
       .toBe(`#/events?${new URLSearchParams({ from, to: '2026-11-25T13:05:30.000Z' })}`);
