@@ -241,3 +241,32 @@ export function captureLogs(): CapturedLogs {
     text: () => raw.join('\n'),
   };
 }
+
+/**
+ * A wrapper of the real `DB` binding that lists the SQL of every statement prepared and the
+ * size of every batch run (one batch = one round trip to D1).
+ */
+export function recordingDb(): { db: D1Database; statements: string[]; batches: number[] } {
+  const statements: string[] = [];
+  const batches: number[] = [];
+  const db = new Proxy(env.DB, {
+    get: (target, name) => {
+      const value = Reflect.get(target, name);
+      if (typeof value !== 'function') return value;
+      if (name === 'prepare' || name === 'exec') {
+        return (sql: string) => {
+          statements.push(sql);
+          return Reflect.apply(value, target, [sql]);
+        };
+      }
+      if (name === 'batch') {
+        return (batch: D1PreparedStatement[]) => {
+          batches.push(batch.length);
+          return Reflect.apply(value, target, [batch]);
+        };
+      }
+      return value.bind(target);
+    },
+  });
+  return { db, statements, batches };
+}

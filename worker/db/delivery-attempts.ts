@@ -99,8 +99,9 @@ export async function listDeliveryAttempts(
 }
 
 /**
- * Records an attempt (numbered `attempts + 1`) and the delivery's new state in one
- * transaction. A `delivered` delivery stays delivered (a redelivered message's late
+ * The statements that record an attempt (numbered `attempts + 1`) and the delivery's new
+ * state, to run in one batch (one transaction), alone or with the attempt's health
+ * statements (one round trip per attempt). A `delivered` delivery stays delivered (a redelivered message's late
  * failure must not undo a success). The attempt carries the operator's request only when it
  * started at or after the request's time and no other attempt of the delivery did: the time, not the
  * message's delivery count, decides, because a message may come back without an attempt
@@ -110,14 +111,15 @@ export async function listDeliveryAttempts(
  * @param deliveryId - the delivery id.
  * @param outcome - what the attempt got and where the delivery goes next.
  * @param now - the record time, epoch milliseconds.
+ * @returns the insert of the attempt, then the update of the delivery.
  */
-export async function recordDeliveryAttempt(
+export function deliveryAttemptStatements(
   db: D1Database,
   deliveryId: string,
   outcome: AttemptOutcome,
   now: number,
-): Promise<void> {
-  await db.batch([
+): D1PreparedStatement[] {
+  return [
     db
       .prepare(
         `INSERT INTO delivery_attempts (delivery_id, attempt, started_at, status, latency_ms,
@@ -149,5 +151,24 @@ export async function recordDeliveryAttempt(
          WHERE id = ?1`,
       )
       .bind(deliveryId, outcome.deliveryStatus, outcome.status, outcome.nextAttemptAt, now),
-  ]);
+  ];
+}
+
+/**
+ * Records an attempt and the delivery's new state in one transaction: the statements of
+ * {@link deliveryAttemptStatements} as one batch.
+ *
+ * @param deliveryId - the delivery id.
+ * @param outcome - what the attempt got and where the delivery goes next.
+ * @param now - the record time, epoch milliseconds.
+ * @internal Exported for the tests, which record attempts directly (the relay records each
+ *   with its health, through {@link deliveryAttemptStatements}).
+ */
+export async function recordDeliveryAttempt(
+  db: D1Database,
+  deliveryId: string,
+  outcome: AttemptOutcome,
+  now: number,
+): Promise<void> {
+  await db.batch(deliveryAttemptStatements(db, deliveryId, outcome, now));
 }

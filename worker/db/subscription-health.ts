@@ -43,10 +43,12 @@ const SUBSCRIPTION_OF_DELIVERY = '(SELECT subscription_id FROM deliveries WHERE 
  * -> `healthy`), a failure starts one (`healthy` -> `failing`, `failingSince` = `at`) or
  * extends it. A disabled subscription's state is left alone (an attempt already in flight
  * when it was disabled must not re-enable it), but the attempt is still counted. One
- * transaction.
+ * transaction, with the statements `recordedWith` ahead of it.
  *
  * @param deliveryId - the delivery the attempt belongs to.
  * @param attempt - its outcome, time and the reason of a state change.
+ * @param recordedWith - statements to run first in the same batch (the attempt's own
+ *   record), so an attempt and its health cost one round trip and land together.
  * @returns the subscription's state after it, or `undefined` when the delivery or its
  *   subscription is gone.
  */
@@ -54,6 +56,7 @@ export async function recordAttemptHealth(
   db: D1Database,
   deliveryId: string,
   attempt: AttemptHealthInput,
+  recordedWith: readonly D1PreparedStatement[] = [],
 ): Promise<AttemptHealthState | undefined> {
   const hour = Math.floor(attempt.at / HOUR_MS);
   const [succeeded, failed] = attempt.succeeded ? [1, 0] : [0, 1];
@@ -67,6 +70,7 @@ export async function recordAttemptHealth(
        health_reason = CASE WHEN failing_since IS NULL THEN ?3 ELSE health_reason END,
        failing_since = COALESCE(failing_since, ?2)`;
   const results = await db.batch<{ id: string; enabled: number; failing_since: number | null }>([
+    ...recordedWith,
     db
       .prepare(
         `INSERT INTO subscription_attempt_hours (subscription_id, hour, succeeded, failed)

@@ -1,6 +1,6 @@
 // Confirmation of money events before fan-out: a webhook saying money moved is a hint;
 // the record at the payments API, read through the SDK, is the truth.
-import { confirmWebhookEvent as confirmWithClient } from '../../lib/index.ts';
+import { confirmWebhookEvent as confirmWithClient, MONEY_EVENTS } from '../../lib/index.ts';
 import { settingsOf } from '../config.ts';
 import type { WebhookEventStatus } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
@@ -15,6 +15,18 @@ export interface ConfirmationDecision {
   readonly status: WebhookEventStatus;
   /** The SDK's reason in words (`status processing`, `record not found`, ...). */
   readonly reason: string | null;
+}
+
+/**
+ * Whether an event of this type is checked upstream before it fans out: confirmation is on
+ * (`CONFIRM_MONEY_EVENTS`) and the type is one of the SDK's money events. Every other event is
+ * stored `received` without a lookup, so nothing about it needs reading before it is stored.
+ *
+ * @param env - the `CONFIRM_MONEY_EVENTS` setting.
+ * @param eventType - the envelope's `event_type`.
+ */
+export function confirmsType(env: Env, eventType: string): boolean {
+  return settingsOf(env).confirmMoneyEvents && Object.hasOwn(MONEY_EVENTS, eventType);
 }
 
 /**
@@ -45,7 +57,7 @@ export async function decideConfirmation(
   event: { readonly event_type: string; readonly data: unknown },
   requestId: string,
 ): Promise<ConfirmationDecision> {
-  if (!settingsOf(env).confirmMoneyEvents) return { status: 'received', reason: null };
+  if (!confirmsType(env, event.event_type)) return { status: 'received', reason: null };
   const confirmation = await confirmWithClient(upstreamClient(env), event, { requestId });
   switch (confirmation.outcome) {
     case 'unchecked':

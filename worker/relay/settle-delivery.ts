@@ -5,13 +5,13 @@
  */
 import { parseRetryAfter } from '../../lib/shared.ts';
 import { markDeliveryFailed } from '../db/deliveries.ts';
-import { type AttemptOutcome, recordDeliveryAttempt } from '../db/delivery-attempts.ts';
+import { type AttemptOutcome, deliveryAttemptStatements } from '../db/delivery-attempts.ts';
 import { logEvent } from '../http/log.ts';
 import { operatorRequestOf } from './operator-request.ts';
 import type { RefusedDelivery, SkippedDelivery } from './prepare-delivery.ts';
 import { retryDelay } from './retry-schedule.ts';
 import type { SentDelivery } from './send-delivery.ts';
-import { recordSubscriberHealth } from './subscriber-health.ts';
+import { recordAttemptWithHealth } from './subscriber-health.ts';
 
 /** What a delivery attempt came to, before it is recorded. */
 export type DeliveryAttemptResult = SkippedDelivery | RefusedDelivery | SentDelivery;
@@ -61,7 +61,7 @@ async function settleRefused(
 ): Promise<number | undefined> {
   const settledAt = Date.now();
   const delaySeconds = retry ? retryDelay(message.attempts, undefined) : undefined;
-  await recordDeliveryAttempt(
+  const record = deliveryAttemptStatements(
     env.DB,
     deliveryId,
     {
@@ -76,7 +76,7 @@ async function settleRefused(
     },
     settledAt,
   );
-  await recordSubscriberHealth(env, deliveryId, { status: null, error, at: settledAt });
+  await recordAttemptWithHealth(env, deliveryId, { status: null, error, at: settledAt }, record);
   logEvent('warn', 'delivery_not_sent', {
     delivery_id: deliveryId,
     attempt: message.attempts,
@@ -110,10 +110,11 @@ async function settleSent(
       nextAttemptAt: settledAt + delaySeconds * 1000,
     };
   }
-  await recordDeliveryAttempt(env.DB, deliveryId, outcome, settledAt);
-  // Counts the attempt for the subscriber's health; a 410 Gone (the subscriber asks to
-  // stop) or failures for the whole disable span disable the subscription.
-  await recordSubscriberHealth(env, deliveryId, { ...result, at: settledAt });
+  // The attempt's record and its count for the subscriber's health, in one round trip; a
+  // 410 Gone (the subscriber asks to stop) or failures for the whole disable span disable
+  // the subscription.
+  const record = deliveryAttemptStatements(env.DB, deliveryId, outcome, settledAt);
+  await recordAttemptWithHealth(env, deliveryId, { ...result, at: settledAt }, record);
   logEvent(delaySeconds === undefined ? 'info' : 'warn', 'delivery_attempted', {
     delivery_id: deliveryId,
     event_id: eventId,

@@ -47,30 +47,39 @@ export function healthState(record: SubscriptionRecord): HealthState {
 }
 
 /**
- * Records the health side of a delivery attempt once the attempt itself is recorded:
- * counts it, moves the subscription between `healthy` and `failing`, and disables it on a
- * 410 or when its unbroken run of failures has lasted `SUBSCRIPTION_DISABLE_AFTER_HOURS`
- * (0 turns that rule off). A disable is logged and announced as `subscription.disabled`.
+ * Records a delivery attempt with its health side, in one D1 transaction (one round trip):
+ * the attempt's own record (`record`, the statements of `deliveryAttemptStatements`), then
+ * its count, and the subscription's move between `healthy` and `failing`. Then disables the
+ * subscription on a 410 or when its unbroken run of failures has lasted
+ * `SUBSCRIPTION_DISABLE_AFTER_HOURS` (0 turns that rule off); a disable is logged and
+ * announced as `subscription.disabled`.
  *
  * @param env - bindings (`DB`) and settings (`SUBSCRIPTION_DISABLE_AFTER_HOURS`).
  * @param deliveryId - the delivery the attempt belongs to.
  * @param attempt - its status or error and its time.
- * @throws whatever D1 throws (the caller retries the message; the attempt is counted again).
+ * @param record - the statements recording the attempt and the delivery's new state.
+ * @throws whatever D1 throws (the caller retries the message; nothing of the attempt landed).
  */
-export async function recordSubscriberHealth(
+export async function recordAttemptWithHealth(
   env: Env,
   deliveryId: string,
   attempt: AttemptResult,
+  record: readonly D1PreparedStatement[],
 ): Promise<void> {
   const succeeded = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
   const when = new Date(attempt.at).toISOString();
-  const state = await recordAttemptHealth(env.DB, deliveryId, {
-    succeeded,
-    at: attempt.at,
-    reason: succeeded
-      ? `delivered (HTTP ${attempt.status}) at ${when}`
-      : `${failureOf(attempt)} at ${when}`,
-  });
+  const state = await recordAttemptHealth(
+    env.DB,
+    deliveryId,
+    {
+      succeeded,
+      at: attempt.at,
+      reason: succeeded
+        ? `delivered (HTTP ${attempt.status}) at ${when}`
+        : `${failureOf(attempt)} at ${when}`,
+    },
+    record,
+  );
   if (state === undefined || !state.enabled || succeeded) return;
   if (attempt.status === 410) {
     const reason = `410 Gone from the subscriber at ${when}`;

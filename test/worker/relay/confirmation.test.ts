@@ -9,7 +9,13 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { signRequest } from '../../../lib/signing.ts';
 import { listEventDeliveries } from '../../../worker/db/deliveries.ts';
 import { findWebhookEvent } from '../../../worker/db/webhook-events.ts';
-import { fetchGateway, sandboxRequests, uniqueRequestId, useCapturedLogs } from '../helpers.ts';
+import {
+  fetchGateway,
+  recordingDb,
+  sandboxRequests,
+  uniqueRequestId,
+  useCapturedLogs,
+} from '../helpers.ts';
 import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
 import { createReceiverSubscription, disableTestSubscriptions } from './delivery-helpers.ts';
 
@@ -195,6 +201,22 @@ describe('confirmation', () => {
       expect(res.status).toBe(200);
       expect((await findWebhookEvent(env.DB, String(event.event_id)))?.status).toBe('received');
       expect(await sandboxRequests(requestId)).toEqual([]);
+    });
+
+    it('should store a non-money event in one batch with nothing read before it', async () => {
+      const event = envelope({ event_type: 'mandate_activated', data: { reference: 'x' } });
+      const { db, statements } = recordingDb();
+      const res = await fetchGateway(await webhookRequest(JSON.stringify(event)), {
+        ...ON,
+        DB: db,
+      });
+      expect(res.status).toBe(200);
+      // The event's insert and its fan-out, no read of the event by id before them: only a
+      // money event can cost an upstream lookup that a copy must not repeat.
+      expect(statements).toHaveLength(2);
+      expect(statements[0]).toMatch(/^\s*INSERT INTO webhook_events/);
+      const copy = await fetchGateway(await webhookRequest(JSON.stringify(event)), ON);
+      expect(await copy.json()).toMatchObject({ duplicate: true });
     });
 
     it('should store the event as awaiting confirmation (200) when the upstream is unreachable', async () => {

@@ -13,7 +13,7 @@ import worker from '../../../worker/index.ts';
 import { applyCheck } from '../../../worker/relay/confirmation-check.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { SWEEP_GRACE_MS, sweepRelay } from '../../../worker/relay/sweeper.ts';
-import { fetchGateway, useCapturedLogs } from '../helpers.ts';
+import { fetchGateway, recordingDb, useCapturedLogs } from '../helpers.ts';
 import { adminRequest } from '../routes/admin/admin-helpers.ts';
 import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
 import {
@@ -38,25 +38,6 @@ function deliveryBodies(batches: MessageSendRequest[][]): Record<string, unknown
     .flat()
     .map((message) => message.body as Record<string, unknown>)
     .filter((body) => typeof body.deliveryId === 'string');
-}
-
-/** A wrapper of the real `DB` binding that lists the SQL of every statement prepared. */
-function recordingDb(): { db: D1Database; statements: string[] } {
-  const statements: string[] = [];
-  const db = new Proxy(env.DB, {
-    get: (target, name) => {
-      const value = Reflect.get(target, name);
-      if (typeof value !== 'function') return value;
-      if (name === 'prepare' || name === 'exec') {
-        return (sql: string) => {
-          statements.push(sql);
-          return Reflect.apply(value, target, [sql]);
-        };
-      }
-      return value.bind(target);
-    },
-  });
-  return { db, statements };
 }
 
 describe('delivery messages', () => {

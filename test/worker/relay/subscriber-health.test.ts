@@ -5,11 +5,13 @@
  * start is written by the test, so no test waits), and the `subscription.disabled` event
  * delivered to a subscription that asks for it.
  */
+import { createMessageBatch } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findSubscription } from '../../../worker/db/subscriptions.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
-import { fetchGateway, useCapturedLogs } from '../helpers.ts';
+import { settleDelivery } from '../../../worker/relay/settle-delivery.ts';
+import { fetchGateway, recordingDb, useCapturedLogs } from '../helpers.ts';
 import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
 import {
   createReceiverSubscription,
@@ -97,6 +99,53 @@ describe('subscriber health', () => {
         failed: 1,
         rate: 0.5,
       });
+    });
+
+    it('should record an attempt and its health in one D1 round trip', async () => {
+      const stored = await storeDelivery();
+      const [message] = createMessageBatch(DELIVERIES_QUEUE, [
+        {
+          id: 'msg-0',
+          timestamp: new Date(),
+          attempts: 1,
+          body: { deliveryId: stored.deliveryId },
+        },
+      ]).messages;
+      const { db, batches } = recordingDb();
+      const settledAt = Date.now();
+      const sendResult = {
+        startedAt: settledAt - 5,
+        status: 503,
+        latencyMs: 5,
+        error: null,
+        responseExcerpt: 'busy',
+        retryAfter: null,
+      };
+      const sent = {
+        kind: 'sent',
+        eventId: stored.eventId,
+        subscriptionId: stored.subscription.id,
+        sendResult,
+        settledAt,
+      } as const;
+
+      await settleDelivery(
+        message as Message<unknown>,
+        { ...env, DB: db },
+        stored.deliveryId,
+        sent,
+      );
+
+      // The attempt, the delivery's state, the hour's count, the window's trim, the move to
+      // failing and the state read back: one batch.
+      expect(batches).toEqual([6]);
+      expect((await healthView(stored.subscription.id)).state).toBe('failing');
+      const attempts = await env.DB.prepare(
+        'SELECT status FROM delivery_attempts WHERE delivery_id = ?1',
+      )
+        .bind(stored.deliveryId)
+        .all<{ status: number }>();
+      expect(attempts.results).toEqual([{ status: 503 }]);
     });
 
     it('should keep the start of a run of failures while it lasts', async () => {
