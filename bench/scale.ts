@@ -1,0 +1,156 @@
+// The load model: measures what one webhook event (with 0, 1 and 3 subscriptions), one
+// delivery attempt and one idempotent POST cost on the real schema and the real Worker (D1
+// queries, round trips, rows read and written, bytes stored, queue messages, Durable Object
+// requests, subrequests), then turns the counts, with Cloudflare's published limits and
+// prices (bench/scale/platform.ts), into the rates at which each ceiling is met for a number
+// of D1 shards, the cost per million, and the shards a target needs. No timings: the counts
+// do not depend on the machine's load.
+//
+// How it measures: workerd cannot write files, so it runs the measuring file
+// (test/worker/scale/measure-units.ts) with vitest and bench/scale/vitest.config.ts (the
+// worker tests' set-up: migrations applied to a fresh local D1, the sandbox as upstream),
+// and the file POSTs its counts to a sink on 127.0.0.1:19910 (bench/scale/global-setup.ts)
+// that writes them where this process reads them.
+//
+// Run: npm run bench -- scale [N]        (N shards besides 1 and 3; default 1)
+//      npm run bench -- scale [N] --measurements <file>   (the model on a saved run)
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { argv, exit } from 'node:process';
+import { type ModelOptions, type Platform, runModel } from './scale/model.ts';
+import {
+  LIMITS,
+  OBJECT_BILLED_GB,
+  PRICES,
+  QUEUE_OPERATIONS_PER_MESSAGE,
+  READ_ON,
+} from './scale/platform.ts';
+import { ceilingsTable, costTable, targetText, unitsTable } from './scale/table.ts';
+import { solveTarget, type Target } from './scale/target.ts';
+import { type Measured, parseMeasured } from './scale/units.ts';
+
+const root = new URL('..', import.meta.url).pathname;
+
+/** The published figures, as the model reads them. */
+const PLATFORM: Platform = {
+  d1DatabaseBytes: LIMITS.d1DatabaseBytes.value,
+  d1QueriesPerSecond: LIMITS.d1QueriesPerSecond.value,
+  queueMessagesPerSecond: LIMITS.queueMessagesPerSecond.value,
+  objectRequestsPerSecond: LIMITS.objectRequestsPerSecond.value,
+  price: Object.fromEntries(
+    Object.entries(PRICES).map(([name, { value }]) => [name, value]),
+  ) as unknown as Platform['price'],
+  queueOperationsPerMessage: QUEUE_OPERATIONS_PER_MESSAGE,
+  objectBilledGb: OBJECT_BILLED_GB,
+};
+
+/** The stated target (docs/deploy.md): 10 M events a day for 30 days, 1,000 POSTs/s at peak. */
+const TARGET: Target = {
+  eventsPerDay: 10_000_000,
+  retentionDays: 30,
+  peakPostsPerSecond: 1000,
+  // Assumed (docs/assumptions.md): the day's average is a quarter of the peak.
+  averagePostsPerSecond: 250,
+  headroom: 0.5,
+};
+
+// A setting's value in wrangler.toml's top-level [vars] and consumer (the deployed defaults).
+function wranglerSetting(pattern: RegExp, what: string): number {
+  const found = pattern.exec(readFileSync(join(root, 'wrangler.toml'), 'utf8'))?.[1];
+  if (found === undefined) throw new Error(`wrangler.toml: ${what} not found`);
+  return Number(found);
+}
+
+function modelOptions(): ModelOptions {
+  const cronMinutes = wranglerSetting(/crons = \["\*\/(\d+) \* \* \* \*"\]/, 'the cron step');
+  return {
+    shards: 1,
+    retentionDays: wranglerSetting(/RELAY_RETENTION_DAYS = "(\d+)"/, 'RELAY_RETENTION_DAYS'),
+    idempotencyRetentionSec: wranglerSetting(
+      /IDEMPOTENCY_RETENTION_SEC = "(\d+)"/,
+      'IDEMPOTENCY_RETENTION_SEC',
+    ),
+    subscriptionsPerEvent: 1,
+    consumerBatchSize: wranglerSetting(/max_batch_size = (\d+)/, 'max_batch_size'),
+    cronRunsPerDay: (24 * 60) / cronMinutes,
+    // Assumed (docs/assumptions.md, "Load model"): not published, not measured here.
+    assumed: { cpuMsPerInvocation: 3, outboxActiveMsPerDelivery: 300, limiterActiveMs: 10 },
+  };
+}
+
+function measure(): Measured {
+  const dir = mkdtempSync(join(tmpdir(), 'edgepay-scale-'));
+  const file = join(dir, 'measurements.json');
+  try {
+    const run = spawnSync(
+      join(root, 'node_modules/.bin/vitest'),
+      ['run', '--config', 'bench/scale/vitest.config.ts'],
+      { cwd: root, stdio: 'inherit', env: { ...process.env, SCALE_MEASUREMENTS_FILE: file } },
+    );
+    if (run.status !== 0) throw new Error(`the measuring run failed (exit ${run.status})`);
+    return parseMeasured(JSON.parse(readFileSync(file, 'utf8')));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// The commit measured, and the files of the measured paths not committed yet (others may be
+// changing them while this runs).
+function measuredCode(): string {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  const changed = git('status', '--porcelain', '--', 'worker', 'migrations')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(3));
+  const head = git('rev-parse', '--short', 'HEAD');
+  return changed.length === 0 ? head : `${head} with uncommitted changes to ${changed.join(', ')}`;
+}
+
+function main(): void {
+  const args = argv.slice(2);
+  const at = args.indexOf('--measurements');
+  const saved = at === -1 ? undefined : args[at + 1];
+  const shardsArg = args.find((arg, index) => /^\d+$/.test(arg) && index !== at + 1);
+  const asked = Number(shardsArg ?? 1);
+  if (!Number.isInteger(asked) || asked < 1)
+    throw new Error(`N must be a whole number >= 1, got ${shardsArg}`);
+  const code = measuredCode();
+  const measured =
+    saved === undefined ? measure() : parseMeasured(JSON.parse(readFileSync(saved, 'utf8')));
+  const options = modelOptions();
+  const target = solveTarget(measured, PLATFORM, options, TARGET);
+  const shards = [...new Set([1, 3, asked, target.shards])].sort((a, b) => a - b);
+  const models = shards.map((n) => runModel(measured, PLATFORM, { ...options, shards: n }));
+  const week = runModel(measured, PLATFORM, { ...options, retentionDays: 7 });
+  const ingress = measured.ingest[3];
+  const otherSubrequests =
+    ingress.queueSendCalls + ingress.fetches + (ingress.objectRequests.RATE_LIMITER ?? 0);
+  console.log(`\n## Load model: measured ${new Date().toISOString()} at ${code}`);
+  console.log(`Limits and prices read ${READ_ON} (bench/scale/platform.ts).\n`);
+  console.log(unitsTable(measured));
+  console.log(
+    `\nPer invocation: the ingress (3 subscriptions) runs ${ingress.statements} of ${LIMITS.d1QueriesPerInvocation.value} D1 queries and ${otherSubrequests} other subrequests of ${LIMITS.subrequestsPerInvocation.value}; a cron run ${measured.purge.statements} D1 queries.`,
+  );
+  console.log(
+    `\n### Ceilings (${options.subscriptionsPerEvent} subscription per event, retention ${options.retentionDays} days)\n`,
+  );
+  console.log(ceilingsTable(models));
+  const weekSize = week.ceilings[0]?.eventsPerDay ?? 0;
+  console.log(
+    `\nWith RELAY_RETENTION_DAYS = 7 the D1 size ceiling is ${Math.round(weekSize).toLocaleString('en-US')} events/day per shard.`,
+  );
+  console.log(`\n### Cost per million (usage above the plan's inclusions)\n`);
+  console.log(costTable(models[0] ?? runModel(measured, PLATFORM, options)));
+  console.log(`\n### Target configuration\n`);
+  console.log(targetText(target, TARGET));
+}
+
+try {
+  main();
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  exit(1);
+}

@@ -1,0 +1,210 @@
+/**
+ * The load model: a pure function from the measured costs (bench/scale/units.ts), the
+ * published limits and prices (bench/scale/platform.ts), the number of D1 shards and the
+ * retention to the rate at which each ceiling is met and the cost per million units.
+ * Ceilings are rates at 100 % of a limit; the target configuration (bench/scale/target.ts)
+ * keeps headroom below them.
+ */
+import { type Cost, eventCost, type Measured, postCost } from './units.ts';
+
+const DAY_SEC = 86_400;
+const MONTH_DAYS = 30;
+
+/** The published figures the model reads (platform.ts `LIMITS` / `PRICES`, values only). */
+export interface Platform {
+  readonly d1DatabaseBytes: number;
+  readonly d1QueriesPerSecond: number;
+  readonly queueMessagesPerSecond: number;
+  readonly objectRequestsPerSecond: number;
+  readonly price: {
+    readonly workersRequest: number;
+    readonly workersCpuMs: number;
+    readonly d1RowRead: number;
+    readonly d1RowWritten: number;
+    readonly d1GbMonth: number;
+    readonly queueOperation: number;
+    readonly objectRequest: number;
+    readonly objectGbSecond: number;
+    readonly objectRowRead: number;
+    readonly objectRowWritten: number;
+  };
+  readonly queueOperationsPerMessage: number;
+  readonly objectBilledGb: number;
+}
+
+/** The deployment the model is asked about. */
+export interface ModelOptions {
+  /** D1 databases the events and idempotency keys are spread over. */
+  readonly shards: number;
+  /** `RELAY_RETENTION_DAYS`. */
+  readonly retentionDays: number;
+  /** `IDEMPOTENCY_RETENTION_SEC`. */
+  readonly idempotencyRetentionSec: number;
+  /** Matching subscriptions per event. */
+  readonly subscriptionsPerEvent: number;
+  /** The consumer's `max_batch_size`. */
+  readonly consumerBatchSize: number;
+  /** Cron runs a day (`*\/15 * * * *`: 96). */
+  readonly cronRunsPerDay: number;
+  /** Figures the platform does not publish and the run does not measure (docs/assumptions.md). */
+  readonly assumed: {
+    /** CPU milliseconds per Worker invocation. */
+    readonly cpuMsPerInvocation: number;
+    /** How long an outbox stays active per delivery (the subscriber's answer), in ms. */
+    readonly outboxActiveMsPerDelivery: number;
+    /** How long a limiter object stays active per request, in ms. */
+    readonly limiterActiveMs: number;
+  };
+}
+
+/** One ceiling: the rate of events or POSTs at which a limit is met. */
+interface Ceiling {
+  readonly name: string;
+  /** The limit, as published or configured. */
+  readonly limit: string;
+  /** What one event (or POST) uses of it. */
+  readonly use: string;
+  /** Events a day at the limit; `null` when events do not use it. */
+  readonly eventsPerDay: number | null;
+  /** Idempotent POSTs a second at the limit; `null` when POSTs do not use it. */
+  readonly postsPerSecond: number | null;
+  /** Whether the ceiling rises with the number of shards. */
+  readonly perShard: boolean;
+}
+
+/** What the model says for one deployment. */
+export interface ModelResult {
+  readonly options: ModelOptions;
+  readonly event: Cost;
+  readonly post: Cost;
+  readonly ceilings: readonly Ceiling[];
+  /** Dollars per million events (with their deliveries) and per million POSTs, by item. */
+  readonly costPerMillion: {
+    readonly events: Readonly<Record<string, number>>;
+    readonly posts: Readonly<Record<string, number>>;
+  };
+}
+
+const per = (numerator: number, denominator: number): number | null =>
+  denominator > 0 ? numerator / denominator : null;
+
+const fixed = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
+
+/**
+ * Runs the model.
+ *
+ * @param measured - the measurements.
+ * @param platform - the published limits and prices.
+ * @param options - shards, retentions, fan-out and the assumptions.
+ * @returns the ceilings and the cost per million events and POSTs.
+ * @throws {Error} when `shards` is not a whole number of at least 1.
+ */
+export function runModel(
+  measured: Measured,
+  platform: Platform,
+  options: ModelOptions,
+): ModelResult {
+  if (!Number.isInteger(options.shards) || options.shards < 1) {
+    throw new Error(`shards must be a whole number of at least 1, got ${options.shards}`);
+  }
+  const n = options.shards;
+  const event = eventCost(measured, options.subscriptionsPerEvent, options.consumerBatchSize);
+  const post = postCost(measured);
+  const keySeconds = options.idempotencyRetentionSec;
+  const { purge } = measured;
+  const ceilings: Ceiling[] = [
+    {
+      name: `D1 size, ${options.retentionDays} days of events, ${keySeconds / 3600} h of keys`,
+      limit: `${platform.d1DatabaseBytes / 1e9} GB per database`,
+      use: `${Math.round(event.d1Bytes)} B per event, ${Math.round(post.d1Bytes)} B per POST`,
+      eventsPerDay: per(n * platform.d1DatabaseBytes, event.d1Bytes * options.retentionDays),
+      postsPerSecond: per(n * platform.d1DatabaseBytes, post.d1Bytes * keySeconds),
+      perShard: true,
+    },
+    {
+      name: 'D1 query rate (one thread per database)',
+      limit: `${platform.d1QueriesPerSecond} queries/s per database`,
+      use: `${fixed(event.d1Statements)} queries per event, ${fixed(post.d1Statements)} per POST`,
+      eventsPerDay: per(n * platform.d1QueriesPerSecond * DAY_SEC, event.d1Statements),
+      postsPerSecond: per(n * platform.d1QueriesPerSecond, post.d1Statements),
+      perShard: true,
+    },
+    {
+      name: 'Retention purge (bounded per cron run)',
+      limit: `${purge.eventsPurged} events, ${purge.keysPurged} keys per run, ${options.cronRunsPerDay} runs a day`,
+      use: '1 event, 1 key',
+      eventsPerDay: n * purge.eventsPurged * options.cronRunsPerDay,
+      postsPerSecond: (n * purge.keysPurged * options.cronRunsPerDay) / DAY_SEC,
+      perShard: true,
+    },
+    {
+      name: 'Queue throughput (one queue)',
+      limit: `${platform.queueMessagesPerSecond} messages/s per queue`,
+      use: `${fixed(event.queueMessages)} messages per event`,
+      eventsPerDay: per(platform.queueMessagesPerSecond * DAY_SEC, event.queueMessages),
+      postsPerSecond: null,
+      perShard: false,
+    },
+    {
+      name: 'Outbox object of one subscription',
+      limit: `${platform.objectRequestsPerSecond} requests/s per object`,
+      use: `${fixed(event.outboxRequestsPerDelivery)} requests per delivery`,
+      eventsPerDay: per(
+        platform.objectRequestsPerSecond * DAY_SEC,
+        event.outboxRequestsPerDelivery,
+      ),
+      postsPerSecond: null,
+      perShard: false,
+    },
+    {
+      name: 'Limiter object of one sender (webhook address, or caller)',
+      limit: `${platform.objectRequestsPerSecond} requests/s per object`,
+      use: `${fixed(event.limiterRequests)} per event, ${fixed(post.limiterRequests)} per POST`,
+      eventsPerDay: per(platform.objectRequestsPerSecond * DAY_SEC, event.limiterRequests),
+      postsPerSecond: per(platform.objectRequestsPerSecond, post.limiterRequests),
+      perShard: false,
+    },
+  ];
+  return { options, event, post, ceilings, costPerMillion: costs(event, post, platform, options) };
+}
+
+// Dollars per million units by item, usage above the plan's included amounts.
+function costs(event: Cost, post: Cost, platform: Platform, options: ModelOptions) {
+  const { price } = platform;
+  const { assumed } = options;
+  const million = (cost: Cost, retentionDays: number, objectActiveMs: number) => {
+    const workers =
+      cost.workerInvocations *
+      (price.workersRequest + assumed.cpuMsPerInvocation * price.workersCpuMs);
+    const d1Rows = cost.d1RowsRead * price.d1RowRead + cost.d1RowsWritten * price.d1RowWritten;
+    // Each unit's bytes are kept for the retention: GB-months per unit.
+    const d1Storage = (cost.d1Bytes / 1e9) * (retentionDays / MONTH_DAYS) * price.d1GbMonth;
+    const queues = cost.queueMessages * platform.queueOperationsPerMessage * price.queueOperation;
+    const requests = cost.limiterRequests + cost.deliveries * cost.outboxRequestsPerDelivery;
+    const objects =
+      requests * price.objectRequest +
+      (objectActiveMs / 1000) * platform.objectBilledGb * price.objectGbSecond +
+      cost.outboxRowsRead * price.objectRowRead +
+      cost.outboxRowsWritten * price.objectRowWritten;
+    const items = {
+      'Workers requests and CPU': workers,
+      'D1 rows read and written': d1Rows,
+      'D1 storage': d1Storage,
+      Queues: queues,
+      'Durable Objects': objects,
+    };
+    const scaled = Object.fromEntries(Object.entries(items).map(([k, v]) => [k, v * 1e6]));
+    return { ...scaled, total: Object.values(scaled).reduce((a, b) => a + b, 0) };
+  };
+  const eventActiveMs =
+    event.limiterRequests * assumed.limiterActiveMs +
+    event.deliveries * assumed.outboxActiveMsPerDelivery;
+  return {
+    events: million(event, options.retentionDays, eventActiveMs),
+    posts: million(
+      post,
+      options.idempotencyRetentionSec / DAY_SEC,
+      post.limiterRequests * assumed.limiterActiveMs,
+    ),
+  };
+}

@@ -1,0 +1,226 @@
+import { describe, expect, it } from 'vitest';
+import { type ModelOptions, type Platform, runModel } from '../../bench/scale/model.ts';
+import { solveTarget } from '../../bench/scale/target.ts';
+import { type Measured, parseMeasured, type UnitMeasure } from '../../bench/scale/units.ts';
+
+// Round figures, so every expected value below is worked out by hand.
+const PLATFORM: Platform = {
+  d1DatabaseBytes: 10e9,
+  d1QueriesPerSecond: 1000,
+  queueMessagesPerSecond: 5000,
+  objectRequestsPerSecond: 1000,
+  price: {
+    workersRequest: 0.3 / 1e6,
+    workersCpuMs: 0.02 / 1e6,
+    d1RowRead: 0.001 / 1e6,
+    d1RowWritten: 1 / 1e6,
+    d1GbMonth: 0.75,
+    queueOperation: 0.4 / 1e6,
+    objectRequest: 0.15 / 1e6,
+    objectGbSecond: 12.5 / 1e6,
+    objectRowRead: 0.001 / 1e6,
+    objectRowWritten: 1 / 1e6,
+  },
+  queueOperationsPerMessage: 3,
+  objectBilledGb: 0.128,
+};
+
+const OPTIONS: ModelOptions = {
+  shards: 1,
+  retentionDays: 30,
+  idempotencyRetentionSec: 86_400,
+  subscriptionsPerEvent: 1,
+  consumerBatchSize: 10,
+  cronRunsPerDay: 96,
+  assumed: { cpuMsPerInvocation: 0, outboxActiveMsPerDelivery: 0, limiterActiveMs: 0 },
+};
+
+function unit(name: string, fields: Partial<UnitMeasure>): UnitMeasure {
+  return {
+    unit: name,
+    samples: 10,
+    statements: 0,
+    roundTrips: 0,
+    rowsRead: 0,
+    rowsWritten: 0,
+    bytesStored: 0,
+    queueMessages: 0,
+    queueSendCalls: 0,
+    objectRequests: {},
+    fetches: 0,
+    ...fields,
+  };
+}
+
+// An event: 2 queries, 1 limiter request, 1,500 bytes and 6 rows written, plus per
+// subscription 1 query, 1 message, 500 bytes and 4 rows written at ingest; an attempt: 3
+// queries, 1,000 bytes, 5 rows written, 1 outbox request and 2 outbox rows written.
+const MEASURED: Measured = {
+  ingest: {
+    0: unit('ingest_0', {
+      statements: 2,
+      rowsWritten: 6,
+      bytesStored: 1500,
+      objectRequests: { RATE_LIMITER: 1 },
+    }),
+    1: unit('ingest_1', {
+      statements: 3,
+      rowsWritten: 10,
+      bytesStored: 2000,
+      queueMessages: 1,
+      objectRequests: { RATE_LIMITER: 1 },
+    }),
+    3: unit('ingest_3', {
+      statements: 5,
+      rowsWritten: 18,
+      bytesStored: 3000,
+      queueMessages: 3,
+      objectRequests: { RATE_LIMITER: 1 },
+    }),
+  },
+  attempt: unit('attempt', {
+    statements: 3,
+    rowsRead: 4,
+    rowsWritten: 5,
+    bytesStored: 1000,
+    objectRequests: { SUBSCRIBER_OUTBOX: 1 },
+    outboxStorage: { rowsRead: 0, rowsWritten: 2, metered: true },
+  }),
+  post: unit('post', {
+    statements: 4,
+    rowsWritten: 5,
+    bytesStored: 1000,
+    objectRequests: { RATE_LIMITER: 1 },
+  }),
+  postReplay: unit('post_replay', { statements: 2, objectRequests: { RATE_LIMITER: 1 } }),
+  purge: { unit: 'cron_run', eventsPurged: 5000, keysPurged: 5000, statements: 22, roundTrips: 22 },
+};
+
+const ceiling = (shards: number, name: string) => {
+  const found = runModel(MEASURED, PLATFORM, { ...OPTIONS, shards }).ceilings.find((c) =>
+    c.name.startsWith(name),
+  );
+  if (found === undefined) throw new Error(`no ceiling ${name}`);
+  return found;
+};
+
+describe('load model', () => {
+  it('should meet the D1 size limit at the bytes an event keeps for its retention', () => {
+    // (2,000 + 1,000) bytes per event for 30 days in 10 GB; keys: 1,000 bytes for 86,400 s.
+    expect(ceiling(1, 'D1 size').eventsPerDay).toBeCloseTo(10e9 / (3000 * 30), 6);
+    expect(ceiling(1, 'D1 size').postsPerSecond).toBeCloseTo(10e9 / (1000 * 86_400), 6);
+  });
+
+  it('should meet the D1 query rate at the queries of an event and its attempts', () => {
+    // 3 at ingest + 3 per attempt: 6 queries per event; 4 per POST.
+    expect(ceiling(1, 'D1 query rate').eventsPerDay).toBeCloseTo((1000 * 86_400) / 6, 6);
+    expect(ceiling(1, 'D1 query rate').postsPerSecond).toBe(250);
+  });
+
+  it('should multiply the D1 ceilings by the shards, and leave the single objects and the queue alone', () => {
+    for (const name of ['D1 size', 'D1 query rate', 'Retention purge']) {
+      expect(ceiling(3, name).eventsPerDay).toBeCloseTo(
+        3 * (ceiling(1, name).eventsPerDay ?? 0),
+        6,
+      );
+      expect(ceiling(3, name).postsPerSecond).toBeCloseTo(
+        3 * (ceiling(1, name).postsPerSecond ?? 0),
+        6,
+      );
+    }
+    for (const name of ['Queue throughput', 'Outbox object', 'Limiter object']) {
+      expect(ceiling(3, name).eventsPerDay).toBe(ceiling(1, name).eventsPerDay);
+      expect(ceiling(3, name).postsPerSecond).toBe(ceiling(1, name).postsPerSecond);
+    }
+    // One caller's POSTs go to one limiter object, 1 request each: 1,000/s however many shards.
+    expect(ceiling(8, 'Limiter object').postsPerSecond).toBe(1000);
+    expect(ceiling(1, 'Queue throughput').eventsPerDay).toBe(5000 * 86_400);
+  });
+
+  it('should bound the purge by what one cron run deletes, times the runs a day', () => {
+    expect(ceiling(1, 'Retention purge').eventsPerDay).toBe(5000 * 96);
+    expect(ceiling(1, 'Retention purge').postsPerSecond).toBeCloseTo((5000 * 96) / 86_400, 9);
+  });
+
+  it('should interpolate a fan-out it did not measure from 0 and 1 subscription', () => {
+    const model = runModel(MEASURED, PLATFORM, { ...OPTIONS, subscriptionsPerEvent: 2 });
+    // Ingest 2 + 2 x 1 = 4 queries, plus 2 attempts of 3.
+    expect(model.event.d1Statements).toBe(10);
+    expect(model.event.d1Bytes).toBe(2500 + 2 * 1000);
+    expect(model.event.queueMessages).toBe(2);
+  });
+
+  it('should price a million events from their rows, bytes, messages and requests', () => {
+    const { events, posts } = runModel(MEASURED, PLATFORM, OPTIONS).costPerMillion;
+    // 10 + 5 D1 rows written: $15; 4 rows read: $0.004.
+    expect(events['D1 rows read and written']).toBeCloseTo(15.004, 9);
+    // 3,000 bytes kept 30 days: 3e-6 GB-months each, $0.75 per GB-month.
+    expect(events['D1 storage']).toBeCloseTo(3e-6 * 0.75 * 1e6, 9);
+    // 1 message, 3 operations at $0.40 per million.
+    expect(events.Queues).toBeCloseTo(1.2, 9);
+    // 1 ingress + 0.1 consumer invocation; 2 object requests and 2 outbox rows written.
+    expect(events['Workers requests and CPU']).toBeCloseTo(1.1 * 0.3, 9);
+    expect(events['Durable Objects']).toBeCloseTo(2 * 0.15 + 2 * 1, 9);
+    expect(events.total).toBeCloseTo(15.004 + 2.25 + 1.2 + 0.33 + 2.3, 9);
+    // A key kept one day: 1e-6 GB for 1/30 month.
+    expect(posts['D1 storage']).toBeCloseTo((1e-6 * 0.75 * 1e6) / 30, 9);
+  });
+
+  it('should refuse a shard count that is not a whole number of at least 1', () => {
+    expect(() => runModel(MEASURED, PLATFORM, { ...OPTIONS, shards: 0 })).toThrow(/shards/);
+    expect(() => runModel(MEASURED, PLATFORM, { ...OPTIONS, shards: 1.5 })).toThrow(/shards/);
+  });
+});
+
+describe('target configuration', () => {
+  const target = {
+    eventsPerDay: 10_000_000,
+    retentionDays: 30,
+    peakPostsPerSecond: 1000,
+    averagePostsPerSecond: 250,
+    headroom: 0.5,
+  };
+
+  it('should take the shards the most demanding per-shard constraint needs', () => {
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
+    // Size: 1e7 x 30 x 3,000 B + 250 x 86,400 keys x 1,000 B over 5 GB usable per shard.
+    const size = Math.ceil((1e7 * 30 * 3000 + 250 * 86_400 * 1000) / 5e9);
+    // Queries: 1e7 / 86,400 x 6 + 1,000 x 4 over 500/s usable per shard.
+    const rate = Math.ceil(((1e7 / 86_400) * 6 + 4000) / 500);
+    // Purge: 1e7 events a day over half of 480,000 per shard.
+    const purge = Math.ceil(1e7 / 240_000);
+    expect(result.needs).toMatchObject({
+      'D1 size': size,
+      'D1 query rate': rate,
+      'Retention purge, events': purge,
+    });
+    expect(result.shards).toBe(
+      Math.max(size, rate, purge, result.needs['Retention purge, keys'] ?? 0),
+    );
+    expect(result.model.options.shards).toBe(result.shards);
+  });
+
+  it('should say a single caller at 1,000 POSTs/s fills its limiter object whatever the shards', () => {
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
+    const limiter = result.beyond.find((item) =>
+      item.name.startsWith('Limiter object of one caller'),
+    );
+    expect(limiter?.use).toBe(1);
+  });
+
+  it('should bill the month from the cost per million', () => {
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
+    const perMillion = result.model.costPerMillion;
+    expect(result.monthly.events).toBeCloseTo(300 * (perMillion.events.total ?? 0), 6);
+    expect(result.monthly.posts).toBeCloseTo(
+      ((250 * 86_400 * 30) / 1e6) * (perMillion.posts.total ?? 0),
+      6,
+    );
+  });
+});
+
+describe('parseMeasured', () => {
+  it('should refuse measurements that miss a unit', () => {
+    expect(() => parseMeasured({ units: [] })).toThrow(/ingest_0/);
+  });
+});

@@ -1,0 +1,305 @@
+/**
+ * The measurements of the load model (`npm run bench -- scale`, bench/scale.ts), run by
+ * bench/scale/vitest.config.ts in workerd with the real schema (migrations/ applied to a local
+ * D1) and the real Worker: webhooks go through `POST /webhooks`, deliveries through the queue
+ * consumer and the subscription outboxes, idempotent POSTs through the proxy to the sandbox.
+ * Each unit runs many times behind the meters of metered-bindings.ts; the per-unit averages
+ * go to the sink of bench/scale/global-setup.ts as JSON. Any answer but the expected one fails
+ * the run: a failed case is an error, not a figure. Not a `.test.ts` file: `npm test` skips it.
+ */
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  getQueueResult,
+  waitOnExecutionContext,
+} from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { expect, inject, it } from 'vitest';
+import { runScheduled } from '../../../worker/cron.ts';
+import worker from '../../../worker/index.ts';
+import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
+import { captureLogs, postJson } from '../helpers.ts';
+import { createReceiverSubscription } from '../relay/delivery-helpers.ts';
+import { prepareOutboxes, settleOutboxes } from '../relay/outbox-helpers.ts';
+import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
+import {
+  databaseBytes,
+  type Meter,
+  meteredDb,
+  meteredNamespace,
+  meteredQueue,
+  newMeter,
+  withMeteredFetch,
+} from './metered-bindings.ts';
+import { meterOutboxStorage, newStorageMeter, type StorageMeter } from './outbox-storage.ts';
+
+/** Repetitions per unit: counts are per-unit averages; sizes need many rows to beat page rounding. */
+const SAMPLES = 100;
+const POST_SAMPLES = 40;
+/** Old events and expired keys laid out for one cron run to purge (more than one run may). */
+const PURGE_BACKLOG = 6000;
+const DAY_MS = 86_400_000;
+/** Limits far above the load, so the limiter objects are called (as in production) but never refuse. */
+const UNREFUSED_LIMIT = '6000000';
+
+/** A webhook body of about 1 KB: a money event's envelope with the fields providers send. */
+function eventBody(eventType: string): string {
+  const reference = `scale_${crypto.randomUUID()}`;
+  return JSON.stringify(
+    envelope({
+      event_type: eventType,
+      data: {
+        reference,
+        amount: 250000,
+        currency: 'NGN',
+        status: 'success',
+        channel: 'card',
+        gateway_response: 'Approved',
+        paid_at: '2030-01-01T00:00:00.000Z',
+        fees: 3750,
+        customer: { email: 'ada.obi@example.com', name: 'Ada Obi', phone: '+2348012345678' },
+        authorization: { bin: '408408', last4: '4081', exp_month: '12', exp_year: '2030' },
+        metadata: { order_id: `ord_${crypto.randomUUID()}`, cart_id: crypto.randomUUID() },
+        narration: 'Order payment, marketplace checkout, two items, standard delivery',
+      },
+    }),
+  );
+}
+
+/** The Worker's `fetch`, metered: round trips before the answer, then the deferred work. */
+async function callWorker(request: Request, workerEnv: Env, meter: Meter) {
+  const ctx = createExecutionContext();
+  const incoming = request as Request<unknown, IncomingRequestCfProperties>;
+  const response = await worker.fetch(incoming, workerEnv, ctx);
+  const beforeAnswer = meter.roundTrips;
+  await waitOnExecutionContext(ctx);
+  return { response, beforeAnswer };
+}
+
+/** A unit's per-sample averages. */
+function perUnit(unit: string, meter: Meter, samples: number, extra: Record<string, unknown>) {
+  const each = (n: number) => n / samples;
+  const objectRequests = Object.fromEntries(
+    Object.entries(meter.objectRequests).map(([name, n]) => [name, each(n)]),
+  );
+  return {
+    unit,
+    samples,
+    statements: each(meter.statements),
+    roundTrips: each(meter.roundTrips),
+    rowsRead: each(meter.rowsRead),
+    rowsWritten: each(meter.rowsWritten),
+    queueMessages: each(meter.queueMessages),
+    queueSendCalls: each(meter.queueSendCalls),
+    objectRequests,
+    fetches: each(meter.fetches),
+    ...extra,
+  };
+}
+
+/** `subscriptions` matching subscriptions, `SAMPLES` new webhooks through the ingress. */
+async function measureIngest(subscriptions: number) {
+  const eventType = `scale_${subscriptions}_subscriptions_${crypto.randomUUID()}`;
+  for (let i = 0; i < subscriptions; i++)
+    await createReceiverSubscription({ eventTypes: [eventType] });
+  const meter = newMeter();
+  const sent: unknown[] = [];
+  const workerEnv: Env = {
+    ...env,
+    DB: meteredDb(meter),
+    DELIVERIES: meteredQueue(meter, sent),
+    RATE_LIMITER: meteredNamespace(meter, 'RATE_LIMITER', env.RATE_LIMITER),
+    WEBHOOK_RATE_LIMIT_PER_MINUTE: UNREFUSED_LIMIT,
+  };
+  let beforeAnswer = 0;
+  let bodyBytes = 0;
+  const sizeBefore = await databaseBytes();
+  await withMeteredFetch(meter, async () => {
+    for (let i = 0; i < SAMPLES; i++) {
+      const body = eventBody(eventType);
+      bodyBytes += new TextEncoder().encode(body).byteLength;
+      const call = await callWorker(await webhookRequest(body), workerEnv, meter);
+      expect(call.response.status).toBe(200);
+      expect(await call.response.json()).toMatchObject({ duplicate: false });
+      beforeAnswer += call.beforeAnswer;
+    }
+  });
+  const bytesStored = ((await databaseBytes()) - sizeBefore) / SAMPLES;
+  expect(sent).toHaveLength(SAMPLES * subscriptions);
+  const measured = perUnit(`ingest_${subscriptions}`, meter, SAMPLES, {
+    bytesStored,
+    bodyBytes: bodyBytes / SAMPLES,
+    roundTripsBeforeAnswer: beforeAnswer / SAMPLES,
+  });
+  return { measured, sent };
+}
+
+/** One delivery attempt per message (a batch of one each, settled before the next). */
+async function measureAttempts(messages: readonly unknown[]) {
+  const meter = newMeter();
+  const storage: StorageMeter = newStorageMeter();
+  const workerEnv: Env = {
+    ...env,
+    ALLOW_LOCAL_SUBSCRIBERS: 'true',
+    DB: meteredDb(meter),
+    SUBSCRIBER_OUTBOX: meteredNamespace(meter, 'SUBSCRIBER_OUTBOX', env.SUBSCRIBER_OUTBOX),
+  };
+  const sizeBefore = await databaseBytes();
+  let pendingAlarms = 0;
+  await withMeteredFetch(meter, async () => {
+    for (const [index, body] of messages.entries()) {
+      const id = `msg-${index}`;
+      const batch = createMessageBatch(DELIVERIES_QUEUE, [
+        { id, timestamp: new Date(), attempts: 1, body },
+      ]);
+      const outboxes = await prepareOutboxes(batch.messages, workerEnv);
+      expect(outboxes).toHaveLength(1);
+      for (const { stub } of outboxes) await meterOutboxStorage(stub, storage);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, workerEnv, ctx);
+      const settled = await settleOutboxes(outboxes, await getQueueResult(batch, ctx));
+      expect(settled.explicitAcks).toEqual([id]);
+      const deliveryId = (body as { deliveryId: string }).deliveryId;
+      const row = await env.DB.prepare('SELECT status FROM deliveries WHERE id = ?1')
+        .bind(deliveryId)
+        .first<{ status: string }>();
+      expect(row?.status).toBe('delivered');
+      for (const { stub } of outboxes) pendingAlarms += await storage.alarmSet(stub);
+    }
+  });
+  const bytesStored = ((await databaseBytes()) - sizeBefore) / messages.length;
+  return perUnit('attempt', meter, messages.length, {
+    bytesStored,
+    pendingAlarms: pendingAlarms / messages.length,
+    outboxStorage: storage.perUnit(messages.length),
+  });
+}
+
+/** Idempotent money POSTs through the proxy to the sandbox, then each replayed once. */
+async function measurePosts() {
+  const measure = async (unit: string, requests: readonly Request[], replayed: boolean) => {
+    const meter = newMeter();
+    const workerEnv: Env = {
+      ...env,
+      DB: meteredDb(meter),
+      RATE_LIMITER: meteredNamespace(meter, 'RATE_LIMITER', env.RATE_LIMITER),
+      RATE_LIMIT_PER_MINUTE: UNREFUSED_LIMIT,
+    };
+    let beforeAnswer = 0;
+    const sizeBefore = await databaseBytes();
+    await withMeteredFetch(meter, async () => {
+      for (const request of requests) {
+        const call = await callWorker(request, workerEnv, meter);
+        expect(call.response.status, await call.response.clone().text()).toBe(200);
+        expect(call.response.headers.get('Idempotent-Replayed')).toBe(replayed ? 'true' : null);
+        beforeAnswer += call.beforeAnswer;
+      }
+    });
+    const bytesStored = ((await databaseBytes()) - sizeBefore) / requests.length;
+    return perUnit(unit, meter, requests.length, {
+      bytesStored,
+      roundTripsBeforeAnswer: beforeAnswer / requests.length,
+    });
+  };
+  const posts = Array.from({ length: POST_SAMPLES }, () => ({
+    key: crypto.randomUUID(),
+    body: {
+      customer_name: 'Ada Obi',
+      customer_email: 'ada@example.com',
+      reference: `scale-${crypto.randomUUID()}`,
+      amount: 12.5,
+      currency: 'NGN',
+      destination_bank_code: '058',
+      destination_bank_account: '0123456789',
+    },
+  }));
+  const request = ({ key, body }: (typeof posts)[number]) =>
+    postJson('/disbursements/initialize', body, { headers: { 'Idempotency-Key': key } });
+  const first = await measure('post', posts.map(request), false);
+  const replay = await measure('post_replay', posts.map(request), true);
+  return [first, replay];
+}
+
+/** Copies one row of `table` `count` times with `overrides` (column: SQL over `e.` and `n.i`). */
+async function copyRows(
+  table: string,
+  where: string,
+  count: number,
+  overrides: Record<string, string>,
+) {
+  const info = await env.DB.prepare(`PRAGMA table_info(${table})`).all<{ name: string }>();
+  const columns = info.results.map(({ name }) => name);
+  const values = columns.map((column) => overrides[column] ?? `e.${column}`);
+  await env.DB.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+     INSERT INTO ${table} (${columns.join(', ')})
+     SELECT ${values.join(', ')} FROM ${table} e, n WHERE ${where}`,
+  ).run();
+}
+
+/** What one cron run purges of a backlog of old events and expired idempotency keys. */
+async function measurePurge() {
+  const now = Date.now();
+  const old = now - 400 * DAY_MS;
+  const event = await env.DB.prepare('SELECT event_id FROM webhook_events LIMIT 1').first<{
+    event_id: string;
+  }>();
+  const key = await env.DB.prepare('SELECT idempotency_key FROM idempotency_keys LIMIT 1').first<{
+    idempotency_key: string;
+  }>();
+  if (event === null || key === null)
+    throw new Error('the purge needs a stored event and key to copy');
+  await copyRows('webhook_events', `e.event_id = '${event.event_id}'`, PURGE_BACKLOG, {
+    event_id: `e.event_id || '_old_' || n.i`,
+    received_at: String(old),
+  });
+  await copyRows(
+    'idempotency_keys',
+    `e.idempotency_key = '${key.idempotency_key}'`,
+    PURGE_BACKLOG,
+    {
+      idempotency_key: `e.idempotency_key || '_old_' || n.i`,
+      created_at: String(old),
+      expires_at: String(old + DAY_MS),
+    },
+  );
+  const count = async (sql: string) => (await env.DB.prepare(sql).first<{ n: number }>())?.n ?? 0;
+  const oldEvents = `SELECT COUNT(*) AS n FROM webhook_events WHERE event_id LIKE '%\\_old\\_%' ESCAPE '\\'`;
+  const oldKeys = `SELECT COUNT(*) AS n FROM idempotency_keys WHERE idempotency_key LIKE '%\\_old\\_%' ESCAPE '\\'`;
+  const [eventsBefore, keysBefore] = [await count(oldEvents), await count(oldKeys)];
+  expect([eventsBefore, keysBefore]).toEqual([PURGE_BACKLOG, PURGE_BACKLOG]);
+  const meter = newMeter();
+  const workerEnv: Env = { ...env, DB: meteredDb(meter), DELIVERIES: meteredQueue(meter, []) };
+  await runScheduled(
+    createScheduledController({ scheduledTime: now, cron: '*/15 * * * *' }),
+    workerEnv,
+  );
+  return {
+    unit: 'cron_run',
+    eventsPurged: eventsBefore - (await count(oldEvents)),
+    keysPurged: keysBefore - (await count(oldKeys)),
+    statements: meter.statements,
+    roundTrips: meter.roundTrips,
+  };
+}
+
+it('measures the units of the load model', { timeout: 600_000 }, async () => {
+  captureLogs();
+  const units: unknown[] = [];
+  let attemptsOf: unknown[] = [];
+  for (const subscriptions of [0, 1, 3]) {
+    const { measured, sent } = await measureIngest(subscriptions);
+    units.push(measured);
+    if (subscriptions === 1) attemptsOf = sent;
+  }
+  units.push(await measureAttempts(attemptsOf));
+  units.push(...(await measurePosts()));
+  units.push(await measurePurge());
+  const res = await fetch(inject('scaleSinkUrl'), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ units }),
+  });
+  expect(res.status).toBe(204);
+});

@@ -1,0 +1,92 @@
+/**
+ * The load model's meter of a subscription outbox's own storage (its SQLite rows, key-value
+ * entries and alarm), billed like D1 rows: SQL rows read and written as the cursors report
+ * them, each key-value get one row read, each put or delete and each `setAlarm` one row
+ * written (the Durable Objects pricing page's footnotes; it names no charge for `deleteAlarm`).
+ */
+import { runInDurableObject } from 'cloudflare:test';
+import type { SubscriberOutbox } from '../../../worker/relay/subscriber-outbox.ts';
+
+/** Counts over every outbox metered so far. */
+export interface StorageMeter {
+  /** Every SQL cursor the metered outboxes opened. */
+  readonly cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[];
+  kvReads: number;
+  kvWrites: number;
+  alarmWrites: number;
+  /** 1 when the object has an alarm set now (one more request when it fires), else 0. */
+  alarmSet(stub: DurableObjectStub<SubscriberOutbox>): Promise<number>;
+  /** The per-unit averages: SQL rows read and written, and the rows the rest is billed as. */
+  perUnit(samples: number): { rowsRead: number; rowsWritten: number; metered: boolean };
+}
+
+/** A storage meter at zero. */
+export function newStorageMeter(): StorageMeter {
+  const meter: StorageMeter = {
+    cursors: [],
+    kvReads: 0,
+    kvWrites: 0,
+    alarmWrites: 0,
+    alarmSet: (stub) =>
+      runInDurableObject(stub, async (_, state) =>
+        (await state.storage.getAlarm()) === null ? 0 : 1,
+      ),
+    perUnit: (samples) => {
+      let sqlRead = 0;
+      let sqlWritten = 0;
+      for (const cursor of meter.cursors) {
+        sqlRead += cursor.rowsRead;
+        sqlWritten += cursor.rowsWritten;
+      }
+      return {
+        rowsRead: (sqlRead + meter.kvReads) / samples,
+        rowsWritten: (sqlWritten + meter.kvWrites + meter.alarmWrites) / samples,
+        // The outbox keeps the storage objects its constructor took: if the runtime handed
+        // out new ones, nothing was counted, and the figure is reported as unmetered.
+        metered: meter.cursors.length > 0,
+      };
+    },
+  };
+  return meter;
+}
+
+const METERED = Symbol('metered');
+
+/** Meters the storage of the outbox behind `stub` into `meter`, once per object. */
+export async function meterOutboxStorage(
+  stub: DurableObjectStub<SubscriberOutbox>,
+  meter: StorageMeter,
+): Promise<void> {
+  await runInDurableObject(stub, (_, state) => {
+    const storage = state.storage as DurableObjectStorage & { [METERED]?: true };
+    if (storage[METERED]) return;
+    storage[METERED] = true;
+    const { sql, kv } = storage;
+    const exec = sql.exec.bind(sql);
+    sql.exec = ((query: string, ...bindings: unknown[]) => {
+      const cursor = exec(query, ...bindings);
+      meter.cursors.push(cursor);
+      return cursor;
+    }) as typeof sql.exec;
+    const get = kv.get.bind(kv);
+    const put = kv.put.bind(kv);
+    const remove = kv.delete.bind(kv);
+    kv.get = ((key: string) => {
+      meter.kvReads++;
+      return get(key);
+    }) as typeof kv.get;
+    kv.put = ((key: string, value: unknown) => {
+      meter.kvWrites++;
+      return put(key, value);
+    }) as typeof kv.put;
+    kv.delete = ((key: string) => {
+      meter.kvWrites++;
+      return remove(key);
+    }) as typeof kv.delete;
+    const setAlarm = storage.setAlarm.bind(storage);
+    storage.setAlarm = (time, options) => {
+      meter.alarmWrites++;
+      return setAlarm(time, options);
+    };
+  });
+}
