@@ -71,8 +71,9 @@ function eventBody(eventType: string): string {
 async function callWorker(request: Request, workerEnv: Env, meter: Meter) {
   const ctx = createExecutionContext();
   const incoming = request as Request<unknown, IncomingRequestCfProperties>;
+  const start = meter.roundTrips;
   const response = await worker.fetch(incoming, workerEnv, ctx);
-  const beforeAnswer = meter.roundTrips;
+  const beforeAnswer = meter.roundTrips - start;
   await waitOnExecutionContext(ctx);
   return { response, beforeAnswer };
 }

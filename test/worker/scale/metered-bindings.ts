@@ -80,7 +80,7 @@ function meterStatement(statement: D1PreparedStatement, meter: Meter): D1Prepare
     const row = ((await statement.all()).results[0] ?? null) as Record<string, unknown> | null;
     if (column === undefined || row === null) return row;
     return row[column] ?? null;
-  }) as D1PreparedStatement['first'];
+  }) as unknown as D1PreparedStatement['first'];
   return statement;
 }
 
@@ -128,11 +128,7 @@ export function meteredQueue(meter: Meter, sent: unknown[]): Queue {
 }
 
 /** A Durable Object namespace whose stubs count each method call (one billed request each). */
-export function meteredNamespace<T extends DurableObjectNamespace<never>>(
-  meter: Meter,
-  binding: string,
-  namespace: T,
-): T {
+export function meteredNamespace<T extends object>(meter: Meter, binding: string, namespace: T): T {
   const count = () => {
     meter.objectRequests[binding] = (meter.objectRequests[binding] ?? 0) + 1;
   };
