@@ -81,6 +81,34 @@ export function gatewayPost(gateway: string): autocannon.Options {
 }
 
 /**
+ * The relay's webhook ingest as bench/relay.ts loads it: a new `mandate_activated` event
+ * (no upstream confirmation) per request, signed as the payment service signs webhooks
+ * (`WEBHOOK_SECRET` of `.dev.vars.example` is the merchant secret) as it is sent.
+ */
+export function webhookIngest(gateway: string): autocannon.Options {
+  return {
+    url: `${gateway}/webhooks`,
+    method: 'POST',
+    requests: [
+      {
+        setupRequest: (request) => {
+          const eventId = `evt_${nextReference('webhook')}`;
+          const body = JSON.stringify({
+            event_type: 'mandate_activated',
+            event_id: eventId,
+            timestamp: new Date().toISOString(),
+            status: 'success',
+            data: { mandate_reference: `mdt_${eventId}`, customer_email: 'bench@example.com' },
+          });
+          const headers = { ...signSync(body), 'Content-Type': 'application/json' };
+          return { ...request, headers: { ...request.headers, ...headers }, body };
+        },
+      },
+    ],
+  };
+}
+
+/**
  * What the gateway sends upstream for {@link gatewayGet}, for a pass-through floor: the
  * same signed GET, so the sandbox verifies and looks up as much as for the gateway. One
  * signature per run (good for 300 s), like the gateway's case, the headers fixed.
