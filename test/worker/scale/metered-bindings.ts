@@ -145,10 +145,9 @@ export function meteredNamespace<T extends object>(meter: Meter, binding: string
     });
   return new Proxy(namespace, {
     get: (target, name) => {
-      const value = Reflect.get(target, name);
-      if (name !== 'getByName' && name !== 'get') {
-        return typeof value === 'function' ? value.bind(target) : value;
-      }
+      const value: unknown = Reflect.get(target, name);
+      if (typeof value !== 'function') return value;
+      if (name !== 'getByName' && name !== 'get') return value.bind(target);
       return (...args: unknown[]) => meteredStub(Reflect.apply(value, target, args) as object);
     },
   });
