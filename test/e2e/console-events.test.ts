@@ -1,11 +1,12 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Locator, Page, Request } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../lib/index.ts';
-import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
-import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
-import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+import { unlabelledControls } from '../support/browser.ts';
+import {
+  type ConsolePageStack,
+  DESKTOP,
+  expectRefused,
+  startConsoleStack,
+} from '../support/console-stack.ts';
 
 // The console's Events and Event pages in a real Chromium started under LANG=C.UTF-8 (a
 // locale the project does not choose), against `npm start`'s stack on ports of its own: the
@@ -13,32 +14,22 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // a money event, copy buttons, "failed, next attempt in 4 min", a manual retry marked as
 // such, and a held event's confirmation reason and next check. The tests run in order and
 // build on each other. Screenshots go to test-results/console-events/.
-const root = join(import.meta.dirname, '..', '..');
 const PORTS = { gateway: 18877, sandbox: 18878, receiver: 18879 };
-const ADMIN_TOKEN = 'dev-admin-token';
-const CALLER_TOKEN = 'dev-gateway-token';
-const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 /** The longest any one wait in the page may take, in milliseconds. */
 const WAIT_MS = 20_000;
-const ARTIFACTS = join(root, 'test-results', 'console-events');
-const DESKTOP = { width: 1280, height: 900 };
 /** The subscriber's `Retry-After`, in seconds: its next attempt is about 4 minutes away. */
 const RETRY_AFTER_S = 250;
 
-let stack: NpmStartStack;
-let subscriber: DeliveryReceiver;
-let browser: BrowserPage;
+let stack: ConsolePageStack;
 let page: Page;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [stack, subscriber, browser] = await Promise.all([
-    startNpmStart(PORTS),
-    startDeliveryReceiver(),
-    openBrowserPage(DESKTOP, { lang: 'C.UTF-8' }),
-  ]);
-  page = browser.page;
-  page.setDefaultTimeout(WAIT_MS);
+  stack = await startConsoleStack(PORTS, {
+    browser: { lang: 'C.UTF-8' },
+    waitMs: WAIT_MS,
+    artifacts: 'console-events',
+  });
+  page = stack.page;
   // What the copy buttons hand to the clipboard, recorded (the page's Permissions-Policy
   // forbids reading the clipboard back).
   await page.context().grantPermissions(['clipboard-write']);
@@ -54,31 +45,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([browser?.browser.close(), subscriber?.close(), stack?.stop()]);
+  await stack?.stop();
 });
-
-async function admin(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${stack.gatewayUrl}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: await response.json() };
-}
-
-async function subscriberAnswers(key: string, status: number): Promise<void> {
-  const answer = await fetch(`${subscriber.url}/__status?key=${key}&status=${status}`, {
-    method: 'PUT',
-  });
-  expect(answer.status).toBe(200);
-}
-
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
 
 /** Sets the event list's filters through the form and applies them. */
 async function filterEvents(filters: {
@@ -105,54 +73,32 @@ let eventId: string;
 
 describe('console: events and event pages', () => {
   it('should sign in', async () => {
-    await page.goto(`${stack.gatewayUrl}/console/`);
-    await page.getByLabel('Admin token', { exact: true }).fill(ADMIN_TOKEN);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+    await stack.signIn(page);
   });
 
   it('should show a failing money event with its amount, found by its outcome and by prefixes', async () => {
-    await subscriberAnswers(FLAKY_KEY, 500);
-    flakyUrl = `${subscriber.url}/webhooks?key=${FLAKY_KEY}&retry_after=${RETRY_AFTER_S}`;
-    expect((await admin('POST', '/admin/subscriptions', { url: flakyUrl })).status).toBe(201);
+    await stack.receiverAnswers(FLAKY_KEY, 500);
+    flakyUrl = `${stack.receiver.url}/webhooks?key=${FLAKY_KEY}&retry_after=${RETRY_AFTER_S}`;
+    expect((await stack.admin('POST', '/admin/subscriptions', { url: flakyUrl })).status).toBe(201);
     reference = `evpage-${Date.now()}-Order`;
-    const payment = await fetch(`${stack.gatewayUrl}/payments/initialize`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${CALLER_TOKEN}`,
-        'Content-Type': 'application/json',
-        'Idempotency-Key': reference,
-      },
-      body: JSON.stringify({
-        email: 'ada@example.com',
-        amount: '25000.50',
-        currency: 'NGN',
-        reference,
-      }),
-    });
-    expect(payment.status).toBe(200);
-    const completed = await fetch(`${stack.sandboxUrl}/__sandbox/payments/${reference}/complete`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ outcome: 'success' }),
-    });
-    expect(completed.status).toBe(200);
+    await stack.pay(reference, '25000.50');
     // The flaky subscriber's first attempt fails: the event is failing.
     await expect
       .poll(
         async () =>
-          (await admin('GET', `/admin/events?reference=${reference}`)).body.data[0]?.outcome,
+          (await stack.admin('GET', `/admin/events?reference=${reference}`)).body.data[0]?.outcome,
         { timeout: WAIT_MS },
       )
       .toBe('failing');
-    eventId = (await admin('GET', `/admin/events?reference=${reference}`)).body.data[0].event_id;
+    eventId = (await stack.admin('GET', `/admin/events?reference=${reference}`)).body.data[0]
+      .event_id;
 
     await filterEvents({ delivery: 'failing', reference: reference.slice(0, -5) });
     const row = rowOf(reference);
     await row.getByText('25,000.50 NGN', { exact: true }).waitFor();
     await row.getByText('failing', { exact: true }).waitFor();
     await row.getByText('confirmed', { exact: true }).waitFor();
-    await screenshot('events-failing');
+    await stack.screenshot('events-failing');
 
     // The prefix is case-sensitive, as the API's; the event id prefix finds it too.
     await filterEvents({ reference: reference.slice(0, -5).toUpperCase() });
@@ -180,9 +126,9 @@ describe('console: events and event pages', () => {
     const flaky = page.getByRole('region', { name: `Delivery to ${flakyUrl}` });
     // 250 s after the attempt, less the seconds the page took to open: 4 minutes, rounded.
     await flaky.getByText(/^failed, next attempt in 4 min$/).waitFor();
-    await screenshot('event-failing');
+    await stack.screenshot('event-failing');
 
-    await subscriberAnswers(FLAKY_KEY, 200);
+    await stack.receiverAnswers(FLAKY_KEY, 200);
     await flaky.getByRole('button', { name: 'Retry now' }).click();
     await flaky.getByText('delivered after 2 attempts', { exact: true }).waitFor();
     const attempts = flaky.getByRole('listitem');
@@ -199,26 +145,17 @@ describe('console: events and event pages', () => {
     ).toBe(0);
     await page.locator('dl.facts').first().getByText('delivered', { exact: true }).waitFor();
     await flaky.getByRole('button', { name: 'Copy delivery id' }).waitFor();
-    await screenshot('event-retried');
+    await stack.screenshot('event-retried');
   });
 
   it('should show a held event with its confirmation reason and when the next check is due', async () => {
-    const held = JSON.stringify({
+    const heldId = `evt_held_${Date.now()}`;
+    await stack.ingest({
       event_type: 'charge_success',
-      event_id: `evt_held_${Date.now()}`,
+      event_id: heldId,
       timestamp: new Date().toISOString(),
       data: { reference: `held-${Date.now()}`, amount: 5000, currency: 'NGN' },
     });
-    const ingest = await fetch(`${stack.gatewayUrl}/webhooks`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        ...(await signRequest({ ...MERCHANT, body: held })),
-      },
-      body: held,
-    });
-    expect(ingest.status).toBe(200);
-    const heldId = (JSON.parse(held) as { event_id: string }).event_id;
     await filterEvents({ delivery: 'held', eventId: heldId });
     await rowOf(heldId).getByText('held', { exact: true }).waitFor();
     await rowOf(heldId).getByRole('link', { name: heldId }).click();
@@ -231,7 +168,7 @@ describe('console: events and event pages', () => {
     await page
       .getByText('No delivery: the event is held until the payment service confirms it.')
       .waitFor();
-    await screenshot('event-held');
+    await stack.screenshot('event-held');
   });
 
   it('should fit the events and event pages in 375 px, every control labelled', async () => {
@@ -243,14 +180,14 @@ describe('console: events and event pages', () => {
         375,
       );
       expect(await unlabelledControls(page)).toEqual([]);
-      await screenshot('narrow-events');
+      await stack.screenshot('narrow-events');
       await rowOf(reference).getByRole('link', { name: eventId }).click();
       await page.getByRole('region', { name: `Delivery to ${flakyUrl}` }).waitFor();
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
         375,
       );
       expect(await unlabelledControls(page)).toEqual([]);
-      await screenshot('narrow-event');
+      await stack.screenshot('narrow-event');
     } finally {
       await page.setViewportSize(DESKTOP);
     }
@@ -287,36 +224,26 @@ describe('console: events and event pages', () => {
 
     // The page reads its list again every 5 s with the range in force; any other range
     // would be the refused text applied.
-    const listed: string[] = [];
-    const record = (request: Request) => {
-      const url = new URL(request.url());
-      if (url.pathname === '/admin/events' && url.searchParams.get('from') !== from) {
-        listed.push(request.url());
-      }
-    };
-    page.on('request', record);
     const hash = await page.evaluate(() => location.hash);
-    try {
-      await fromField.fill('11/24/2026 09:30 PM');
-      await page.getByRole('button', { name: 'Apply filters' }).click();
-      await page
-        .getByText(
-          'Received from: "11/24/2026 09:30 PM" is not a time. Write it as YYYY-MM-DD HH:MM (seconds optional), in UTC.',
-        )
-        .waitFor();
-      expect(await fromField.getAttribute('aria-invalid')).toBe('true');
-      expect(await page.evaluate(() => location.hash)).toBe(hash);
-      expect(listed).toEqual([]);
-    } finally {
-      page.off('request', record);
-    }
-    await screenshot('events-time-error');
+    await expectRefused(page, {
+      field: fromField,
+      text: '11/24/2026 09:30 PM',
+      submit: 'Apply filters',
+      message:
+        'Received from: "11/24/2026 09:30 PM" is not a time. Write it as YYYY-MM-DD HH:MM (seconds optional), in UTC.',
+      carries: (request) => {
+        const url = new URL(request.url());
+        return url.pathname === '/admin/events' && url.searchParams.get('from') !== from;
+      },
+    });
+    expect(await page.evaluate(() => location.hash)).toBe(hash);
+    await stack.screenshot('events-time-error');
     // Typing again clears the error.
     await fromField.fill('2026-11-24 21:30');
     expect(await page.locator('.field-error').count()).toBe(0);
   });
 
   it('should have logged no console error', () => {
-    expect(browser.problems).toEqual([]);
+    expect(stack.browser.problems).toEqual([]);
   });
 });

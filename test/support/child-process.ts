@@ -60,6 +60,45 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** A parsed JSON body, as loosely typed as `Response.json()` gives it: a test reads what it expects. */
+type Json = ReturnType<typeof JSON.parse>;
+
+/** An admin API answer: its status and its parsed JSON body (`undefined` when empty, a 204). */
+export interface AdminAnswer {
+  readonly status: number;
+  readonly body: Json;
+}
+
+/**
+ * One admin API call to a running gateway with the local admin token, whatever its status.
+ *
+ * @param gatewayUrl - e.g. `http://127.0.0.1:18807`.
+ * @param path - the path from the gateway's root, `/admin/...`.
+ * @throws Error naming the call, the status and the answer when the answer is not JSON.
+ */
+export async function adminAnswer(
+  gatewayUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<AdminAnswer> {
+  const response = await fetch(`${gatewayUrl}${path}`, {
+    method,
+    headers: {
+      Authorization: 'Bearer dev-admin-token',
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (text === '') return { status: response.status, body: undefined };
+  try {
+    return { status: response.status, body: JSON.parse(text) };
+  } catch {
+    throw new Error(`${method} ${path}: ${response.status}, not JSON: ${text}`);
+  }
+}
+
 /**
  * One admin API call to a running gateway with the local admin token: the parsed JSON
  * answer (`undefined` for an empty one, a 204).
@@ -74,15 +113,9 @@ export async function adminCall(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
-  const response = await fetch(`${gatewayUrl}${path}`, {
-    method,
-    headers: {
-      Authorization: 'Bearer dev-admin-token',
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
+  const answer = await adminAnswer(gatewayUrl, method, path, body);
+  if (answer.status < 200 || answer.status > 299) {
+    throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  }
+  return answer.body;
 }
