@@ -17,6 +17,11 @@ export interface ProxyExchange {
   /** The exact body bytes as received; `undefined` for GET and HEAD. */
   readonly body: Uint8Array | undefined;
   /**
+   * The request's `ctx.waitUntil`: work handed to it runs after the caller has the
+   * answer (the stored answer of an idempotency key); the platform may cut it short.
+   */
+  readonly waitUntil: (work: Promise<unknown>) => void;
+  /**
    * The body as the validation stage accepted it, parsed once there and read by every
    * later stage (as hono's `c.req.valid('json')`); absent before that stage, for GET and
    * HEAD, and for an empty body on a body-less route.

@@ -38,3 +38,19 @@ export function settleWindowMs(settings: Settings, retryAfter: string | null, no
   const askedMs = askedSec === undefined ? 0 : askedSec * 1000;
   return Math.min(Math.max(settings.upstream.timeoutMs, askedMs), claimLockMs(settings));
 }
+
+/**
+ * The lock's part in whether the write storing a held claim's response may run after the
+ * caller has the answer (in `waitUntil`), sparing the caller a D1 round trip: only while
+ * the lock has at least `UPSTREAM_TIMEOUT_MS` left. Until the write lands, a retry with the
+ * key finds the claim still locked and is answered 409 in flight; a write that has not
+ * landed by the lock's end is taken as lost, and the stale claim is recovered by looking
+ * the record up, never by resending blind. Nearer the lock's end the caller waits for it.
+ *
+ * @param settings - the gateway's settings.
+ * @param lockedUntil - the held lock's end, epoch milliseconds.
+ * @param now - epoch milliseconds.
+ */
+export function mayDeferCompletion(settings: Settings, lockedUntil: number, now: number): boolean {
+  return lockedUntil - now >= settings.upstream.timeoutMs;
+}

@@ -39,14 +39,16 @@ function stagesFor(route: ProxyRoute): readonly ProxyStage[] {
  * @throws {HttpError} 400 `validation_failed` when a path parameter breaks the reference
  *   rules or decodes to another endpoint's path.
  */
-export function proxyRoute(route: ProxyRoute): (request: IRequest, env: Env) => Promise<Response> {
+export function proxyRoute(
+  route: ProxyRoute,
+): (request: IRequest, env: Env, ctx: ExecutionContext) => Promise<Response> {
   const run = composeStages(stagesFor(route), forwardUpstream);
   // The routes a filled path could be routed to instead of this one: those tried before it
   // with the same method (a path without parameters is always its own).
   const earlier = route.pattern.includes('/:')
     ? PROXY_ROUTES.slice(0, PROXY_ROUTES.indexOf(route)).filter((o) => o.method === route.method)
     : [];
-  return async (request, env) => {
+  return async (request, env, ctx) => {
     const context = contextOf(request);
     const url = new URL(request.url);
     const path = fillPattern(route.pattern, request.params);
@@ -61,6 +63,7 @@ export function proxyRoute(route: ProxyRoute): (request: IRequest, env: Env) => 
       request.method === 'GET' || request.method === 'HEAD'
         ? undefined
         : await readCapped(request, settingsIn(context).maxBodyBytes);
-    return run({ request, env, context, route, path, search: url.search, body });
+    const waitUntil = (work: Promise<unknown>) => ctx.waitUntil(work);
+    return run({ request, env, context, route, path, search: url.search, body, waitUntil });
   };
 }

@@ -34,6 +34,8 @@ function exchange(): ProxyExchange {
     path: '/payments/initialize',
     search: '',
     body: undefined,
+    // No stage of these tests defers work.
+    waitUntil: () => undefined,
   };
 }
 

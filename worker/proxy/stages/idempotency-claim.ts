@@ -1,6 +1,8 @@
-// What the idempotency stage does with a claim it holds: store the response, release the
-// key, hand the lock back stale or locked for a settle window, and the responses it gives
-// (a replay byte for byte, 409 in flight with `Retry-After`).
+// What the idempotency stage does with a claim it holds: store the response (after the
+// caller has it), release the key, hand the lock back stale or locked for a settle window,
+// and the responses it gives (a replay byte for byte, 409 in flight with `Retry-After`).
+// Only the stored response may wait: a release or a settle window must be in D1 before the
+// caller can retry, or a retry could find the claim stale too early and resend.
 import {
   completeIdempotencyKey,
   expireIdempotencyLock,
@@ -14,17 +16,21 @@ import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
 import type { ProxyExchange } from '../pipeline.ts';
-import { settleWindowMs } from '../settle-window.ts';
+import { mayDeferCompletion, settleWindowMs } from '../settle-window.ts';
 
 // Stored and replayed: what forward.ts passes back, and its `Cache-Control: no-store` on errors.
 const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
 
 /**
- * Stores the response under the held lock and gives it back; the response stands even when
- * D1 fails to record it (the claim then stays in flight and is recovered once its lock
- * runs out).
+ * Stores the response under the held lock and gives it back. The caller does not wait for
+ * the write when a lost write would cost nothing but a recovered answer (see
+ * `mayDeferStore`): it runs in `waitUntil`, so the claim is the request's only D1 round
+ * trip. Either way the response stands when D1 fails to record it (logged; the claim then
+ * stays in flight and is recovered once its lock runs out, as when the isolate dies before
+ * the write lands).
  *
- * @param outcome - what the access log records when the response was stored.
+ * @param outcome - what the access log records when the response is stored (also when it
+ *   was handed to `waitUntil`, whose failure is logged on its own line).
  * @returns the stored response as a response.
  */
 export async function storeResponse(
@@ -33,9 +39,34 @@ export async function storeResponse(
   stored: StoredResponse,
   outcome: 'stored' | 'recovered',
 ): Promise<Response> {
-  const written = await bestEffort(exchange, completeIdempotencyKey(exchange.env.DB, lock, stored));
-  exchange.context.idempotency = written ? outcome : 'none';
+  const write = bestEffort(exchange, completeIdempotencyKey(exchange.env.DB, lock, stored));
+  if (mayDeferStore(exchange, lock, stored)) {
+    exchange.waitUntil(write);
+    exchange.context.idempotency = outcome;
+  } else {
+    exchange.context.idempotency = (await write) ? outcome : 'none';
+  }
   return responseOf(stored, {});
+}
+
+// Whether the caller may have its answer before the write storing it lands: only a 2xx of
+// a route whose lookup rebuilds the answer from the record its body names, while the lock
+// has time left (`mayDeferCompletion`). A write lost with the isolate then ends as a stale
+// claim answered from the same record looked up, never resent blind. Elsewhere a lost
+// write would leave a key that can never answer again (a payment session, a route with
+// nothing to look up) or would be resent (an error answer, a route that moves no money):
+// there the caller waits for it.
+function mayDeferStore(
+  exchange: ProxyExchange,
+  lock: IdempotencyLock,
+  stored: StoredResponse,
+): boolean {
+  const lookup = exchange.route.endpoint.lookup;
+  if (lookup === undefined || lookup.recover === null) return false;
+  if (stored.status < 200 || stored.status >= 300) return false;
+  const reference = exchange.content?.value[lookup.field];
+  if (typeof reference !== 'string' || reference === '') return false;
+  return mayDeferCompletion(settingsIn(exchange.context), lock.lockedUntil, Date.now());
 }
 
 /** Nothing was processed (refused credentials, a rate limit, the gateway's own fault): frees the key. */

@@ -44,7 +44,9 @@ const NOT_PROCESSED = new Set([401, 403, 408, 429]);
 
 /**
  * The proxy stage for `Idempotency-Key`: claims the key per
- * caller in D1, runs the request once, stores and replays its response, answers 422 for
+ * caller in D1, runs the request once, stores and replays its response (a success of a
+ * route whose record lookup can rebuild it is stored after the caller has it, so the claim
+ * is the only D1 round trip the caller waits for), answers 422 for
  * another request under the same key and 409 while the first is in flight, and recovers
  * a stale claim by looking the record up upstream before resending. After an ambiguous
  * answer of a money POST (an upstream 5xx, no response, a timeout) the claim stays locked
