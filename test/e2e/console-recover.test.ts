@@ -1,11 +1,12 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import type { Page, Request, Response } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../lib/index.ts';
-import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
-import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
-import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+import { unlabelledControls } from '../support/browser.ts';
+import {
+  type ConsolePageStack,
+  DESKTOP,
+  expectRefused,
+  startConsoleStack,
+} from '../support/console-stack.ts';
 
 // The console's bulk recovery on the Deliveries page, in a real Chromium under the machine's
 // own locale (none forced), against `npm start`'s stack on ports of its own: deliveries left
@@ -15,70 +16,36 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // the same filter while the job runs answering that job, and the jobs listed again after a
 // reload. The tests run in order and build on each other. Screenshots go to
 // test-results/console-recover/.
-const root = join(import.meta.dirname, '..', '..');
 const PORTS = { gateway: 18917, sandbox: 18918, receiver: 18919 };
-const ADMIN_TOKEN = 'dev-admin-token';
-const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 /** The longest any one wait may take, in milliseconds. */
 const WAIT_MS = 30_000;
-const ARTIFACTS = join(root, 'test-results', 'console-recover');
-const DESKTOP = { width: 1280, height: 900 };
 /** Events sent; each gets one delivery per subscription below. */
 const EVENTS = 3;
 const OPERATOR = 'Ada Lovelace';
 
-let stack: NpmStartStack;
-let receiver: DeliveryReceiver;
-let browser: BrowserPage;
+let stack: ConsolePageStack;
 let page: Page;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [stack, receiver, browser] = await Promise.all([
-    startNpmStart(PORTS),
-    startDeliveryReceiver(),
-    openBrowserPage(DESKTOP),
-  ]);
-  page = browser.page;
-  page.setDefaultTimeout(WAIT_MS);
+  stack = await startConsoleStack(PORTS, {
+    waitMs: WAIT_MS,
+    artifacts: 'console-recover',
+  });
+  page = stack.page;
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([browser?.browser.close(), receiver?.close(), stack?.stop()]);
+  await stack?.stop();
 });
 
-async function admin(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${stack.gatewayUrl}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${ADMIN_TOKEN}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: await response.json() };
-}
-
-async function receiverAnswers(key: string, status: number): Promise<void> {
-  const answer = await fetch(`${receiver.url}/__status?key=${key}&status=${status}`, {
-    method: 'PUT',
-  });
-  expect(answer.status).toBe(200);
-}
-
 async function received(key: string): Promise<number> {
-  const answer = await fetch(`${receiver.url}/__received?key=${key}`);
-  return ((await answer.json()) as { data: unknown[] }).data.length;
+  return (await stack.received(key)).length;
 }
 
 /** The attempts of each of a subscription's deliveries (of these events). */
 async function attemptsOf(subscriptionId: string): Promise<number[]> {
-  const { body } = await admin('GET', `/admin/deliveries?subscription_id=${subscriptionId}`);
+  const { body } = await stack.admin('GET', `/admin/deliveries?subscription_id=${subscriptionId}`);
   return (body.data as { attempts: number }[]).map((delivery) => delivery.attempts);
-}
-
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
 async function openDeliveries(): Promise<void> {
@@ -102,20 +69,20 @@ const eventIds: string[] = [];
 
 describe('console: bulk recovery on the deliveries page', () => {
   it('should sign in', async () => {
-    await page.goto(`${stack.gatewayUrl}/console/`);
-    await page.getByLabel('Admin token', { exact: true }).fill(ADMIN_TOKEN);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+    await stack.signIn(page);
   });
 
   it('should leave deliveries failing while their subscribers answer 500', async () => {
-    await receiverAnswers(DOWN_KEY, 500);
-    await receiverAnswers(OFF_KEY, 500);
-    downUrl = `${receiver.url}/webhooks?key=${DOWN_KEY}`;
+    await stack.receiverAnswers(DOWN_KEY, 500);
+    await stack.receiverAnswers(OFF_KEY, 500);
+    downUrl = `${stack.receiver.url}/webhooks?key=${DOWN_KEY}`;
     const types = ['mandate_activated'];
-    const down = await admin('POST', '/admin/subscriptions', { url: downUrl, event_types: types });
-    const off = await admin('POST', '/admin/subscriptions', {
-      url: `${receiver.url}/webhooks?key=${OFF_KEY}`,
+    const down = await stack.admin('POST', '/admin/subscriptions', {
+      url: downUrl,
+      event_types: types,
+    });
+    const off = await stack.admin('POST', '/admin/subscriptions', {
+      url: `${stack.receiver.url}/webhooks?key=${OFF_KEY}`,
       event_types: types,
     });
     expect([down.status, off.status]).toEqual([201, 201]);
@@ -123,22 +90,14 @@ describe('console: bulk recovery on the deliveries page', () => {
     offId = off.body.data.id;
     for (let n = 0; n < EVENTS; n++) {
       // Not a money event: stored `received` and fanned out at once, without a check.
-      const body = JSON.stringify({
+      const eventId = `evt_recover_${Date.now()}_${n}`;
+      await stack.ingest({
         event_type: 'mandate_activated',
-        event_id: `evt_recover_${Date.now()}_${n}`,
+        event_id: eventId,
         timestamp: new Date().toISOString(),
         data: { reference: `mandate-recover-${n}` },
       });
-      const ingest = await fetch(`${stack.gatewayUrl}/webhooks`, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          ...(await signRequest({ ...MERCHANT, body })),
-        },
-        body,
-      });
-      expect(ingest.status).toBe(200);
-      eventIds.push((JSON.parse(body) as { event_id: string }).event_id);
+      eventIds.push(eventId);
     }
     // The first attempt and the retry 5 s later fail; the next retry is 5 minutes away, so
     // only a recovery can deliver them within this test.
@@ -149,9 +108,9 @@ describe('console: bulk recovery on the deliveries page', () => {
     }
     expect(await received(DOWN_KEY)).toBe(EVENTS * 2);
     // One subscription turned off by an operator: a recovery skips its deliveries.
-    expect((await admin('PATCH', `/admin/subscriptions/${offId}`, { enabled: false })).status).toBe(
-      200,
-    );
+    expect(
+      (await stack.admin('PATCH', `/admin/subscriptions/${offId}`, { enabled: false })).status,
+    ).toBe(200);
   }, 60_000);
 
   it('should read its times as 24-hour text in the zone the labels name, and send nothing for text that is not a time', async () => {
@@ -160,26 +119,19 @@ describe('console: bulk recovery on the deliveries page', () => {
     const untilField = page.getByLabel('Created before (UTC)', { exact: true });
     expect(await sinceField.getAttribute('type')).toBe('text');
     expect(await untilField.getAttribute('placeholder')).toBe('YYYY-MM-DD HH:MM');
-    const sent: string[] = [];
-    const record = (request: Request) => {
-      // The page reads the job list (GET) on its own; a preview or a start is a POST.
-      const { pathname } = new URL(request.url());
-      if (request.method() === 'POST' && pathname.startsWith('/admin/deliveries/recover')) {
-        sent.push(`${request.method()} ${request.postData() ?? ''}`);
-      }
-    };
-    page.on('request', record);
+    await sinceField.fill('2026-11-24 21:30');
     try {
-      await sinceField.fill('2026-11-24 21:30');
-      await untilField.fill('tomorrow');
-      await page.getByRole('button', { name: 'Preview' }).click();
-      await page
-        .getByText(
+      await expectRefused(page, {
+        field: untilField,
+        text: 'tomorrow',
+        submit: 'Preview',
+        message:
           'Created before: "tomorrow" is not a time. Write it as YYYY-MM-DD HH:MM (seconds optional), in UTC.',
-        )
-        .waitFor();
-      expect(await untilField.getAttribute('aria-invalid')).toBe('true');
-      expect(sent).toEqual([]);
+        // The page reads the job list (GET) on its own; a preview or a start is a POST.
+        carries: (request) =>
+          request.method() === 'POST' &&
+          new URL(request.url()).pathname.startsWith('/admin/deliveries/recover'),
+      });
 
       // 21:30 is read on the 24-hour clock, in UTC, as the labels say.
       await untilField.fill('2026-11-25 13:05:30');
@@ -194,7 +146,6 @@ describe('console: bulk recovery on the deliveries page', () => {
       });
       await page.getByRole('status').getByText('0 deliveries match.').waitFor();
     } finally {
-      page.off('request', record);
       await untilField.fill('');
     }
   });
@@ -225,11 +176,11 @@ describe('console: bulk recovery on the deliveries page', () => {
       .getByRole('status')
       .getByText(`${EVENTS * 2} deliveries match;`)
       .waitFor();
-    await screenshot('preview');
+    await stack.screenshot('preview');
   });
 
   it('should start the job, answer the running job to a second start, and follow it to done', async () => {
-    await receiverAnswers(DOWN_KEY, 200);
+    await stack.receiverAnswers(DOWN_KEY, 200);
     const started = page.waitForResponse(
       (response: Response) =>
         response.url().endsWith('/admin/deliveries/recover') &&
@@ -244,7 +195,7 @@ describe('console: bulk recovery on the deliveries page', () => {
     // The same filter again at once, as a second operator or a retried request would send
     // it: the job waits for its first queue message (the batch timeout is 1 s), so it still
     // runs, and the answer is that job, not a second one.
-    const again = await admin(
+    const again = await stack.admin(
       'POST',
       '/admin/deliveries/recover',
       JSON.parse(answer.request().postData() ?? '{}'),
@@ -259,7 +210,7 @@ describe('console: bulk recovery on the deliveries page', () => {
     expect(await row.locator('td[data-label="Skipped"]').textContent()).toBe(String(EVENTS));
     expect(await row.locator('td[data-label="By"]').textContent()).toBe(OPERATOR);
     expect(await page.locator('tr[data-job]').count()).toBe(1);
-    await screenshot('recovered');
+    await stack.screenshot('recovered');
 
     // Each failing delivery got exactly one more attempt, which delivered it; the turned-off
     // subscription's got none.
@@ -284,7 +235,7 @@ describe('console: bulk recovery on the deliveries page', () => {
         .getByText(/^manual /)
         .count(),
     ).toBe(0);
-    await screenshot('event-recovered');
+    await stack.screenshot('event-recovered');
   });
 
   it('should list the job again after a reload, and fit 375 px with every control labelled', async () => {
@@ -303,13 +254,13 @@ describe('console: bulk recovery on the deliveries page', () => {
         375,
       );
       expect(await unlabelledControls(page)).toEqual([]);
-      await screenshot('narrow-deliveries');
+      await stack.screenshot('narrow-deliveries');
     } finally {
       await page.setViewportSize(DESKTOP);
     }
   });
 
   it('should have logged no console error', () => {
-    expect(browser.problems).toEqual([]);
+    expect(stack.browser.problems).toEqual([]);
   });
 });
