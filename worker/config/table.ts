@@ -50,6 +50,22 @@ export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
  */
 const DEFAULT_WEBHOOK_RATE_LIMIT_PER_MINUTE = 6000;
 
+/**
+ * Requests per minute one rate limiter object is given when `RATE_LIMIT_PER_OBJECT_PER_MINUTE`
+ * is unset: 500 a second, half the rate the platform serves one Durable Object at, leaving
+ * the other half for the requests it refuses.
+ */
+const DEFAULT_RATE_LIMIT_PER_OBJECT_PER_MINUTE = 30_000;
+
+/** The platform's rate for one Durable Object, about 1,000 requests a second, per minute. */
+const MAX_RATE_LIMIT_PER_OBJECT_PER_MINUTE = 60_000;
+
+/**
+ * The smallest `RATE_LIMIT_PER_OBJECT_PER_MINUTE` outside local mode: the largest limit
+ * (1,000,000 a minute) then takes at most 1,000 objects.
+ */
+const MIN_PRODUCTION_RATE_LIMIT_PER_OBJECT_PER_MINUTE = 1000;
+
 /** The resolver asked when `SUBSCRIBER_DNS_RESOLVER` is unset. */
 const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
 
@@ -173,6 +189,19 @@ export const SETTINGS = {
       {
         holds: (limit) => limit > 0,
         problem: `must be at least 1 outside local mode (unset for ${DEFAULT_RATE_LIMIT_PER_MINUTE})`,
+      },
+    ],
+  }),
+  RATE_LIMIT_PER_OBJECT_PER_MINUTE: setting({
+    kind: 'var',
+    unset: { default: String(DEFAULT_RATE_LIMIT_PER_OBJECT_PER_MINUTE) },
+    value: wholeNumber(1, MAX_RATE_LIMIT_PER_OBJECT_PER_MINUTE, 'requests'),
+    field: 'rateLimitPerObjectPerMinute',
+    doc: 'the most requests a minute one rate limiter Durable Object is asked to allow, 1 to 60,000 (the platform serves one object about 1,000 a second); a per-caller or per-address limit above it is spread over `ceil(limit / this)` objects, each allowing its share',
+    production: [
+      {
+        holds: (perObject) => perObject >= MIN_PRODUCTION_RATE_LIMIT_PER_OBJECT_PER_MINUTE,
+        problem: `must be at least ${MIN_PRODUCTION_RATE_LIMIT_PER_OBJECT_PER_MINUTE} outside local mode (unset for ${DEFAULT_RATE_LIMIT_PER_OBJECT_PER_MINUTE})`,
       },
     ],
   }),

@@ -74,3 +74,43 @@ export function faultyLimiter(plan: LimiterFaultPlan): FaultyLimiter {
   };
   return { binding: namespace as unknown as Limiter, injected: () => injected };
 }
+
+/** One call the gateway made to a limiter object: the object's name and the limit asked. */
+export interface LimiterCall {
+  /** The object's name, as the gateway wrote it (without the private prefix). */
+  readonly name: string;
+  /** The limit per minute passed to `take` or `refund`. */
+  readonly limit: number;
+  readonly method: LimiterMethod;
+}
+
+/** A limiter binding that lists its calls; `calls` returns them, oldest first. */
+export interface RecordingLimiter {
+  readonly binding: Limiter;
+  readonly calls: () => readonly LimiterCall[];
+}
+
+/**
+ * A {@link privateLimiter} that lists every call the gateway makes (which object, which
+ * limit); every call reaches the real object and answers what it answers.
+ */
+export function recordingLimiter(): RecordingLimiter {
+  const real = privateLimiter();
+  const calls: LimiterCall[] = [];
+  const namespace = {
+    getByName: (name: string) => {
+      const stub = real.getByName(name);
+      return {
+        take: (limit: number) => {
+          calls.push({ name, limit, method: 'take' });
+          return stub.take(limit);
+        },
+        refund: (limit: number) => {
+          calls.push({ name, limit, method: 'refund' });
+          return stub.refund(limit);
+        },
+      };
+    },
+  };
+  return { binding: namespace as unknown as Limiter, calls: () => [...calls] };
+}
