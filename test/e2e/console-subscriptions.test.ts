@@ -1,11 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
-import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
-import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+import { unlabelledControls } from '../support/browser.ts';
+import { type ConsolePageStack, DESKTOP, startConsoleStack } from '../support/console-stack.ts';
 
 // The console's Subscriptions page in a real Chromium (the machine's LANG, no locale forced)
 // against `npm start`'s stack on ports of its own: a subscription made with the event-type
@@ -13,64 +10,31 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // ordering; its health turning disabled when its receiver answers 410; a re-enable that
 // re-queues what waited; a test event sent and seen delivered on its event page. The tests
 // run in order and build on each other. Screenshots go to test-results/console-subscriptions/.
-const root = join(import.meta.dirname, '..', '..');
 const PORTS = { gateway: 18907, sandbox: 18908, receiver: 18909 };
-const ADMIN_TOKEN = 'dev-admin-token';
 /** The longest any one wait in the page may take, in milliseconds. */
 const WAIT_MS = 30_000;
-const ARTIFACTS = join(root, 'test-results', 'console-subscriptions');
-const DESKTOP = { width: 1280, height: 900 };
 const KEY = 'subscriptions-page';
 const DESCRIPTION = 'payouts service';
 
-let stack: NpmStartStack;
-let subscriber: DeliveryReceiver;
-let browser: BrowserPage;
+let stack: ConsolePageStack;
 let page: Page;
 let item: Locator;
 let subscriberUrl: string;
 let secret: string;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [stack, subscriber, browser] = await Promise.all([
-    startNpmStart(PORTS),
-    startDeliveryReceiver(),
-    openBrowserPage(DESKTOP),
-  ]);
-  page = browser.page;
-  page.setDefaultTimeout(WAIT_MS);
+  stack = await startConsoleStack(PORTS, {
+    waitMs: WAIT_MS,
+    artifacts: 'console-subscriptions',
+  });
+  page = stack.page;
   item = page.getByRole('listitem', { name: `Subscription ${DESCRIPTION}` });
-  subscriberUrl = `${subscriber.url}/webhooks?key=${KEY}`;
+  subscriberUrl = `${stack.receiver.url}/webhooks?key=${KEY}`;
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([browser?.browser.close(), subscriber?.close(), stack?.stop()]);
+  await stack?.stop();
 });
-
-async function admin(method: string, path: string) {
-  const response = await fetch(`${stack.gatewayUrl}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
-  });
-  return { status: response.status, body: await response.json() };
-}
-
-async function subscriberAnswers(status: number): Promise<void> {
-  const answer = await fetch(`${subscriber.url}/__status?key=${KEY}&status=${status}`, {
-    method: 'PUT',
-  });
-  expect(answer.status).toBe(200);
-}
-
-async function received(): Promise<Array<{ headers: Record<string, string>; body: string }>> {
-  const answer = await fetch(`${subscriber.url}/__received?key=${KEY}`);
-  return ((await answer.json()) as { data: [] }).data;
-}
-
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
 
 async function openSubscriptions(): Promise<void> {
   await page.goto(`${stack.gatewayUrl}/console/#/subscriptions`);
@@ -79,7 +43,7 @@ async function openSubscriptions(): Promise<void> {
 
 /** The subscription as the admin API has it. */
 async function stored() {
-  const listed = (await admin('GET', '/admin/subscriptions')).body.data as Array<{
+  const listed = (await stack.admin('GET', '/admin/subscriptions')).body.data as Array<{
     id: string;
     description: string;
     event_types: string[] | null;
@@ -95,10 +59,7 @@ async function stored() {
 
 describe('console: subscriptions page', () => {
   it('should sign in', async () => {
-    await page.goto(`${stack.gatewayUrl}/console/`);
-    await page.getByLabel('Admin token', { exact: true }).fill(ADMIN_TOKEN);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+    await stack.signIn(page);
   });
 
   it('should create a subscription with the picker, refusing a misspelt type with the closest one', async () => {
@@ -125,7 +86,7 @@ describe('console: subscriptions page', () => {
     await form
       .getByText(/Unknown event type "disbursment_reversed": did you mean disbursement_reversed\?/)
       .waitFor();
-    await screenshot('misspelt-type');
+    await stack.screenshot('misspelt-type');
 
     // Corrected from the catalog, then created.
     // Unticked, a type the catalog does not list leaves the list (so a click, not uncheck).
@@ -169,7 +130,7 @@ describe('console: subscriptions page', () => {
   });
 
   it('should show the subscription disabled, with its reason, once its receiver answers 410', async () => {
-    await subscriberAnswers(410);
+    await stack.receiverAnswers(KEY, 410);
     await item.getByRole('button', { name: 'Send test event' }).click();
     await item.getByText(/^Test event sent:/).waitFor();
     // The page reads the list again every 10 s: the 410 shows without a reload.
@@ -180,12 +141,12 @@ describe('console: subscriptions page', () => {
       .waitFor();
     await item.getByText(/^0\.0 % of 1 attempt in 24 h/).waitFor();
     expect(await item.getByRole('button', { name: 'Send test event' }).count()).toBe(0);
-    await screenshot('disabled');
+    await stack.screenshot('disabled');
   });
 
   it('should re-enable it, re-queueing what failed while it was down, and say how many', async () => {
-    await subscriberAnswers(200);
-    const before = (await received()).length;
+    await stack.receiverAnswers(KEY, 200);
+    const before = (await stack.received(KEY)).length;
     expect(
       await item.getByRole('checkbox', { name: 'Re-queue what is pending for it' }).isChecked(),
     ).toBe(true);
@@ -194,19 +155,23 @@ describe('console: subscriptions page', () => {
     await item.getByText('healthy', { exact: true }).waitFor();
     await item.getByText('re-enabled by an operator', { exact: false }).waitFor();
     // The re-queued test event reaches the receiver, now answering 200.
-    await expect.poll(async () => (await received()).length, { timeout: WAIT_MS }).toBe(before + 1);
+    await expect
+      .poll(async () => (await stack.received(KEY)).length, { timeout: WAIT_MS })
+      .toBe(before + 1);
   });
 
   it('should send a test event and show it delivered on its event page', async () => {
     await openSubscriptions();
-    const before = (await received()).length;
+    const before = (await stack.received(KEY)).length;
     await item.getByRole('button', { name: 'Send test event' }).click();
     const link = item.locator('.test-sent a');
     await link.waitFor();
     const eventId = (await link.textContent()) ?? '';
     expect(eventId).toMatch(/^subscription\.test:sub_/);
-    await expect.poll(async () => (await received()).length, { timeout: WAIT_MS }).toBe(before + 1);
-    const last = (await received()).at(-1);
+    await expect
+      .poll(async () => (await stack.received(KEY)).length, { timeout: WAIT_MS })
+      .toBe(before + 1);
+    const last = (await stack.received(KEY)).at(-1);
     if (last === undefined) throw new Error('nothing received');
     expect(last.headers['webhook-id']).toBe(eventId);
     const subscription = await stored();
@@ -217,7 +182,7 @@ describe('console: subscriptions page', () => {
       .filter({ hasText: 'subscription.test' })
       .waitFor();
     await page.getByText('delivered after 1 attempt', { exact: true }).waitFor();
-    await screenshot('test-event');
+    await stack.screenshot('test-event');
     // Signed with the secret the console showed at creation, verified as a subscriber would.
     expect(new Webhook(secret).verify(last.body, last.headers)).toMatchObject({
       event_type: 'subscription.test',
@@ -241,11 +206,11 @@ describe('console: subscriptions page', () => {
           .map((el) => `${el.tagName.toLowerCase()}.${el.className}`),
       );
       expect(wide).toEqual([]);
-      await screenshot('narrow');
+      await stack.screenshot('narrow');
     } finally {
       await page.setViewportSize(DESKTOP);
     }
-    expect(browser.problems).toEqual([
+    expect(stack.browser.problems).toEqual([
       // The misspelt type's 400, as Chromium logs a failed fetch.
       expect.stringContaining('400'),
     ]);
