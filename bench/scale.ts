@@ -54,6 +54,8 @@ const TARGET: Target = {
   // Assumed (docs/assumptions.md): the day's average is a quarter of the peak.
   averagePostsPerSecond: 250,
   headroom: 0.5,
+  // Stored bytes grow only with traffic and are purged on a schedule: filled to 80 %.
+  sizeHeadroom: 0.8,
 };
 
 // A setting's value in wrangler.toml's top-level [vars] and consumer (the deployed defaults).
@@ -99,13 +101,13 @@ function measure(): Measured {
 // The commit measured, and the files of the measured paths not committed yet (others may be
 // changing them while this runs).
 function measuredCode(): string {
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' });
+  // Porcelain lines are `XY path`, and X may be a space: the output is not trimmed first.
   const changed = git('status', '--porcelain', '--', 'worker', 'migrations')
     .split('\n')
     .filter(Boolean)
     .map((line) => line.slice(3));
-  const head = git('rev-parse', '--short', 'HEAD');
+  const head = git('rev-parse', '--short', 'HEAD').trim();
   return changed.length === 0 ? head : `${head} with uncommitted changes to ${changed.join(', ')}`;
 }
 
@@ -132,7 +134,7 @@ function main(): void {
   console.log(`Limits and prices read ${READ_ON} (bench/scale/platform.ts).\n`);
   console.log(unitsTable(measured));
   console.log(
-    `\nPer invocation: the ingress (3 subscriptions) runs ${ingress.statements} of ${LIMITS.d1QueriesPerInvocation.value} D1 queries and ${otherSubrequests} other subrequests of ${LIMITS.subrequestsPerInvocation.value}; a cron run ${measured.purge.statements} D1 queries.`,
+    `\nPer invocation: the ingress (3 subscriptions) runs ${ingress.statements} of the ${LIMITS.d1QueriesPerInvocation.value.toLocaleString('en-US')} D1 queries allowed and ${otherSubrequests} other subrequests of ${LIMITS.subrequestsPerInvocation.value.toLocaleString('en-US')}; a cron run ${measured.purge.statements} D1 queries.`,
   );
   console.log(
     `\n### Ceilings (${options.subscriptionsPerEvent} subscription per event, retention ${options.retentionDays} days)\n`,

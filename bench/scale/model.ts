@@ -116,7 +116,7 @@ export function runModel(
     {
       name: `D1 size, ${options.retentionDays} days of events, ${keySeconds / 3600} h of keys`,
       limit: `${platform.d1DatabaseBytes / 1e9} GB per database`,
-      use: `${Math.round(event.d1Bytes)} B per event, ${Math.round(post.d1Bytes)} B per POST`,
+      use: `${Math.round(event.d1Bytes).toLocaleString('en-US')} B per event, ${Math.round(post.d1Bytes)} B per POST`,
       eventsPerDay: per(n * platform.d1DatabaseBytes, event.d1Bytes * options.retentionDays),
       postsPerSecond: per(n * platform.d1DatabaseBytes, post.d1Bytes * keySeconds),
       perShard: true,
@@ -140,7 +140,7 @@ export function runModel(
     {
       name: 'Queue throughput (one queue)',
       limit: `${platform.queueMessagesPerSecond} messages/s per queue`,
-      use: `${fixed(event.queueMessages)} messages per event`,
+      use: `messages per event: ${fixed(event.queueMessages)}`,
       eventsPerDay: per(platform.queueMessagesPerSecond * DAY_SEC, event.queueMessages),
       postsPerSecond: null,
       perShard: false,
@@ -148,7 +148,7 @@ export function runModel(
     {
       name: 'Outbox object of one subscription',
       limit: `${platform.objectRequestsPerSecond} requests/s per object`,
-      use: `${fixed(event.outboxRequestsPerDelivery)} requests per delivery`,
+      use: `requests per delivery: ${fixed(event.outboxRequestsPerDelivery)}`,
       eventsPerDay: per(
         platform.objectRequestsPerSecond * DAY_SEC,
         event.outboxRequestsPerDelivery,

@@ -18,8 +18,10 @@ export interface Target {
   readonly peakPostsPerSecond: number;
   /** Idempotent POSTs a second on average over a day (the stored keys and the bill). */
   readonly averagePostsPerSecond: number;
-  /** Share of each limit the deployment may use, e.g. 0.5 (peaks, retries, admin reads). */
+  /** Share of each rate limit the deployment may use, e.g. 0.5 (peaks, retries, admin reads). */
   readonly headroom: number;
+  /** Share of a database's size the stored events and keys may fill, e.g. 0.8. */
+  readonly sizeHeadroom: number;
 }
 
 /** What must change besides shards, and how far the target is from it. */
@@ -68,7 +70,7 @@ export function solveTarget(
   const needs = {
     'D1 size': Math.ceil(
       (target.eventsPerDay * target.retentionDays * event.d1Bytes + keysStored * post.d1Bytes) /
-        usable(platform.d1DatabaseBytes),
+        (platform.d1DatabaseBytes * target.sizeHeadroom),
     ),
     'D1 query rate': Math.ceil(
       (eventsPerSecond * event.d1Statements + target.peakPostsPerSecond * post.d1Statements) /

@@ -179,12 +179,13 @@ describe('target configuration', () => {
     peakPostsPerSecond: 1000,
     averagePostsPerSecond: 250,
     headroom: 0.5,
+    sizeHeadroom: 0.8,
   };
 
   it('should take the shards the most demanding per-shard constraint needs', () => {
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
-    // Size: 1e7 x 30 x 3,000 B + 250 x 86,400 keys x 1,000 B over 5 GB usable per shard.
-    const size = Math.ceil((1e7 * 30 * 3000 + 250 * 86_400 * 1000) / 5e9);
+    // Size: 1e7 x 30 x 3,000 B + 250 x 86,400 keys x 1,000 B over 8 GB usable per shard.
+    const size = Math.ceil((1e7 * 30 * 3000 + 250 * 86_400 * 1000) / 8e9);
     // Queries: 1e7 / 86,400 x 6 + 1,000 x 4 over 500/s usable per shard.
     const rate = Math.ceil(((1e7 / 86_400) * 6 + 4000) / 500);
     // Purge: 1e7 events a day over half of 480,000 per shard.
