@@ -67,13 +67,16 @@ function eventBody(eventType: string): string {
   );
 }
 
-/** The Worker's `fetch`, metered: round trips before the answer, then the deferred work. */
+/**
+ * The Worker's `fetch`, metered: the round trips answered before the answer (those still in
+ * flight when it comes are deferred past it, in `waitUntil`), then the deferred work.
+ */
 async function callWorker(request: Request, workerEnv: Env, meter: Meter) {
   const ctx = createExecutionContext();
   const incoming = request as Request<unknown, IncomingRequestCfProperties>;
   const start = meter.roundTrips;
   const response = await worker.fetch(incoming, workerEnv, ctx);
-  const beforeAnswer = meter.roundTrips - start;
+  const beforeAnswer = meter.roundTrips - start - meter.inFlight;
   await waitOnExecutionContext(ctx);
   return { response, beforeAnswer };
 }

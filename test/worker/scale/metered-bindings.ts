@@ -19,8 +19,10 @@ declare module 'vitest' {
 export interface Meter {
   /** D1 statements executed (each statement of a batch counts: D1 runs them one at a time). */
   statements: number;
-  /** D1 calls awaited: one per `batch()`, `run()`, `all()` or `first()`. */
+  /** D1 calls made: one per `batch()`, `run()`, `all()` or `first()`. */
   roundTrips: number;
+  /** Of those, the ones not answered yet (a write deferred past the answer is one). */
+  inFlight: number;
   /** `meta.rows_read` summed over every statement. */
   rowsRead: number;
   /** `meta.rows_written` summed over every statement (index rows included). */
@@ -39,6 +41,7 @@ export function newMeter(): Meter {
   return {
     statements: 0,
     roundTrips: 0,
+    inFlight: 0,
     rowsRead: 0,
     rowsWritten: 0,
     queueMessages: 0,
@@ -55,6 +58,24 @@ function addMeta(meter: Meter, meta: Meta | undefined): void {
   meter.rowsWritten += meta?.rows_written ?? 0;
 }
 
+// One round trip of `statements` statements: counted when it starts, in flight until it ends.
+async function trip<R extends { meta?: Meta }>(
+  meter: Meter,
+  statements: number,
+  call: () => Promise<R[]>,
+): Promise<R[]> {
+  meter.statements += statements;
+  meter.roundTrips++;
+  meter.inFlight++;
+  try {
+    const results = await call();
+    for (const result of results) addMeta(meter, result.meta);
+    return results;
+  } finally {
+    meter.inFlight--;
+  }
+}
+
 // Counts the calls of one statement; `first()` runs as `all()` so its meta (which `first()`
 // drops) is counted: D1 runs the same query either way and `first()` takes the first row.
 function meterStatement(statement: D1PreparedStatement, meter: Meter): D1PreparedStatement {
@@ -62,20 +83,10 @@ function meterStatement(statement: D1PreparedStatement, meter: Meter): D1Prepare
   const all = statement.all.bind(statement);
   const run = statement.run.bind(statement);
   statement.bind = (...values: unknown[]) => meterStatement(bind(...values), meter);
-  statement.all = async <T>() => {
-    meter.statements++;
-    meter.roundTrips++;
-    const result = await all<T>();
-    addMeta(meter, result.meta);
-    return result;
-  };
-  statement.run = async <T>() => {
-    meter.statements++;
-    meter.roundTrips++;
-    const result = await run<T>();
-    addMeta(meter, result.meta);
-    return result;
-  };
+  statement.all = <T>() =>
+    trip(meter, 1, async () => [await all<T>()]).then(([r]) => r as D1Result<T>);
+  statement.run = <T>() =>
+    trip(meter, 1, async () => [await run<T>()]).then(([r]) => r as D1Result<T>);
   statement.first = (async (column?: string) => {
     const row = ((await statement.all()).results[0] ?? null) as Record<string, unknown> | null;
     if (column === undefined || row === null) return row;
@@ -90,13 +101,8 @@ export function meteredDb(meter: Meter, db: D1Database = env.DB): D1Database {
     get: (target, name) => {
       if (name === 'prepare') return (sql: string) => meterStatement(target.prepare(sql), meter);
       if (name === 'batch') {
-        return async (statements: D1PreparedStatement[]) => {
-          meter.statements += statements.length;
-          meter.roundTrips++;
-          const results = await target.batch(statements);
-          for (const result of results) addMeta(meter, result.meta);
-          return results;
-        };
+        return (statements: D1PreparedStatement[]) =>
+          trip(meter, statements.length, () => target.batch(statements));
       }
       if (name === 'exec')
         throw new Error('exec() is not metered: no code path of the model uses it');
