@@ -2,15 +2,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../lib/index.ts';
 import {
   type BrowserOptions,
   openBrowserPage,
   wordsBrokenAcrossLines,
 } from '../support/browser.ts';
-import { adminCall } from '../support/child-process.ts';
-import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
-import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+import { type ConsoleStack, DESKTOP, startConsoleStack } from '../support/console-stack.ts';
 
 // How the console writes what it shows, in a real Chromium against `npm start`'s stack on
 // ports of its own: under the locales a machine may give the browser (the chart included),
@@ -18,11 +15,7 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // buttons apart from the others, and the README's screenshots.
 const root = join(import.meta.dirname, '..', '..');
 const PORTS = { gateway: 18897, sandbox: 18898, receiver: 18899 };
-const CALLER_TOKEN = 'dev-gateway-token';
-/** The merchant credentials of `.dev.vars.example`, to sign a webhook to the gateway. */
-const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 const WAIT_MS = 20_000;
-const DESKTOP = { width: 1280, height: 900 };
 /** A time zone away from UTC by a half hour, so local times cannot pass for UTC ones. */
 const LOCAL_ZONE = 'Asia/Kolkata';
 /** The README's pictures, written when missing or with UPDATE_SCREENSHOTS=1. */
@@ -33,83 +26,50 @@ const ARTIFACTS = join(root, 'test-results', 'console-display');
 const UTC_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})? UTC$/;
 const LOCAL_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})? UTC\+05:30$/;
 
-let stack: NpmStartStack;
-let subscriber: DeliveryReceiver;
+let stack: ConsoleStack;
 let goneUrl: string;
 let eventId: string;
 /** A charge_success for a payment the sandbox never saw: held, awaiting confirmation. */
 const heldEventId = `evt_display_${Date.now()}`;
 
-const admin = (method: string, path: string, body?: unknown) =>
-  adminCall(stack.gatewayUrl, method, path, body) as Promise<{ data: never }>;
-
 beforeAll(async () => {
-  [stack, subscriber] = await Promise.all([startNpmStart(PORTS), startDeliveryReceiver()]);
+  stack = await startConsoleStack(PORTS);
   // A subscriber that is gone (410): its delivery fails, so every status has a row.
-  goneUrl = `${subscriber.url}/hooks/orders-service-with-a-rather-long-path?key=gone&status=410`;
-  await admin('POST', '/admin/subscriptions', {
+  goneUrl = `${stack.receiver.url}/hooks/orders-service-with-a-rather-long-path?key=gone&status=410`;
+  const created = await stack.admin('POST', '/admin/subscriptions', {
     url: goneUrl,
     description: 'orders service, answering 410 Gone since it moved to another address',
     event_types: ['charge_success'],
   });
+  expect(created.status).toBe(201);
   const reference = `display-${Date.now()}`;
-  const paid = await fetch(`${stack.gatewayUrl}/payments/initialize`, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${CALLER_TOKEN}`,
-      'Content-Type': 'application/json',
-      'Idempotency-Key': reference,
-    },
-    body: JSON.stringify({
-      email: 'ada@example.com',
-      amount: '25000.00',
-      currency: 'NGN',
-      reference,
-    }),
-  });
-  expect(paid.status).toBe(200);
-  const completed = await fetch(`${stack.sandboxUrl}/__sandbox/payments/${reference}/complete`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ outcome: 'success' }),
-  });
-  expect(completed.status).toBe(200);
-  const held = JSON.stringify({
+  await stack.pay(reference, '25000.00');
+  await stack.ingest({
     event_type: 'charge_success',
     event_id: heldEventId,
     timestamp: new Date().toISOString(),
     data: { reference: `no-such-payment-${Date.now()}`, amount: 5000, currency: 'NGN' },
   });
-  const ingest = await fetch(`${stack.gatewayUrl}/webhooks`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      ...(await signRequest({ ...MERCHANT, body: held })),
-    },
-    body: held,
-  });
-  expect(ingest.status).toBe(200);
   // Bounded wait for the event and both deliveries to settle (delivered and failed).
   const deadline = Date.now() + 60_000;
   let statuses: string[] = [];
   while (statuses.join() !== 'delivered,failed') {
     if (Date.now() > deadline) throw new Error(`deliveries not settled: ${statuses.join()}`);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const listed = (await admin('GET', `/admin/events?reference=${reference}`)) as {
-      data: { event_id: string }[];
-    };
-    const first = listed.data[0];
+    const listed = await stack.admin('GET', `/admin/events?reference=${reference}`);
+    expect(listed.status).toBe(200);
+    const first: { event_id: string } | undefined = listed.body.data[0];
     if (first === undefined) continue;
     eventId = first.event_id;
-    const event = (await admin('GET', `/admin/events/${encodeURIComponent(first.event_id)}`)) as {
-      data: { deliveries: { status: string }[] };
-    };
-    statuses = event.data.deliveries.map((d) => d.status).sort();
+    const event = await stack.admin('GET', `/admin/events/${encodeURIComponent(first.event_id)}`);
+    expect(event.status).toBe(200);
+    const deliveries: { status: string }[] = event.body.data.deliveries;
+    statuses = deliveries.map((d) => d.status).sort();
   }
 }, 150_000);
 
 afterAll(async () => {
-  await Promise.all([subscriber?.close(), stack?.stop()]);
+  await stack?.stop();
 });
 
 /** Opens a browser as `options` says, signed in to the console on `fragment`. */
@@ -127,10 +87,7 @@ async function signedIn(fragment: string, options: BrowserOptions = {}, viewport
       fillText.call(this, text, ...rest);
     };
   });
-  await page.goto(`${stack.gatewayUrl}/console/`);
-  await page.getByLabel('Admin token', { exact: true }).fill('dev-admin-token');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+  await stack.signIn(page);
   await page.goto(`${stack.gatewayUrl}/console/${fragment}`);
   await page.getByRole('heading', { level: 1 }).waitFor();
   return opened;
