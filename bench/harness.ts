@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type SandboxServer, startSandboxServer } from '../cli/sandbox-server.ts';
-import { HOST, onCleanup, spawnGroup } from './lifecycle.ts';
+import { HOST, onCleanup, spawnGroup, tempState } from './lifecycle.ts';
 
 /** The repository root. */
 export const root = join(import.meta.dirname, '..');
@@ -112,4 +112,46 @@ export async function startSandbox(port: number): Promise<SandboxServer> {
   const sandbox = await startSandboxServer({ port, host: HOST });
   onCleanup(() => sandbox.close());
   return sandbox;
+}
+
+/** The gateway a relay benchmark started: where it answers and where its local state is. */
+export interface RelayGateway {
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** The gateway's local state (D1, queues) and wrangler.log; removed when the run succeeds. */
+  readonly state: string;
+}
+
+/**
+ * Starts what the relay benchmarks measure: the sandbox on `sandboxPort` as the upstream,
+ * fresh local state with the D1 migrations applied, and the gateway Worker under `wrangler
+ * dev` with the committed local secrets (`.dev.vars.example`), subscribers on 127.0.0.1
+ * allowed, and no per-address webhook limit (the relay is measured, not the limit).
+ *
+ * @param statePrefix - the name prefix of the state directory, e.g. `edgepay-bench-relay-`.
+ * @throws when the sandbox, the migrations or wrangler fail to start (see {@link startWorker}).
+ */
+export async function startRelayGateway(
+  sandboxPort: number,
+  ports: WorkerPorts,
+  statePrefix: string,
+): Promise<RelayGateway> {
+  const sandbox = await startSandbox(sandboxPort);
+  const state = tempState(statePrefix);
+  await migrate(state);
+  await startWorker(
+    [
+      '--env-file',
+      join(root, '.dev.vars.example'),
+      '--var',
+      `UPSTREAM_BASE_URL:${sandbox.url}`,
+      '--var',
+      'ALLOW_LOCAL_SUBSCRIBERS:true',
+      '--var',
+      'WEBHOOK_RATE_LIMIT_PER_MINUTE:0',
+    ],
+    ports,
+    state,
+  );
+  return { url: `http://${HOST}:${ports.port}`, state };
 }

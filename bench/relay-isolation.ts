@@ -5,9 +5,8 @@
 // p99, in each run; the target is the stalled run within 1.5x of the reference.
 // Then ordered against unordered delivery throughput (bench/relay-ordering.ts).
 // Run: npm run bench -- relay-isolation   (ISOLATION_EVENTS, ORDER_EVENTS, ORDER_REFERENCES)
-import { join } from 'node:path';
-import { migrate, root, startSandbox, startWorker } from './harness.ts';
-import { assertPortsFree, HOST, runBenchmark, tempState } from './lifecycle.ts';
+import { startRelayGateway } from './harness.ts';
+import { assertPortsFree, runBenchmark } from './lifecycle.ts';
 import { median } from './load.ts';
 import { measureOrdering, orderingPlan } from './relay-ordering.ts';
 import {
@@ -82,26 +81,13 @@ await runBenchmark(async () => {
     SUBSCRIBER_A_PORT,
     SUBSCRIBER_B_PORT,
   ]);
-  const sandbox = await startSandbox(SANDBOX_PORT);
+  const { url: gateway } = await startRelayGateway(
+    SANDBOX_PORT,
+    GATEWAY,
+    'edgepay-bench-relay-isolation-',
+  );
   const a = await startSubscriber(SUBSCRIBER_A_PORT);
   const b = await startSubscriber(SUBSCRIBER_B_PORT);
-  const state = tempState('edgepay-bench-relay-isolation-');
-  await migrate(state);
-  await startWorker(
-    [
-      '--env-file',
-      join(root, '.dev.vars.example'),
-      '--var',
-      `UPSTREAM_BASE_URL:${sandbox.url}`,
-      '--var',
-      'ALLOW_LOCAL_SUBSCRIBERS:true',
-      '--var',
-      'WEBHOOK_RATE_LIMIT_PER_MINUTE:0',
-    ],
-    GATEWAY,
-    state,
-  );
-  const gateway = `http://${HOST}:${GATEWAY.port}`;
 
   // The reference first: the stalled run leaves A's deliveries retrying behind it.
   const reference = await run(gateway, a, b, 'reference');

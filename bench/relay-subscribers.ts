@@ -1,5 +1,5 @@
-// What the relay isolation and ordering benchmarks share: subscribers in this process that
-// record when each event first arrives, signed ingest of one event, and admin calls.
+// What the relay benchmarks share: subscribers in this process that record when each event
+// first arrives, signed ingest of one event, admin calls, and the percentile of a latency.
 import { createServer, type Server } from 'node:http';
 import { BenchmarkError, HOST, onCleanup } from './lifecycle.ts';
 import { signSync } from './sign-sync.ts';

@@ -8,15 +8,8 @@
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { startReceiver } from '../examples/receiver/server.ts';
-import { migrate, root, startSandbox, startWorker } from './harness.ts';
-import {
-  assertPortsFree,
-  BenchmarkError,
-  HOST,
-  onCleanup,
-  runBenchmark,
-  tempState,
-} from './lifecycle.ts';
+import { root, startRelayGateway, startWorker } from './harness.ts';
+import { assertPortsFree, BenchmarkError, HOST, onCleanup, runBenchmark } from './lifecycle.ts';
 import {
   compareCases,
   describePlan,
@@ -25,6 +18,7 @@ import {
   printComparison,
   runLoad,
 } from './load.ts';
+import { EVENT_TYPE, percentile } from './relay-subscribers.ts';
 import { assertSignSyncMatchesSdk, signSync } from './sign-sync.ts';
 
 // 197xx/198xx: apart from `npm start` (8787-8789) and the e2e test (187xx).
@@ -34,7 +28,6 @@ const FLOOR = { port: 19790, inspectorPort: 19890 };
 const STORM_EVENTS = Number(process.env.STORM_EVENTS ?? 200);
 const LATENCY_EVENTS = 100;
 const ADMIN = { Authorization: 'Bearer dev-admin-token', 'Content-Type': 'application/json' };
-const EVENT_TYPE = 'mandate_activated';
 /** Longest wait for one request outside the load runs, in milliseconds. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
@@ -100,11 +93,6 @@ function load(name: string, url: string, seconds: number): Promise<LoadResult> {
   );
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
-};
-
 async function post(url: string, event: Signed): Promise<{ status: number; duplicate: boolean }> {
   const response = await fetch(url, {
     method: 'POST',
@@ -149,30 +137,17 @@ await runBenchmark(async () => {
     FLOOR.inspectorPort,
   ]);
   await assertSignSyncMatchesSdk();
-  const sandbox = await startSandbox(SANDBOX_PORT);
-  const state = tempState('edgepay-bench-relay-');
-  await migrate(state);
-  await startWorker(
-    [
-      '--env-file',
-      join(root, '.dev.vars.example'),
-      '--var',
-      `UPSTREAM_BASE_URL:${sandbox.url}`,
-      '--var',
-      'ALLOW_LOCAL_SUBSCRIBERS:true',
-      // The ingress throughput is what is measured: no per-address limit in the way.
-      '--var',
-      'WEBHOOK_RATE_LIMIT_PER_MINUTE:0',
-    ],
+  // The ingress throughput is what is measured: the gateway runs with no per-address limit.
+  const { url: gateway, state } = await startRelayGateway(
+    SANDBOX_PORT,
     GATEWAY,
-    state,
+    'edgepay-bench-relay-',
   );
   await startWorker(
     ['-c', join(root, 'bench', 'ok-worker', 'wrangler.toml')],
     FLOOR,
     join(state, 'floor'),
   );
-  const gateway = `http://${HOST}:${GATEWAY.port}`;
   const probe = await post(`${gateway}/webhooks`, signedEvent(nextEventId('probe')));
   if (probe.status !== 200) throw new Error(`probe ingest failed: ${probe.status}`);
 
