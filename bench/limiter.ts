@@ -40,7 +40,7 @@ interface Batch {
 }
 
 async function batch(objects: number): Promise<Batch> {
-  const url = `http://${HOST}:${LIMITER.port}/?objects=${objects}&takes=${TAKES}&lanes=${LANES}`;
+  const url = `http://${HOST}:${LIMITER.port}/takes?objects=${objects}&takes=${TAKES}&lanes=${LANES}`;
   const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
   if (!res.ok) throw new BenchmarkError(`${url} answered ${res.status}: ${await res.text()}`);
   const result = (await res.json()) as Batch;

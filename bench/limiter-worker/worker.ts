@@ -1,4 +1,4 @@
-// The Worker of the rate limiter benchmark (bench/limiter.ts): GET /?objects=K&takes=N&lanes=C
+// The Worker of the rate limiter benchmark (bench/limiter.ts): GET /takes?objects=K&takes=N&lanes=C
 // sends N `take` calls, C at a time, dealt in turn over K fresh objects of the gateway's
 // limiter class (each asked with a limit it never reaches, so every call is allowed and
 // writes its state, as an allowed request does), and answers how long they took.
@@ -24,7 +24,8 @@ function wholeParam(url: URL, name: string, fallback: number, max: number): numb
 export default {
   async fetch(request: Request, env: BenchEnv): Promise<Response> {
     const url = new URL(request.url);
-    if (url.pathname !== '/') return new Response('ok');
+    // Any other path answers at once: the harness polls `/` until wrangler dev is ready.
+    if (url.pathname !== '/takes') return new Response('ok');
     const objects = wholeParam(url, 'objects', 1, 64);
     const takes = wholeParam(url, 'takes', 500, 900);
     const lanes = wholeParam(url, 'lanes', 32, 128);
