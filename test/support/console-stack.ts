@@ -24,7 +24,7 @@ const CALLER_TOKEN = 'dev-gateway-token';
 const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 
 /** One request the receiver got, as its `GET /__received` lists it. */
-export interface ReceivedRequest {
+interface ReceivedRequest {
   readonly headers: Record<string, string>;
   /** The exact body, as UTF-8 text (what the signature covers). */
   readonly body: string;
