@@ -117,6 +117,7 @@ export function targetText(result: TargetResult, target: Target): string {
   return [
     `Target: ${group(target.eventsPerDay)} events a day kept ${target.retentionDays} days, ${group(target.peakPostsPerSecond)} idempotent POSTs/s at peak (${group(target.averagePostsPerSecond)}/s on average), each rate limit used at most ${Math.round(target.headroom * 100)} %, each database filled at most ${Math.round(target.sizeHeadroom * 100)} %.`,
     `Shards needed: **${result.shards}** (${needs}).`,
+    `Queue: ${two((target.eventsPerDay / 86_400) * result.model.event.queueMessages)} messages/s on average, ${two(((target.eventsPerDay / 86_400) * result.model.event.queueMessages) / result.model.options.consumerBatchSize)} consumer invocations/s at max_batch_size ${result.model.options.consumerBatchSize}, each ending once its outboxes hold the messages.`,
     'Not raised by shards:',
     ...beyond,
     `Monthly cost (usage, 30 days): events ${dollars(result.monthly.events)}, POSTs ${dollars(result.monthly.posts)}, total **${dollars(result.monthly.total)}**, plus the Workers Paid plan.`,

@@ -35,8 +35,8 @@ import {
 import { meterOutboxStorage, newStorageMeter, type StorageMeter } from './outbox-storage.ts';
 
 /** Repetitions per unit: counts are per-unit averages; sizes need many rows to beat page rounding. */
-const SAMPLES = 100;
-const POST_SAMPLES = 40;
+const SAMPLES = 400;
+const POST_SAMPLES = 100;
 /** Old events and expired keys laid out for one cron run to purge (more than one run may). */
 const PURGE_BACKLOG = 6000;
 const DAY_MS = 86_400_000;
