@@ -18,6 +18,7 @@ import {
   toDeliveryTargets,
 } from './deliveries.ts';
 import { type KeysetCursor, keysetPage } from './keyset.ts';
+import { bodySubscriptionIdSql } from './webhook-events.ts';
 
 /**
  * Milliseconds in an hour: the width of a bucket of {@link countDeliveriesByHour}.
@@ -145,7 +146,7 @@ export const OPERATIONAL_TYPES = JSON.stringify(Object.keys(OPERATIONAL_DATA_SCH
 export const REPLAY_AUDIENCE = `((?4 IS NULL
       AND ((s.event_types IS NULL AND ?2 NOT IN (SELECT value FROM json_each(?5)))
         OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2))
-      AND s.id IS NOT (SELECT json_extract(e.raw_body, '$.data.subscription_id')
+      AND s.id IS NOT (SELECT ${bodySubscriptionIdSql('e')}
         FROM webhook_events AS e
         WHERE e.event_id = ?1 AND ?2 IN (SELECT value FROM json_each(?5))))
     OR s.id = ?4)`;

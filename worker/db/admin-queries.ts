@@ -3,6 +3,7 @@
  * keyset-paginated. The admin's delivery queries are in worker/db/admin-deliveries.ts.
  * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
+import { expandNullableText, type StoredValue } from './compact-body.ts';
 import { type KeysetCursor, keysetPage } from './keyset.ts';
 import { type EventOutcome, toEventOutcome, type WebhookEventStatus } from './webhook-events.ts';
 
@@ -56,7 +57,7 @@ interface SummaryRow {
   outcome: string;
   received_at: number;
   reference: string | null;
-  raw_body: string | null;
+  raw_body: StoredValue | null;
 }
 
 /**
@@ -100,15 +101,18 @@ export async function listWebhookEvents(db: D1Database, query: EventListQuery): 
     },
     (row) => ({ at: row.received_at, id: row.event_id }),
   );
-  const events = page.rows.map((row) => ({
-    eventId: row.event_id,
-    eventType: row.event_type,
-    status: row.status as WebhookEventStatus,
-    outcome: toEventOutcome(row.outcome),
-    receivedAt: row.received_at,
-    reference: row.reference,
-    rawBody: row.raw_body,
-  }));
+  const events = await Promise.all(
+    page.rows.map(async (row) => ({
+      eventId: row.event_id,
+      eventType: row.event_type,
+      status: row.status as WebhookEventStatus,
+      outcome: toEventOutcome(row.outcome),
+      receivedAt: row.received_at,
+      reference: row.reference,
+      // Stored compressed when that is smaller (worker/db/compact-body.ts).
+      rawBody: await expandNullableText(row.raw_body),
+    })),
+  );
   return { events, next: page.next };
 }
 

@@ -1,10 +1,19 @@
 /**
  * D1 queries on `delivery_attempts` (migrations/0004, its trigger and operator 0011): the
  * record of each attempt the consumer makes, written with the delivery's new state in one
- * transaction, and read by the admin API. Every time is epoch milliseconds; statements bind
+ * transaction, and read by the admin API. The answer excerpt is stored compressed when that is
+ * smaller (worker/db/compact-body.ts). Every time is epoch milliseconds; statements bind
  * with `?N`; `db` is always the D1 binding.
  */
+import { compactText, expandNullableText, type StoredValue, utf8Prefix } from './compact-body.ts';
 import type { DeliveryStatus } from './deliveries.ts';
+
+/**
+ * The most bytes of a subscriber's answer an attempt keeps (2 KB), counted as the UTF-8 of the
+ * stored text, so an answer of bytes that are not UTF-8 (each read back as a 3-byte U+FFFD)
+ * cannot store more either: a chatty subscriber cannot grow the database.
+ */
+export const RESPONSE_EXCERPT_MAX_BYTES = 2048;
 
 /**
  * What started an attempt: `schedule` (the first send and the relay's own retries),
@@ -41,7 +50,7 @@ export interface DeliveryAttemptRecord {
   /** Milliseconds from the request to the end of the excerpt read. */
   readonly latencyMs: number;
   readonly error: string | null;
-  /** The first 2 KB of the response body, as text. */
+  /** The start of the response body as text, at most {@link RESPONSE_EXCERPT_MAX_BYTES} bytes of UTF-8. */
   readonly responseExcerpt: string | null;
   readonly trigger: AttemptTrigger;
   /** Who asked for it (`retry`, `replay`, `recover`), `null` when no name was given. */
@@ -66,7 +75,7 @@ interface DeliveryAttemptRow {
   status: number | null;
   latency_ms: number;
   error: string | null;
-  response_excerpt: string | null;
+  response_excerpt: StoredValue | null;
   trigger: string;
   operator: string | null;
 }
@@ -84,18 +93,20 @@ export async function listDeliveryAttempts(
     .prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ?1 ORDER BY attempt')
     .bind(deliveryId)
     .all<DeliveryAttemptRow>();
-  return results.map((row) => ({
-    deliveryId: row.delivery_id,
-    attempt: row.attempt,
-    startedAt: row.started_at,
-    status: row.status,
-    latencyMs: row.latency_ms,
-    error: row.error,
-    responseExcerpt: row.response_excerpt,
-    // The column's CHECK holds it to the four triggers.
-    trigger: row.trigger as AttemptTrigger,
-    operator: row.operator,
-  }));
+  return Promise.all(
+    results.map(async (row) => ({
+      deliveryId: row.delivery_id,
+      attempt: row.attempt,
+      startedAt: row.started_at,
+      status: row.status,
+      latencyMs: row.latency_ms,
+      error: row.error,
+      responseExcerpt: await expandNullableText(row.response_excerpt),
+      // The column's CHECK holds it to the four triggers.
+      trigger: row.trigger as AttemptTrigger,
+      operator: row.operator,
+    })),
+  );
 }
 
 /**
@@ -108,17 +119,24 @@ export async function listDeliveryAttempts(
  * (an error before sending, or a postponed send), and an attempt already in flight when the
  * operator asked is not theirs.
  *
+ * The excerpt is cut to {@link RESPONSE_EXCERPT_MAX_BYTES} bytes of UTF-8 and stored
+ * compacted, so its stored value never exceeds that bound either.
+ *
  * @param deliveryId - the delivery id.
  * @param outcome - what the attempt got and where the delivery goes next.
  * @param now - the record time, epoch milliseconds.
  * @returns the insert of the attempt, then the update of the delivery.
  */
-export function deliveryAttemptStatements(
+export async function deliveryAttemptStatements(
   db: D1Database,
   deliveryId: string,
   outcome: AttemptOutcome,
   now: number,
-): D1PreparedStatement[] {
+): Promise<D1PreparedStatement[]> {
+  const excerpt =
+    outcome.responseExcerpt === null
+      ? null
+      : await compactText(utf8Prefix(outcome.responseExcerpt, RESPONSE_EXCERPT_MAX_BYTES));
   return [
     db
       .prepare(
@@ -137,7 +155,7 @@ export function deliveryAttemptStatements(
         outcome.status,
         outcome.latencyMs,
         outcome.error,
-        outcome.responseExcerpt,
+        excerpt,
         outcome.request?.trigger ?? 'schedule',
         outcome.request?.operator ?? null,
         outcome.request?.requestedAt ?? null,
@@ -170,5 +188,5 @@ export async function recordDeliveryAttempt(
   outcome: AttemptOutcome,
   now: number,
 ): Promise<void> {
-  await db.batch(deliveryAttemptStatements(db, deliveryId, outcome, now));
+  await db.batch(await deliveryAttemptStatements(db, deliveryId, outcome, now));
 }

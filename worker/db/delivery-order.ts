@@ -1,9 +1,11 @@
 /**
  * D1 query of ordered delivery (subscriptions with `ordered`): whether a delivery must wait
  * for an earlier event of the same reference. "Earlier" is the provider's `timestamp` in the
- * stored body (ISO 8601, compared as a Julian day), then the receive time and event id for
- * events with the same timestamp. Statements bind with `?N`; `db` is always the D1 binding.
+ * stored body (ISO 8601, compared as a Julian day; copied into a column for a compressed body),
+ * then the receive time and event id for events with the same timestamp. Statements bind with
+ * `?N`; `db` is always the D1 binding.
  */
+import { bodyTimestampDaySql } from './webhook-events.ts';
 
 /** Where a delivery stands in its reference's order. */
 export interface DeliveryOrder {
@@ -33,8 +35,8 @@ export async function findDeliveryOrder(
          SELECT 1 FROM webhook_events AS e2
          WHERE e.reference IS NOT NULL AND e2.reference = e.reference
            AND e2.event_id != e.event_id
-           AND (julianday(json_extract(e2.raw_body, '$.timestamp')), e2.received_at, e2.event_id)
-             < (julianday(json_extract(e.raw_body, '$.timestamp')), e.received_at, e.event_id)
+           AND (${bodyTimestampDaySql('e2')}, e2.received_at, e2.event_id)
+             < (${bodyTimestampDaySql('e')}, e.received_at, e.event_id)
            AND (EXISTS (SELECT 1 FROM deliveries AS d2 WHERE d2.event_id = e2.event_id
                   AND d2.subscription_id = d.subscription_id AND d2.status = 'pending')
              OR (e2.status = 'awaiting_confirmation' AND EXISTS (

@@ -19,6 +19,7 @@ import {
   type RecoveryCandidate,
   type RecoveryStep,
 } from './recovery-pages.ts';
+import { bodySubscriptionIdSql } from './webhook-events.ts';
 
 /**
  * How far before the disable an event may have fanned out without its delivery, in ms: an
@@ -58,7 +59,7 @@ const MISSED_EVENTS = `FROM webhook_events AS e JOIN subscriptions AS s ON s.id 
     AND ((s.event_types IS NULL AND e.event_type NOT IN (SELECT value FROM json_each(?4)))
       OR EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = e.event_type))
     AND NOT (e.event_type IN (SELECT value FROM json_each(?4))
-      AND json_extract(e.raw_body, '$.data.subscription_id') IS s.id)
+      AND ${bodySubscriptionIdSql('e')} IS s.id)
     AND NOT EXISTS (SELECT 1 FROM deliveries AS d
       WHERE d.event_id = e.event_id AND d.subscription_id = s.id)`;
 

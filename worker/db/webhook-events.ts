@@ -1,8 +1,11 @@
 /**
- * D1 queries on `webhook_events` (migrations/0002, 0005, 0006, 0007, 0012): the ingress's insert-once
- * of an event keyed by `event_id`, and the read of one event. Every time is epoch
- * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
+ * D1 queries on `webhook_events` (migrations/0002, 0005, 0006, 0007, 0012, 0016): the ingress's
+ * insert-once of an event keyed by `event_id`, and the read of one event. The body is stored
+ * compressed when that is smaller (worker/db/compact-body.ts); what SQL reads inside it is
+ * copied into columns at insert. Every time is epoch milliseconds; statements bind with `?N`;
+ * `db` is always the D1 binding.
  */
+import { compactText, expandText, type StoredValue } from './compact-body.ts';
 
 /**
  * Where an event stands: `confirmed` when the upstream's verify endpoint agrees with a
@@ -86,14 +89,14 @@ export interface WebhookEventRecord {
 /** Input of {@link insertWebhookEvent}; the status starts as `received`, the outcome follows its deliveries. */
 export type NewWebhookEvent = Omit<WebhookEventRecord, 'status' | 'outcome' | 'confirmation'>;
 
-interface WebhookEventRow {
+interface WebhookEventRow<Body = string> {
   event_id: string;
   event_type: string;
   status: string;
   outcome: string;
   received_at: number;
   reference: string | null;
-  raw_body: string;
+  raw_body: Body;
   confirmation_reason?: string | null;
   confirmation_checks?: number | null;
   confirmation_checked_at?: number | null;
@@ -117,7 +120,7 @@ export function toEventOutcome(outcome: string): EventOutcome {
 /**
  * Maps a row to the domain record.
  *
- * @param row - a row of `webhook_events`.
+ * @param row - a row of `webhook_events`, its body already expanded to text.
  * @throws {Error} when the row holds a status or an outcome this code does not know (a bug or a
  *   newer writer).
  *
@@ -151,40 +154,105 @@ export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
  * writes the event and its delivery rows in one transaction). Its `meta.changes` is 1
  * for a new event and 0 for a duplicate `event_id` (no trigger writes on this insert: its
  * outcome, `held` for an event not fanned out, else `no_subscriber` until its deliveries are
- * written, is part of the insert).
+ * written, is part of the insert). The body is stored compacted ({@link compactText}), with
+ * what SQL reads inside it copied into columns (see {@link bodyTimestampDaySql} and
+ * {@link bodySubscriptionIdSql}).
  *
  * @param event - id, type, receive time (epoch ms), reference and exact body.
  * @param status - the status stored, decided at ingress by the confirmation of money
  *   events (worker/relay/confirm.ts). @default 'received'
  * @param confirmation - the ingress's check: reason, count, time and next check (epoch ms).
  *   @default UNCHECKED
+ * @returns the statement, once the body is compressed.
  */
-export function insertWebhookEventStatement(
+export async function insertWebhookEventStatement(
   db: D1Database,
   event: NewWebhookEvent,
   status: WebhookEventStatus = 'received',
   confirmation: ConfirmationState = UNCHECKED,
-): D1PreparedStatement {
+): Promise<D1PreparedStatement> {
+  const fields = bodyFields(event.rawBody);
   return db
     .prepare(
       `INSERT INTO webhook_events (event_id, event_type, status, received_at, raw_body, reference,
-         confirmation_reason, confirmation_checks, confirmation_checked_at, next_check_at, outcome)
+         confirmation_reason, confirmation_checks, confirmation_checked_at, next_check_at, outcome,
+         timestamp_julian_day, data_subscription_id)
        VALUES (?1, ?2, ?5, ?3, ?4, ?6, ?7, ?8, ?9, ?10,
-         CASE WHEN ?5 IN ('awaiting_confirmation', 'unconfirmed') THEN 'held' ELSE 'no_subscriber' END)
+         CASE WHEN ?5 IN ('awaiting_confirmation', 'unconfirmed') THEN 'held' ELSE 'no_subscriber' END,
+         julianday(?11), ?12)
        ON CONFLICT (event_id) DO NOTHING`,
     )
     .bind(
       event.eventId,
       event.eventType,
       event.receivedAt,
-      event.rawBody,
+      await compactText(event.rawBody),
       status,
       event.reference,
       confirmation.reason,
       confirmation.checks,
       confirmation.checkedAt,
       confirmation.nextCheckAt,
+      fields.timestamp,
+      fields.subscriptionId,
     );
+}
+
+/** A JSON value as SQLite's `json_extract` returns it (objects and arrays as JSON text). */
+type SqlJsonValue = string | number | null;
+
+/**
+ * The body's `timestamp` and `data.subscription_id` as `json_extract` would return them, so the
+ * columns hold exactly what SQL read inside a text body; `null` for each when it is not JSON.
+ */
+function bodyFields(rawBody: string): { timestamp: SqlJsonValue; subscriptionId: SqlJsonValue } {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody);
+  } catch {
+    return { timestamp: null, subscriptionId: null };
+  }
+  const record = isObject(body) ? body : {};
+  const data = isObject(record.data) ? record.data : {};
+  return {
+    timestamp: asSqlJson(record.timestamp),
+    subscriptionId: asSqlJson(data.subscription_id),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function asSqlJson(value: unknown): SqlJsonValue {
+  if (typeof value === 'string' || typeof value === 'number') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+/**
+ * SQL of the Julian day of an event's `timestamp` (ISO 8601 in the body; NULL when it is not a
+ * date): read from the body of a row stored as text (every row written before the column
+ * existed), else from `timestamp_julian_day`, which the insert fills from the same body.
+ *
+ * @param alias - the `webhook_events` alias of the query (an identifier of the code, never input).
+ */
+export function bodyTimestampDaySql(alias: string): string {
+  return `CASE WHEN typeof(${alias}.raw_body) = 'text'
+    THEN julianday(json_extract(${alias}.raw_body, '$.timestamp'))
+    ELSE ${alias}.timestamp_julian_day END`;
+}
+
+/**
+ * SQL of an event's `data.subscription_id` (the subscription one of the relay's own events is
+ * about): from the body of a row stored as text, else from `data_subscription_id`.
+ *
+ * @param alias - the `webhook_events` alias of the query (an identifier of the code, never input).
+ */
+export function bodySubscriptionIdSql(alias: string): string {
+  return `CASE WHEN typeof(${alias}.raw_body) = 'text'
+    THEN json_extract(${alias}.raw_body, '$.data.subscription_id')
+    ELSE ${alias}.data_subscription_id END`;
 }
 
 /**
@@ -205,7 +273,7 @@ export function insertWebhookEventStatement(
  * @internal Exported for the tests, which call it directly.
  */
 export async function insertWebhookEvent(db: D1Database, event: NewWebhookEvent): Promise<boolean> {
-  const result = await insertWebhookEventStatement(db, event).run();
+  const result = await (await insertWebhookEventStatement(db, event)).run();
   return result.meta.changes === 1;
 }
 
@@ -222,8 +290,9 @@ export async function findWebhookEvent(
   const row = await db
     .prepare('SELECT * FROM webhook_events WHERE event_id = ?1')
     .bind(eventId)
-    .first<WebhookEventRow>();
-  return row === null ? undefined : toWebhookEventRecord(row);
+    .first<WebhookEventRow<StoredValue>>();
+  if (row === null) return undefined;
+  return toWebhookEventRecord({ ...row, raw_body: await expandText(row.raw_body) });
 }
 
 /**

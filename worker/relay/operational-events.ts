@@ -114,7 +114,7 @@ export async function emitOperationalEvent<T extends OperationalEventType>(
     rawBody: JSON.stringify(envelope),
   };
   const [inserted, fanOut] = await env.DB.batch<DeliveryTargetRow>([
-    insertWebhookEventStatement(env.DB, stored),
+    await insertWebhookEventStatement(env.DB, stored),
     event.recipientSubscriptionId === undefined
       ? fanOutOperationalDeliveriesStatement(env.DB, stored, subject)
       : fanOutToSubscriptionStatement(env.DB, stored, event.recipientSubscriptionId),

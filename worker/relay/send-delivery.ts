@@ -3,13 +3,15 @@
  * a failure), and what the attempt record keeps: status, latency, error and the first
  * 2 KB of the response body. The send step of a delivery attempt, between prepare and settle.
  */
+import { utf8Prefix } from '../db/compact-body.ts';
+import { RESPONSE_EXCERPT_MAX_BYTES } from '../db/delivery-attempts.ts';
 import type { ReadyDelivery } from './prepare-delivery.ts';
 
 /** Timeout of one delivery attempt, in milliseconds (headers and excerpt read). */
 export const DELIVERY_TIMEOUT_MS = 15_000;
 
-/** Bytes of the response body kept in the attempt record (2 KB). */
-const RESPONSE_EXCERPT_BYTES = 2048;
+/** Bytes of the response body read for the attempt record (2 KB), then cancelled. */
+const RESPONSE_EXCERPT_BYTES = RESPONSE_EXCERPT_MAX_BYTES;
 
 /** What one attempt got. */
 interface SendResult {
@@ -21,7 +23,10 @@ interface SendResult {
   readonly latencyMs: number;
   /** Why the attempt failed without a response, or `null`. */
   readonly error: string | null;
-  /** The first {@link RESPONSE_EXCERPT_BYTES} bytes of the body as UTF-8 text, or `null`. */
+  /**
+   * The first {@link RESPONSE_EXCERPT_BYTES} bytes of the body as UTF-8 text, cut to at most as
+   * many bytes once encoded again, or `null`.
+   */
   readonly responseExcerpt: string | null;
   /** The response's `Retry-After` header, or `null`. */
   readonly retryAfter: string | null;
@@ -117,7 +122,11 @@ async function sendDelivery(
   }
 }
 
-/** Reads at most {@link RESPONSE_EXCERPT_BYTES} bytes, then cancels the rest of the body. */
+/**
+ * Reads at most {@link RESPONSE_EXCERPT_BYTES} bytes, then cancels the rest of the body; the
+ * text is cut again to that many bytes of UTF-8, since each byte that is not UTF-8 decodes to
+ * U+FFFD, 3 bytes once stored.
+ */
 async function readExcerpt(response: Response): Promise<string | null> {
   if (response.body === null) return null;
   const reader = response.body.getReader();
@@ -132,7 +141,8 @@ async function readExcerpt(response: Response): Promise<string | null> {
   }
   await reader.cancel().catch(() => undefined);
   // Not fatal: a multi-byte character cut at 2 KB becomes U+FFFD.
-  return new TextDecoder().decode(excerpt.subarray(0, length));
+  const text = new TextDecoder().decode(excerpt.subarray(0, length));
+  return utf8Prefix(text, RESPONSE_EXCERPT_BYTES);
 }
 
 function describe(error: unknown, timeoutMs: number): string {

@@ -61,7 +61,7 @@ async function settleRefused(
 ): Promise<number | undefined> {
   const settledAt = Date.now();
   const delaySeconds = retry ? retryDelay(message.attempts, undefined) : undefined;
-  const record = deliveryAttemptStatements(
+  const record = await deliveryAttemptStatements(
     env.DB,
     deliveryId,
     {
@@ -113,7 +113,7 @@ async function settleSent(
   // The attempt's record and its count for the subscriber's health, in one round trip; a
   // 410 Gone (the subscriber asks to stop) or failures for the whole disable span disable
   // the subscription.
-  const record = deliveryAttemptStatements(env.DB, deliveryId, outcome, settledAt);
+  const record = await deliveryAttemptStatements(env.DB, deliveryId, outcome, settledAt);
   await recordAttemptWithHealth(env, deliveryId, { ...result, at: settledAt }, record);
   logEvent(delaySeconds === undefined ? 'info' : 'warn', 'delivery_attempted', {
     delivery_id: deliveryId,

@@ -28,9 +28,33 @@ export const SWEEP_GRACE_MS = 10 * 60 * 1000;
 /** Most deliveries re-enqueued per run (one claim statement); the next run continues. */
 const SWEEP_BATCH_SIZE = 500;
 
-/** Events deleted per purge statement, and the most statements per run. */
-const RETENTION_PURGE_BATCH_SIZE = 500;
-const RETENTION_PURGE_MAX_BATCHES = 10;
+/**
+ * The retention purge's bounds per run: events deleted per statement (their deliveries and
+ * attempts cascade in the same statement, a few thousand rows at most), and statements per
+ * run. A cron run is one Worker invocation, which may make at most 50 D1 queries on the Free
+ * plan (1,000 on Paid) and as many subrequests: the idempotency purge (at most 10), this purge
+ * (at most 10), the claims, the backlog check and the queue sends stay well below 50
+ * (docs/architecture.md, "Retention purge"). A backlog is worked off over later runs.
+ */
+const RETENTION_PURGE_LIMITS: PurgeLimits = Object.freeze({ batchSize: 500, maxStatements: 10 });
+
+/** Bounds of one run of {@link purgeExpiredEvents}. */
+interface PurgeLimits {
+  /** Events deleted per statement, at least 1. */
+  readonly batchSize: number;
+  /** Statements at most (each one D1 query), at least 1. */
+  readonly maxStatements: number;
+}
+
+/** What one run of {@link purgeExpiredEvents} did. */
+interface PurgeProgress {
+  /** Events deleted (their deliveries and attempts with them). */
+  readonly purged: number;
+  /** D1 statements run, at most the limit. */
+  readonly statements: number;
+  /** The last statement came back full: more events may be past the cutoff (the next run continues). */
+  readonly more: boolean;
+}
 
 /**
  * Finished recovery jobs deleted per run (one statement). Operators start a handful a day,
@@ -64,7 +88,7 @@ interface SweepResult {
  * message, due at once (its check is fenced by the count, so a late original message and
  * this copy check once). Events received more than
  * `RELAY_RETENTION_DAYS` days before `now` are deleted, deliveries and attempts
- * cascading, at most {@link RETENTION_PURGE_BATCH_SIZE} x {@link RETENTION_PURGE_MAX_BATCHES};
+ * cascading, within {@link RETENTION_PURGE_LIMITS} ({@link purgeExpiredEvents});
  * recovery jobs that finished (`done` or `failed`) before the same cutoff are deleted, at most
  * {@link RECOVERY_JOB_PURGE_BATCH_SIZE} (a running one is kept, however old).
  * First of all, when the oldest due `pending` delivery has been due for `backlogAlertSec` or
@@ -100,12 +124,7 @@ export async function sweepRelay(
     checks.map(({ eventId, checks: check }) => ({ kind: 'confirm', eventId, check })),
   );
   const cutoff = now - retentionDays * DAY_MS;
-  let purged = 0;
-  for (let batch = 0; batch < RETENTION_PURGE_MAX_BATCHES; batch++) {
-    const count = await purgeWebhookEventsBefore(env.DB, cutoff, RETENTION_PURGE_BATCH_SIZE);
-    purged += count;
-    if (count < RETENTION_PURGE_BATCH_SIZE) break;
-  }
+  const { purged, more } = await purgeExpiredEvents(env.DB, cutoff, RETENTION_PURGE_LIMITS);
   const purgedRecoveryJobs = await purgeRecoveryJobsBefore(
     env.DB,
     cutoff,
@@ -115,6 +134,7 @@ export async function sweepRelay(
     requeued: ids.length,
     rechecks: checks.length,
     purged,
+    purge_more: more,
     purged_recovery_jobs: purgedRecoveryJobs,
     backlog_event_id: backlogEventId,
   });
@@ -125,6 +145,49 @@ export async function sweepRelay(
     purgedRecoveryJobs,
     backlogEventId,
   };
+}
+
+/**
+ * Deletes the events of one database received before `cutoff`, oldest first, in statements
+ * of `limits.batchSize` events, stopping after `limits.maxStatements` statements or at the
+ * first statement that comes back short (nothing older is left). Each statement is one D1
+ * query and deletes the events' deliveries and attempts with them (ON DELETE CASCADE), so
+ * one run costs at most `maxStatements` of the invocation's D1 queries, however large the
+ * backlog; the next run resumes where this one stopped, since the oldest go first.
+ *
+ * @param db - the database to purge (one shard's, once events are spread over several).
+ * @param cutoff - epoch ms; events received strictly earlier are deleted.
+ * @param limits - events per statement and statements per run.
+ * @returns how many events were deleted, in how many statements, and whether more may be left.
+ * @throws {RangeError} when a limit is not a positive integer; whatever D1 throws (what earlier
+ *   statements deleted stays deleted).
+ *
+ * @internal Exported for the tests, which run it with limits small enough to cross them.
+ */
+export async function purgeExpiredEvents(
+  db: D1Database,
+  cutoff: number,
+  limits: PurgeLimits,
+): Promise<PurgeProgress> {
+  const { batchSize, maxStatements } = limits;
+  if (
+    !Number.isInteger(batchSize) ||
+    batchSize < 1 ||
+    !Number.isInteger(maxStatements) ||
+    maxStatements < 1
+  ) {
+    throw new RangeError('purge limits must be positive integers');
+  }
+  let purged = 0;
+  let statements = 0;
+  let more = true;
+  while (more && statements < maxStatements) {
+    const count = await purgeWebhookEventsBefore(db, cutoff, batchSize);
+    statements += 1;
+    purged += count;
+    more = count === batchSize;
+  }
+  return { purged, statements, more };
 }
 
 /** `relay.backlog` if due (see {@link sweepRelay}); its id when this run stored it, else `null`. */

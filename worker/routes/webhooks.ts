@@ -117,7 +117,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
   let deliveries: DeliveryTarget[];
   try {
     // One transaction: the event and its delivery rows (a duplicate writes neither).
-    const insert = insertWebhookEventStatement(
+    const insert = await insertWebhookEventStatement(
       env.DB,
       event,
       outcome.status,

@@ -10,6 +10,7 @@ import {
 import {
   type AttemptOutcome,
   listDeliveryAttempts,
+  RESPONSE_EXCERPT_MAX_BYTES,
   recordDeliveryAttempt,
 } from '../../../worker/db/delivery-attempts.ts';
 import { insertWebhookEventStatement } from '../../../worker/db/webhook-events.ts';
@@ -48,10 +49,10 @@ describe('deliveries db', () => {
         reference: null,
         rawBody: '{}',
       };
-      await insertWebhookEventStatement(env.DB, event).run();
+      await (await insertWebhookEventStatement(env.DB, event)).run();
       const again = { ...event, receivedAt: NOW + 1 };
       const [insert, fanOut] = await env.DB.batch<{ id: string }>([
-        insertWebhookEventStatement(env.DB, again),
+        await insertWebhookEventStatement(env.DB, again),
         fanOutDeliveriesStatement(env.DB, again),
       ]);
       expect(insert?.meta.changes).toBe(0);
@@ -98,6 +99,49 @@ describe('deliveries db', () => {
         attempts: 2,
         nextAttemptAt: null,
       });
+    });
+  });
+
+  describe('response excerpt', () => {
+    /** How the excerpt of a delivery's only attempt is stored: its type and its bytes. */
+    async function storedExcerpt(deliveryId: string) {
+      return env.DB.prepare(
+        `SELECT typeof(response_excerpt) AS type, length(CAST(response_excerpt AS BLOB)) AS bytes
+         FROM delivery_attempts WHERE delivery_id = ?1`,
+      )
+        .bind(deliveryId)
+        .first<{ type: string; bytes: number }>();
+    }
+
+    it('should store at most 2048 bytes of a huge answer, however it encodes', async () => {
+      // A megabyte of noise, and an answer of bytes that are not UTF-8 as the reader decodes
+      // them (U+FFFD, 3 bytes each once stored as text).
+      const noise = Array.from({ length: 16 }, () =>
+        Array.from(crypto.getRandomValues(new Uint8Array(65_536)), (n) =>
+          String.fromCharCode(0x21 + (n % 94)),
+        ).join(''),
+      ).join('');
+      for (const answer of [noise, '\ufffd'.repeat(2048)]) {
+        const { deliveryId } = await storeDelivery();
+        await recordDeliveryAttempt(env.DB, deliveryId, outcome({ responseExcerpt: answer }), NOW);
+        const form = await storedExcerpt(deliveryId);
+        expect(form?.bytes).toBeLessThanOrEqual(RESPONSE_EXCERPT_MAX_BYTES);
+        const [attempt] = await listDeliveryAttempts(env.DB, deliveryId);
+        const kept = attempt?.responseExcerpt ?? '';
+        expect(answer.startsWith(kept)).toBe(true);
+        expect(new TextEncoder().encode(kept).byteLength).toBeLessThanOrEqual(2048);
+        expect(new TextEncoder().encode(kept).byteLength).toBeGreaterThan(2045);
+      }
+    });
+
+    it('should store a long answer compressed and give it back exactly', async () => {
+      const page = `<html><body><h1>502 Bad Gateway</h1>${'<p>upstream timed out</p>'.repeat(40)}</body></html>`;
+      const { deliveryId } = await storeDelivery();
+      await recordDeliveryAttempt(env.DB, deliveryId, outcome({ responseExcerpt: page }), NOW);
+      const form = await storedExcerpt(deliveryId);
+      expect(form?.type).toBe('blob');
+      expect(form?.bytes).toBeLessThan(page.length / 4);
+      expect((await listDeliveryAttempts(env.DB, deliveryId))[0]?.responseExcerpt).toBe(page);
     });
   });
 

@@ -6,6 +6,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import {
+  bodySubscriptionIdSql,
+  bodyTimestampDaySql,
   findWebhookEvent,
   insertWebhookEvent,
   insertWebhookEventStatement,
@@ -83,8 +85,8 @@ describe('webhook-events (D1)', () => {
     it('should tell new from duplicate inside a batch through meta.changes', async () => {
       const event = newEvent();
       const [first, second] = await env.DB.batch([
-        insertWebhookEventStatement(env.DB, event),
-        insertWebhookEventStatement(env.DB, event),
+        await insertWebhookEventStatement(env.DB, event),
+        await insertWebhookEventStatement(env.DB, event),
       ]);
       expect(first?.meta.changes).toBe(1);
       expect(second?.meta.changes).toBe(0);
@@ -145,6 +147,85 @@ describe('webhook-events (D1)', () => {
         .bind(events[0]?.eventId, events[1]?.eventId)
         .first<{ n: number }>();
       expect(left?.n).toBe(0);
+    });
+  });
+
+  describe('stored form', () => {
+    /** One of the relay's own events about a subscription, long enough to be compressed. */
+    function relayEvent(eventId: string, timestamp: unknown): NewWebhookEvent {
+      return newEvent({
+        eventId,
+        eventType: 'subscription.disabled',
+        rawBody: JSON.stringify({
+          event_type: 'subscription.disabled',
+          event_id: eventId,
+          timestamp,
+          message: 'A subscription was disabled and gets no deliveries until it is enabled again',
+          data: { subscription_id: 'sub_db_subject', reason: 'disabled by an operator' },
+        }),
+      });
+    }
+
+    async function storedForm(eventId: string) {
+      return env.DB.prepare(
+        `SELECT typeof(e.raw_body) AS type, length(CAST(e.raw_body AS BLOB)) AS bytes,
+           ${bodyTimestampDaySql('e')} AS day, ${bodySubscriptionIdSql('e')} AS subject
+         FROM webhook_events AS e WHERE e.event_id = ?1`,
+      )
+        .bind(eventId)
+        .first<{ type: string; bytes: number; day: number | null; subject: string | null }>();
+    }
+
+    it('should store a typical body compressed, in fewer bytes, and read it back byte for byte', async () => {
+      const event = relayEvent(`evt_db_${crypto.randomUUID()}`, '2026-11-27T10:00:00.000Z');
+      await insertWebhookEvent(env.DB, event);
+      const form = await storedForm(event.eventId);
+      expect(form?.type).toBe('blob');
+      expect(form?.bytes).toBeLessThan(new TextEncoder().encode(event.rawBody).byteLength);
+      const stored = await findWebhookEvent(env.DB, event.eventId);
+      expect(new TextEncoder().encode(stored?.rawBody)).toEqual(
+        new TextEncoder().encode(event.rawBody),
+      );
+    });
+
+    it('should copy what SQL reads in a compressed body into columns, as json_extract reads it', async () => {
+      const dated = relayEvent(`evt_db_${crypto.randomUUID()}`, '2026-11-27T10:00:00.000Z');
+      const undated = relayEvent(`evt_db_${crypto.randomUUID()}`, { not: 'a date' });
+      for (const event of [dated, undated]) await insertWebhookEvent(env.DB, event);
+      const expected = await env.DB.prepare(
+        `SELECT julianday(json_extract(?1, '$.timestamp')) AS day,
+           json_extract(?1, '$.data.subscription_id') AS subject`,
+      )
+        .bind(dated.rawBody)
+        .first<{ day: number; subject: string }>();
+      expect(expected?.day).toBeTypeOf('number');
+      expect(await storedForm(dated.eventId)).toMatchObject({ type: 'blob', ...expected });
+      expect(await storedForm(undated.eventId)).toMatchObject({
+        type: 'blob',
+        day: null,
+        subject: 'sub_db_subject',
+      });
+    });
+
+    it('should read a body stored as text before compression, and what SQL reads in it', async () => {
+      const event = relayEvent(`evt_db_${crypto.randomUUID()}`, '2026-11-27T10:00:00.000Z');
+      // A row as the code before compression wrote it: the text, no copied columns.
+      await env.DB.prepare(
+        `INSERT INTO webhook_events (event_id, event_type, received_at, raw_body)
+         VALUES (?1, ?2, ?3, ?4)`,
+      )
+        .bind(event.eventId, event.eventType, event.receivedAt, event.rawBody)
+        .run();
+      const copy = relayEvent(`evt_db_${crypto.randomUUID()}`, '2026-11-27T10:00:00.000Z');
+      await insertWebhookEvent(env.DB, copy);
+      expect((await findWebhookEvent(env.DB, event.eventId))?.rawBody).toBe(event.rawBody);
+      const [old, compressed] = [await storedForm(event.eventId), await storedForm(copy.eventId)];
+      expect(old?.type).toBe('text');
+      expect(compressed?.type).toBe('blob');
+      expect({ day: old?.day, subject: old?.subject }).toEqual({
+        day: compressed?.day,
+        subject: 'sub_db_subject',
+      });
     });
   });
 

@@ -132,7 +132,7 @@ export async function storeEvent(
     rawBody,
   };
   const [, fanOut] = await env.DB.batch<{ id: string }>([
-    insertWebhookEventStatement(env.DB, event, init.status),
+    await insertWebhookEventStatement(env.DB, event, init.status),
     fanOutDeliveriesStatement(env.DB, event),
   ]);
   return { eventId: event.eventId, rawBody, deliveryIds: (fanOut?.results ?? []).map((r) => r.id) };

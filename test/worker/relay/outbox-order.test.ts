@@ -37,7 +37,7 @@ async function storeAt(
     rawBody: JSON.stringify(body),
   };
   const [, fanOut] = await env.DB.batch<{ id: string }>([
-    insertWebhookEventStatement(env.DB, event, status),
+    await insertWebhookEventStatement(env.DB, event, status),
     fanOutDeliveriesStatement(env.DB, event),
   ]);
   return { eventId: event.eventId, deliveryId: fanOut?.results[0]?.id ?? '' };

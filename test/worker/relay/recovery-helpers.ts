@@ -55,8 +55,8 @@ export async function seedDeliveries(init: SeedInit): Promise<string[]> {
     deliveryId: `dlv_${prefix}_${String(index).padStart(4, '0')}`,
     at: init.createdAt + index,
   }));
-  await env.DB.batch([
-    ...rows.map((row) =>
+  const events = await Promise.all(
+    rows.map((row) =>
       insertWebhookEventStatement(env.DB, {
         eventId: row.eventId,
         eventType: init.eventType,
@@ -65,6 +65,9 @@ export async function seedDeliveries(init: SeedInit): Promise<string[]> {
         rawBody: JSON.stringify({ event_type: init.eventType, event_id: row.eventId, data: {} }),
       }),
     ),
+  );
+  await env.DB.batch([
+    ...events,
     ...rows.map((row) =>
       env.DB.prepare(
         `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,

@@ -9,6 +9,7 @@ import { createMessageBatch } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findSubscription } from '../../../worker/db/subscriptions.ts';
+import { bodySubscriptionIdSql } from '../../../worker/db/webhook-events.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { settleDelivery } from '../../../worker/relay/settle-delivery.ts';
 import { fetchGateway, recordingDb, useCapturedLogs } from '../helpers.ts';
@@ -46,12 +47,12 @@ async function failingSince(id: string, since: number): Promise<void> {
 /** The `subscription.disabled` deliveries a watcher got about `subjectId`. */
 async function disabledEventsFor(watcherId: string, subjectId: string) {
   const { results } = await env.DB.prepare(
-    `SELECT d.id, e.raw_body FROM deliveries AS d JOIN webhook_events AS e ON e.event_id = d.event_id
+    `SELECT d.id FROM deliveries AS d JOIN webhook_events AS e ON e.event_id = d.event_id
      WHERE d.subscription_id = ?1 AND e.event_type = 'subscription.disabled'
-       AND json_extract(e.raw_body, '$.data.subscription_id') = ?2`,
+       AND ${bodySubscriptionIdSql('e')} = ?2`,
   )
     .bind(watcherId, subjectId)
-    .all<{ id: string; raw_body: string }>();
+    .all<{ id: string }>();
   return results;
 }
 

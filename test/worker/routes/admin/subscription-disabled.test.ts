@@ -7,6 +7,7 @@
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findDelivery } from '../../../../worker/db/deliveries.ts';
+import { bodySubscriptionIdSql, findWebhookEvent } from '../../../../worker/db/webhook-events.ts';
 import { DELIVERIES_QUEUE } from '../../../../worker/relay/consumer.ts';
 import { errorBody, fetchGateway, useCapturedLogs } from '../../helpers.ts';
 import {
@@ -157,12 +158,13 @@ describe('disabled subscriptions', () => {
       expect(health).toMatchObject({ state: 'disabled', reason: 'disabled by an operator' });
       expect(health.disabled_at).toBe(health.changed_at);
       const row = await env.DB.prepare(
-        `SELECT e.raw_body FROM deliveries AS d JOIN webhook_events AS e ON e.event_id = d.event_id
-         WHERE d.subscription_id = ?1 AND json_extract(e.raw_body, '$.data.subscription_id') = ?2`,
+        `SELECT e.event_id FROM deliveries AS d JOIN webhook_events AS e ON e.event_id = d.event_id
+         WHERE d.subscription_id = ?1 AND ${bodySubscriptionIdSql('e')} = ?2`,
       )
         .bind(watcher.subscription.id, target.subscription.id)
-        .first<{ raw_body: string }>();
-      expect(JSON.parse(row?.raw_body ?? '{}')).toMatchObject({
+        .first<{ event_id: string }>();
+      const event = await findWebhookEvent(env.DB, row?.event_id ?? '');
+      expect(JSON.parse(event?.rawBody ?? '{}')).toMatchObject({
         event_type: 'subscription.disabled',
         data: { reason: 'disabled by an operator', disabled_at: health.disabled_at },
       });
