@@ -7,7 +7,9 @@
  * (test/worker/rate-limit/limiter-bindings.ts): which object was asked, with which limit.
  */
 import { describe, expect, it } from 'vitest';
+import { parseSettings } from '../../../worker/config.ts';
 import { ADMIN_FAILURES_PER_MINUTE } from '../../../worker/rate-limit/admin-failures.ts';
+import { LOCAL_VARS, PRODUCTION_VARS } from '../config-fixtures.ts';
 import {
   errorBody,
   expectConfigurationError,
@@ -146,6 +148,36 @@ describe('gateway', () => {
       await expectConfigurationError(await fetchGateway(countRefunds(name), env), [
         'RATE_LIMIT_PER_OBJECT_PER_MINUTE',
       ]);
+    });
+  });
+
+  describe('RATE_LIMIT_PER_OBJECT_PER_MINUTE', () => {
+    /** The problem with `value` on top of `base`, or `undefined` when it is accepted. */
+    const problemWith = (value: string, base: typeof LOCAL_VARS) => {
+      const loaded = parseSettings({ ...base, RATE_LIMIT_PER_OBJECT_PER_MINUTE: value });
+      if (loaded.ok) return loaded.settings.rateLimitPerObjectPerMinute;
+      return loaded.problems.find((p) => p.variable === 'RATE_LIMIT_PER_OBJECT_PER_MINUTE')
+        ?.problem;
+    };
+
+    it('should read 30,000 when unset, and refuse below 1,000 outside local mode only', () => {
+      expect(problemWith('', PRODUCTION_VARS)).toBe(30_000);
+      expect(problemWith('1000', PRODUCTION_VARS)).toBe(1000);
+      expect(problemWith('999', PRODUCTION_VARS)).toBe(
+        'must be at least 1000 outside local mode (unset for 30000)',
+      );
+      expect(problemWith('1', LOCAL_VARS)).toBe(1);
+    });
+
+    it("should refuse 0 and more than 60,000 (one object's documented rate) in every mode", () => {
+      for (const base of [LOCAL_VARS, PRODUCTION_VARS]) {
+        for (const value of ['0', '60001', 'lots']) {
+          expect(problemWith(value, base)).toBe(
+            'expected a whole number of requests from 1 to 60000',
+          );
+        }
+        expect(problemWith('60000', base)).toBe(60_000);
+      }
     });
   });
 
