@@ -16,6 +16,7 @@ const BENCHMARKS = {
   console: ['./console-size.ts', 'the operator console, gzipped, against its 60 KiB budget'],
   package: ['./package-size.ts', 'the packed tarball, and Workers bundling the installed package'],
   profile: ['./profile-gateway.ts', '[get|post]: where the gateway isolate spends its CPU'],
+  'compact-body': ['./compact-body.ts', 'bytes and CPU of bodies and excerpts stored compactly'],
   limiter: ['./limiter.ts', 'take calls a second one rate limiter object answers, and 2 or 4'],
   scale: ['./scale.ts', '[N]: D1, Queue and Durable Object use per event and POST, ceilings, cost'],
 } as const;

@@ -10,7 +10,6 @@ import {
 import {
   type AttemptOutcome,
   listDeliveryAttempts,
-  RESPONSE_EXCERPT_MAX_BYTES,
   recordDeliveryAttempt,
 } from '../../../worker/db/delivery-attempts.ts';
 import { insertWebhookEventStatement } from '../../../worker/db/webhook-events.ts';
@@ -125,7 +124,7 @@ describe('deliveries db', () => {
         const { deliveryId } = await storeDelivery();
         await recordDeliveryAttempt(env.DB, deliveryId, outcome({ responseExcerpt: answer }), NOW);
         const form = await storedExcerpt(deliveryId);
-        expect(form?.bytes).toBeLessThanOrEqual(RESPONSE_EXCERPT_MAX_BYTES);
+        expect(form?.bytes).toBeLessThanOrEqual(2048);
         const [attempt] = await listDeliveryAttempts(env.DB, deliveryId);
         const kept = attempt?.responseExcerpt ?? '';
         expect(answer.startsWith(kept)).toBe(true);
