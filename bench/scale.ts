@@ -13,9 +13,10 @@
 // that writes them where this process reads them.
 //
 // Run: npm run bench -- scale [N]        (N shards besides 1 and 3; default 1)
+//      npm run bench -- scale [N] --save <file>           (keeps the measurements' JSON)
 //      npm run bench -- scale [N] --measurements <file>   (the model on a saved run)
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argv, exit } from 'node:process';
@@ -82,20 +83,37 @@ function modelOptions(): ModelOptions {
   };
 }
 
-function measure(): Measured {
+/** A run's measurements, and where and when they were made. */
+interface Run {
+  readonly measured: Measured;
+  readonly code: string;
+  readonly at: string;
+}
+
+function measure(save: string | undefined): Run {
   const dir = mkdtempSync(join(tmpdir(), 'edgepay-scale-'));
   const file = join(dir, 'measurements.json');
   try {
-    const run = spawnSync(
+    const vitest = spawnSync(
       join(root, 'node_modules/.bin/vitest'),
       ['run', '--config', 'bench/scale/vitest.config.ts'],
       { cwd: root, stdio: 'inherit', env: { ...process.env, SCALE_MEASUREMENTS_FILE: file } },
     );
-    if (run.status !== 0) throw new Error(`the measuring run failed (exit ${run.status})`);
-    return parseMeasured(JSON.parse(readFileSync(file, 'utf8')));
+    if (vitest.status !== 0) throw new Error(`the measuring run failed (exit ${vitest.status})`);
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    const run = { code: measuredCode(), at: new Date().toISOString() };
+    if (save !== undefined) writeFileSync(save, JSON.stringify({ ...raw, ...run }));
+    return { measured: parseMeasured(raw), ...run };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+// A run saved with --save: its measurements, commit and time.
+function load(file: string): Run {
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as { code?: unknown; at?: unknown };
+  const known = (value: unknown) => (typeof value === 'string' ? value : `unknown (${file})`);
+  return { measured: parseMeasured(raw), code: known(raw.code), at: known(raw.at) };
 }
 
 // The commit measured, and the files of the measured paths not committed yet (others may be
@@ -113,15 +131,21 @@ function measuredCode(): string {
 
 function main(): void {
   const args = argv.slice(2);
-  const at = args.indexOf('--measurements');
-  const saved = at === -1 ? undefined : args[at + 1];
-  const shardsArg = args.find((arg, index) => /^\d+$/.test(arg) && index !== at + 1);
+  // `--measurements <file>` and `--save <file>`: the word after each is a file, never N.
+  const flagValue = (flag: string) => {
+    const at = args.indexOf(flag);
+    return at === -1 ? undefined : args[at + 1];
+  };
+  const saved = flagValue('--measurements');
+  const save = flagValue('--save');
+  const shardsArg = args.find(
+    (arg, index) =>
+      /^\d+$/.test(arg) && !['--measurements', '--save'].includes(args[index - 1] ?? ''),
+  );
   const asked = Number(shardsArg ?? 1);
   if (!Number.isInteger(asked) || asked < 1)
     throw new Error(`N must be a whole number >= 1, got ${shardsArg}`);
-  const code = measuredCode();
-  const measured =
-    saved === undefined ? measure() : parseMeasured(JSON.parse(readFileSync(saved, 'utf8')));
+  const { measured, code, at } = saved === undefined ? measure(save) : load(saved);
   const options = modelOptions();
   const target = solveTarget(measured, PLATFORM, options, TARGET);
   const shards = [...new Set([1, 3, asked, target.shards])].sort((a, b) => a - b);
@@ -130,7 +154,7 @@ function main(): void {
   const ingress = measured.ingest[3];
   const otherSubrequests =
     ingress.queueSendCalls + ingress.fetches + (ingress.objectRequests.RATE_LIMITER ?? 0);
-  console.log(`\n## Load model: measured ${new Date().toISOString()} at ${code}`);
+  console.log(`\n## Load model: measured ${at} at ${code}`);
   console.log(`Limits and prices read ${READ_ON} (bench/scale/platform.ts).\n`);
   console.log(unitsTable(measured));
   console.log(
