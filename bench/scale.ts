@@ -160,6 +160,12 @@ function main(): void {
   console.log(
     `\nPer invocation: the ingress (3 subscriptions) runs ${ingress.statements} of the ${LIMITS.d1QueriesPerInvocation.value.toLocaleString('en-US')} D1 queries allowed and ${otherSubrequests} other subrequests of ${LIMITS.subrequestsPerInvocation.value.toLocaleString('en-US')}; a cron run ${measured.purge.statements} D1 queries.`,
   );
+  const event = models[0]?.event;
+  if (event !== undefined) {
+    console.log(
+      `\nPer event with ${options.subscriptionsPerEvent} subscription, delivered at the first attempt: ${event.d1Statements} D1 queries, ${event.d1RowsWritten} rows written, ${Math.round(event.d1Bytes)} B kept, ${event.queueMessages} queue message, ${event.limiterRequests + event.deliveries * event.outboxRequestsPerDelivery} Durable Object requests, ${event.workerInvocations} Worker invocations (the ingress, and its share of a consumer batch of ${options.consumerBatchSize}), ${event.fetches} fetch subrequest.`,
+    );
+  }
   console.log(
     `\n### Ceilings (${options.subscriptionsPerEvent} subscription per event, retention ${options.retentionDays} days)\n`,
   );
