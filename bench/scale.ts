@@ -78,6 +78,10 @@ function modelOptions(): ModelOptions {
     subscriptionsPerEvent: 1,
     consumerBatchSize: wranglerSetting(/max_batch_size = (\d+)/, 'max_batch_size'),
     cronRunsPerDay: (24 * 60) / cronMinutes,
+    limiterPerObjectPerMinute: wranglerSetting(
+      /RATE_LIMIT_PER_OBJECT_PER_MINUTE = "(\d+)"/,
+      'RATE_LIMIT_PER_OBJECT_PER_MINUTE',
+    ),
     // Assumed (docs/assumptions.md, "Load model"): not published, not measured here.
     assumed: { cpuMsPerInvocation: 3, outboxActiveMsPerDelivery: 300, limiterActiveMs: 10 },
   };

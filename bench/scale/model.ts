@@ -46,6 +46,12 @@ export interface ModelOptions {
   readonly consumerBatchSize: number;
   /** Cron runs a day (`*\/15 * * * *`: 96). */
   readonly cronRunsPerDay: number;
+  /**
+   * `RATE_LIMIT_PER_OBJECT_PER_MINUTE`: what one limiter object counts. A sender whose limit
+   * is above it is counted in as many objects as the limit needs, so the limiter's own rate
+   * never caps a sender below its configured limit.
+   */
+  readonly limiterPerObjectPerMinute: number;
   /** Figures the platform does not publish and the run does not measure (docs/assumptions.md). */
   readonly assumed: {
     /** CPU milliseconds per Worker invocation. */
@@ -157,11 +163,12 @@ export function runModel(
       perShard: false,
     },
     {
-      name: 'Limiter object of one sender (webhook address, or caller)',
-      limit: `${platform.objectRequestsPerSecond} requests/s per object`,
+      // No ceiling: a sender's limit above one object's share is spread over more objects.
+      name: 'Limiter objects of one sender (webhook address, or caller)',
+      limit: `${options.limiterPerObjectPerMinute / 60} requests/s per object, objects added with the configured limit`,
       use: `${fixed(event.limiterRequests)} per event, ${fixed(post.limiterRequests)} per POST`,
-      eventsPerDay: per(platform.objectRequestsPerSecond * DAY_SEC, event.limiterRequests),
-      postsPerSecond: per(platform.objectRequestsPerSecond, post.limiterRequests),
+      eventsPerDay: null,
+      postsPerSecond: null,
       perShard: false,
     },
   ];

@@ -101,13 +101,13 @@ export function solveTarget(
       remedy: 'none needed below 1',
     },
     {
-      name: 'Limiter object of one caller sending every POST at peak',
-      use: (target.peakPostsPerSecond * post.limiterRequests) / platform.objectRequestsPerSecond,
-      remedy: 'a limiter that is not one object per caller',
+      name: 'Limiter objects of one caller sending every POST at peak',
+      use: limiterUse(target.peakPostsPerSecond * post.limiterRequests, options, platform),
+      remedy: 'none needed below 1',
     },
     {
-      name: 'Limiter object of one webhook sending address',
-      use: (eventsPerSecond * event.limiterRequests) / platform.objectRequestsPerSecond,
+      name: 'Limiter objects of one webhook sending address',
+      use: limiterUse(eventsPerSecond * event.limiterRequests, options, platform),
       remedy: 'none needed below 1',
     },
   ];
@@ -116,4 +116,14 @@ export function solveTarget(
   const events = (monthlyEvents / 1e6) * (model.costPerMillion.events.total ?? 0);
   const posts = (monthlyPosts / 1e6) * (model.costPerMillion.posts.total ?? 0);
   return { shards, needs, beyond, model, monthly: { events, posts, total: events + posts } };
+}
+
+/**
+ * The share of one limiter object's documented rate that a sender sending `perSecond`
+ * requests uses, its limit set to that rate: the limit is spread over
+ * ceil(limit / `limiterPerObjectPerMinute`) objects, each taking its share.
+ */
+function limiterUse(perSecond: number, options: ModelOptions, platform: Platform): number {
+  const objects = Math.max(1, Math.ceil((perSecond * 60) / options.limiterPerObjectPerMinute));
+  return perSecond / objects / platform.objectRequestsPerSecond;
 }

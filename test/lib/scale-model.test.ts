@@ -32,6 +32,7 @@ const OPTIONS: ModelOptions = {
   subscriptionsPerEvent: 1,
   consumerBatchSize: 10,
   cronRunsPerDay: 96,
+  limiterPerObjectPerMinute: 30_000,
   assumed: { cpuMsPerInvocation: 0, outboxActiveMsPerDelivery: 0, limiterActiveMs: 0 },
 };
 
@@ -128,12 +129,13 @@ describe('load model', () => {
         6,
       );
     }
-    for (const name of ['Queue throughput', 'Outbox object', 'Limiter object']) {
+    for (const name of ['Queue throughput', 'Outbox object']) {
       expect(ceiling(3, name).eventsPerDay).toBe(ceiling(1, name).eventsPerDay);
       expect(ceiling(3, name).postsPerSecond).toBe(ceiling(1, name).postsPerSecond);
     }
-    // One caller's POSTs go to one limiter object, 1 request each: 1,000/s however many shards.
-    expect(ceiling(8, 'Limiter object').postsPerSecond).toBe(1000);
+    // A sender's limit above one limiter object's share is spread over more objects: no ceiling.
+    expect(ceiling(8, 'Limiter objects').postsPerSecond).toBeNull();
+    expect(ceiling(8, 'Limiter objects').eventsPerDay).toBeNull();
     expect(ceiling(1, 'Queue throughput').eventsPerDay).toBe(5000 * 86_400);
   });
 
@@ -201,12 +203,22 @@ describe('target configuration', () => {
     expect(result.model.options.shards).toBe(result.shards);
   });
 
-  it('should say a single caller at 1,000 POSTs/s fills its limiter object whatever the shards', () => {
+  it('should spread a single caller at 1,000 POSTs/s over two limiter objects at half their rate', () => {
+    // 60,000 a minute over objects of 30,000: two, each at 500 of its 1,000 requests/s.
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
     const limiter = result.beyond.find((item) =>
-      item.name.startsWith('Limiter object of one caller'),
+      item.name.startsWith('Limiter objects of one caller'),
     );
-    expect(limiter?.use).toBe(1);
+    expect(limiter?.use).toBe(0.5);
+    const oneObject = solveTarget(
+      MEASURED,
+      PLATFORM,
+      { ...OPTIONS, limiterPerObjectPerMinute: 60_000 },
+      target,
+    );
+    expect(
+      oneObject.beyond.find((item) => item.name.startsWith('Limiter objects of one caller'))?.use,
+    ).toBe(1);
   });
 
   it('should bill the month from the cost per million', () => {
