@@ -112,7 +112,7 @@ export function targetText(result: TargetResult, target: Target): string {
     .join('; ');
   const beyond = result.beyond.map(
     (item) =>
-      `- ${item.name}: ${Math.round(item.use * 100)} % of the limit${item.use >= target.headroom ? ` (over the ${Math.round(target.headroom * 100)} % headroom: ${item.remedy})` : ''}`,
+      `- ${item.name}: ${Math.round(item.use * 100)} % of the limit${item.use > target.headroom ? ` (over the ${Math.round(target.headroom * 100)} % headroom: ${item.remedy})` : ''}`,
   );
   return [
     `Target: ${group(target.eventsPerDay)} events a day kept ${target.retentionDays} days, ${group(target.peakPostsPerSecond)} idempotent POSTs/s at peak (${group(target.averagePostsPerSecond)}/s on average), each rate limit used at most ${Math.round(target.headroom * 100)} %, each database filled at most ${Math.round(target.sizeHeadroom * 100)} %.`,

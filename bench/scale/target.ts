@@ -103,12 +103,12 @@ export function solveTarget(
     {
       name: 'Limiter objects of one caller sending every POST at peak',
       use: limiterUse(target.peakPostsPerSecond * post.limiterRequests, options, platform),
-      remedy: 'none needed below 1',
+      remedy: 'a lower RATE_LIMIT_PER_OBJECT_PER_MINUTE, so more objects share the limit',
     },
     {
       name: 'Limiter objects of one webhook sending address',
       use: limiterUse(eventsPerSecond * event.limiterRequests, options, platform),
-      remedy: 'none needed below 1',
+      remedy: 'a lower RATE_LIMIT_PER_OBJECT_PER_MINUTE, so more objects share the limit',
     },
   ];
   const monthlyEvents = target.eventsPerDay * MONTH_DAYS;
