@@ -8,7 +8,8 @@
  * path`/payments/verify/${reference}` // '/payments/verify/ref%2F1' for 'ref/1'
  * ```
  *
- * @throws {RangeError} for a value of `.` or `..`, which URL parsing would resolve away.
+ * @throws {RangeError} for a value of `.` or `..`, which URL parsing would resolve away, or
+ *   one holding a lone surrogate, which has no UTF-8 form.
  */
 export function path(strings: TemplateStringsArray, ...values: Array<string | number>): string {
   let result = strings[0] ?? '';
@@ -25,17 +26,24 @@ export function path(strings: TemplateStringsArray, ...values: Array<string | nu
  * @param pattern - e.g. `/disbursements/verify/:reference`.
  * @param values - one value per parameter, in the order they appear.
  * @returns the path to send, e.g. `/disbursements/verify/ref%2F1`.
- * @throws {RangeError} for a value of `.` or `..`.
+ * @throws {RangeError} for a value of `.` or `..`, or one holding a lone surrogate.
  */
 export function fillPath(pattern: string, values: readonly string[]): string {
   let index = 0;
   return pattern.replace(/:\w+/g, () => encodeSegment(values[index++] ?? ''));
 }
 
-// `.` and `..` (even percent-encoded) are resolved away by URL parsing: refuse them.
+// `.` and `..` (even percent-encoded) are resolved away by URL parsing: refuse them. A lone
+// surrogate has no UTF-8 form to percent-encode (encodeURIComponent throws URIError): refused
+// the same way, so callers handle one error for every value no path can carry.
 function encodeSegment(value: string): string {
   if (value === '.' || value === '..') {
     throw new RangeError(`"${value}" cannot be sent as a path segment`);
   }
-  return encodeURIComponent(value);
+  try {
+    return encodeURIComponent(value);
+  } catch (error) {
+    if (!(error instanceof URIError)) throw error;
+    throw new RangeError('a path segment cannot hold a lone surrogate', { cause: error });
+  }
 }

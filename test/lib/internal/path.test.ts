@@ -13,6 +13,11 @@ describe('path', () => {
     expect(() => path`/refunds/${'.'}`).toThrow(RangeError);
     expect(path`/refunds/${'...'}`).toBe('/refunds/...');
   });
+
+  it('should refuse a lone surrogate with the same RangeError, not a URIError', () => {
+    expect(() => path`/payments/verify/${'ref\udb80x'}`).toThrow(RangeError);
+    expect(path`/payments/verify/${'\ud83d\ude00'}`).toBe('/payments/verify/%F0%9F%98%80');
+  });
 });
 
 describe('ReferenceSchema', () => {

@@ -203,6 +203,17 @@ describe('confirmation', () => {
       expect(await sandboxRequests(requestId)).toEqual([]);
     });
 
+    it('should store a charge_success whose reference holds a lone surrogate as unconfirmed (200, not 500)', async () => {
+      // No path can carry it: the SDK cannot look it up, as for a dot segment.
+      const event = envelope({
+        event_type: 'charge_success',
+        data: { reference: `conf_\udb80${crypto.randomUUID()}`, amount: 5000, currency: 'NGN' },
+      });
+      const res = await fetchGateway(await webhookRequest(JSON.stringify(event)), ON);
+      expect(res.status).toBe(200);
+      expect((await findWebhookEvent(env.DB, String(event.event_id)))?.status).toBe('unconfirmed');
+    });
+
     it('should store a non-money event in one batch with nothing read before it', async () => {
       const event = envelope({ event_type: 'mandate_activated', data: { reference: 'x' } });
       const { db, statements } = recordingDb();
