@@ -1,11 +1,19 @@
 /**
  * The target configuration of the load model: the fewest D1 shards that carry a given event
  * rate, retention and POST rate with headroom below every per-shard ceiling (events and keys
- * share the shards' size, query thread and purge), the ceilings that shards do not raise, and
- * the monthly cost. Pure, like bench/scale/model.ts.
+ * share the shards' size and query thread), the ceilings that shards do not raise (the key
+ * purge's budget of statements per cron run among them), and the monthly cost. Events are
+ * not spread over shards yet: for them this is the design's answer, not today's code's.
+ * Pure, like bench/scale/model.ts.
  */
-import { type ModelOptions, type ModelResult, type Platform, runModel } from './model.ts';
-import type { Measured } from './units.ts';
+import {
+  keysPurgedPerRun,
+  type ModelOptions,
+  type ModelResult,
+  type Platform,
+  runModel,
+} from './model.ts';
+import type { KeyPurgeRule, Measured } from './units.ts';
 
 const DAY_SEC = 86_400;
 const MONTH_DAYS = 30;
@@ -67,6 +75,10 @@ export function solveTarget(
   const usable = (limit: number) => limit * target.headroom;
   const keysStored = target.averagePostsPerSecond * options.idempotencyRetentionSec;
   const purgeRuns = options.cronRunsPerDay;
+  const keysPerDay = target.averagePostsPerSecond * DAY_SEC;
+  const rule = measured.purge.keyPurge;
+  // Keys a cron run must be able to purge for the day's keys to use `headroom` of it.
+  const keysPerRun = keysPerDay / purgeRuns / target.headroom;
   const needs = {
     'D1 size': Math.ceil(
       (target.eventsPerDay * target.retentionDays * event.d1Bytes + keysStored * post.d1Bytes) /
@@ -79,11 +91,11 @@ export function solveTarget(
     'Retention purge, events': Math.ceil(
       target.eventsPerDay / usable(measured.purge.eventsPurged * purgeRuns),
     ),
-    'Retention purge, keys': Math.ceil(
-      (target.averagePostsPerSecond * DAY_SEC) / usable(measured.purge.keysPurged * purgeRuns),
-    ),
+    'Retention purge, keys': keyPurgeShards(rule, keysPerRun, 1),
   };
-  const shards = Math.max(1, ...Object.values(needs));
+  // More shards than the key purge needs may purge fewer keys (each gets fewer statements
+  // once the run's are all used): from the most demanding need, the fewest that still do.
+  const shards = keyPurgeShards(rule, keysPerRun, Math.max(1, ...Object.values(needs)));
   const model = runModel(measured, platform, {
     ...options,
     shards,
@@ -94,6 +106,11 @@ export function solveTarget(
       name: 'Queue throughput (one queue)',
       use: (eventsPerSecond * event.queueMessages) / platform.queueMessagesPerSecond,
       remedy: 'more queues (deliveries spread by subscription)',
+    },
+    {
+      name: 'Retention purge of idempotency keys (one cron run, every shard together)',
+      use: keysPerDay / (keysPurgedPerRun(rule, shards) * purgeRuns),
+      remedy: 'more cron runs a day (a shorter cron step), or more keys per purge statement',
     },
     {
       name: 'Outbox object of a subscription receiving every event',
@@ -116,6 +133,22 @@ export function solveTarget(
   const events = (monthlyEvents / 1e6) * (model.costPerMillion.events.total ?? 0);
   const posts = (monthlyPosts / 1e6) * (model.costPerMillion.posts.total ?? 0);
   return { shards, needs, beyond, model, monthly: { events, posts, total: events + posts } };
+}
+
+/**
+ * The fewest shards from `from` whose cron run may purge `keysPerRun` idempotency keys, or,
+ * when no count may, the fewest at the most a run purges (the target then lists the purge
+ * over its headroom). Counts above `statementsPerRun` are not tried: each shard's one
+ * statement would take the run past its budget of D1 queries.
+ */
+function keyPurgeShards(rule: KeyPurgeRule, keysPerRun: number, from: number): number {
+  let best = from;
+  for (let shards = from; shards <= rule.statementsPerRun; shards++) {
+    const purged = keysPurgedPerRun(rule, shards);
+    if (purged >= keysPerRun) return shards;
+    if (purged > keysPurgedPerRun(rule, best)) best = shards;
+  }
+  return best;
 }
 
 /**

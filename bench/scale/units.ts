@@ -36,13 +36,29 @@ export interface UnitMeasure {
   };
 }
 
-/** What one cron run purged of a backlog larger than it may take. */
+/**
+ * The bounds of one cron run's idempotency key purge, as worker/cron.ts sets them (the
+ * measuring run reads its exported constants): each shard gets
+ * min(`statementsPerShard`, max(1, floor(`statementsPerRun` / shards))) statements of
+ * `batchSize` keys.
+ */
+export interface KeyPurgeRule {
+  /** Keys deleted per statement (`PURGE_BATCH_SIZE`). */
+  readonly batchSize: number;
+  /** Most statements per shard and run (`PURGE_MAX_BATCHES`). */
+  readonly statementsPerShard: number;
+  /** Most statements per run, every shard together (`PURGE_MAX_STATEMENTS_PER_RUN`). */
+  readonly statementsPerRun: number;
+}
+
+/** What one cron run purged, one shard holding a backlog larger than it may take. */
 interface PurgeMeasure {
   readonly unit: 'cron_run';
   readonly eventsPurged: number;
   readonly keysPurged: number;
   readonly statements: number;
   readonly roundTrips: number;
+  readonly keyPurge: KeyPurgeRule;
 }
 
 /** Every measurement, by unit. */
@@ -61,7 +77,7 @@ export interface Measured {
  * Sorts the measuring run's JSON into {@link Measured}.
  *
  * @param raw - `{ units: [...] }` as POSTed by the measuring file.
- * @throws {Error} when a unit is missing.
+ * @throws {Error} when a unit is missing, or the cron run has no key purge rule.
  */
 export function parseMeasured(raw: unknown): Measured {
   const units = (raw as { units?: unknown[] }).units ?? [];
@@ -79,8 +95,25 @@ export function parseMeasured(raw: unknown): Measured {
     attempt: find<UnitMeasure>('attempt'),
     post: find<UnitMeasure>('post'),
     postReplay: find<UnitMeasure>('post_replay'),
-    purge: find<PurgeMeasure>('cron_run'),
+    purge: withKeyPurge(find<PurgeMeasure>('cron_run')),
   };
+}
+
+// A run saved before the key purge was spread over shards has no rule: measure again.
+function withKeyPurge(purge: PurgeMeasure): PurgeMeasure {
+  const rule = (purge as Partial<PurgeMeasure>).keyPurge;
+  const known = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n >= 1;
+  if (
+    rule === undefined ||
+    !known(rule.batchSize) ||
+    !known(rule.statementsPerShard) ||
+    !known(rule.statementsPerRun)
+  ) {
+    throw new Error(
+      'the cron_run measurement has no keyPurge rule (saved before the key purge was per shard): measure again',
+    );
+  }
+  return purge;
 }
 
 /** What one unit of the model's traffic costs the platform. */

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type ModelOptions, type Platform, runModel } from '../../bench/scale/model.ts';
+import {
+  keysPurgedPerRun,
+  type ModelOptions,
+  type Platform,
+  runModel,
+} from '../../bench/scale/model.ts';
 import { solveTarget } from '../../bench/scale/target.ts';
 import { type Measured, parseMeasured, type UnitMeasure } from '../../bench/scale/units.ts';
 
@@ -94,7 +99,15 @@ const MEASURED: Measured = {
     objectRequests: { RATE_LIMITER: 1 },
   }),
   postReplay: unit('post_replay', { statements: 2, objectRequests: { RATE_LIMITER: 1 } }),
-  purge: { unit: 'cron_run', eventsPurged: 5000, keysPurged: 5000, statements: 22, roundTrips: 22 },
+  purge: {
+    unit: 'cron_run',
+    eventsPurged: 5000,
+    keysPurged: 5000,
+    statements: 22,
+    roundTrips: 22,
+    // worker/cron.ts's bounds: 500 keys a statement, 10 statements a shard, 900 a run.
+    keyPurge: { batchSize: 500, statementsPerShard: 10, statementsPerRun: 900 },
+  },
 };
 
 const ceiling = (shards: number, name: string) => {
@@ -119,7 +132,7 @@ describe('load model', () => {
   });
 
   it('should multiply the D1 ceilings by the shards, and leave the single objects and the queue alone', () => {
-    for (const name of ['D1 size', 'D1 query rate', 'Retention purge']) {
+    for (const name of ['D1 size', 'D1 query rate']) {
       expect(ceiling(3, name).eventsPerDay).toBeCloseTo(
         3 * (ceiling(1, name).eventsPerDay ?? 0),
         6,
@@ -139,9 +152,26 @@ describe('load model', () => {
     expect(ceiling(1, 'Queue throughput').eventsPerDay).toBe(5000 * 86_400);
   });
 
-  it('should bound the purge by what one cron run deletes, times the runs a day', () => {
-    expect(ceiling(1, 'Retention purge').eventsPerDay).toBe(5000 * 96);
-    expect(ceiling(1, 'Retention purge').postsPerSecond).toBeCloseTo((5000 * 96) / 86_400, 9);
+  it('should bound the event purge by what one cron run deletes, times the runs a day and the shards', () => {
+    expect(ceiling(1, 'Retention purge of events').eventsPerDay).toBe(5000 * 96);
+    expect(ceiling(3, 'Retention purge of events').eventsPerDay).toBe(3 * 5000 * 96);
+    expect(ceiling(1, 'Retention purge of events').postsPerSecond).toBeNull();
+  });
+
+  it('should purge keys at 500 a statement, min(10, max(1, floor(900 / N))) statements per shard', () => {
+    const keysPerSecond = (shards: number) =>
+      ceiling(shards, 'Retention purge of idempotency keys').postsPerSecond;
+    const perRun = (keys: number) => (keys * 96) / 86_400;
+    expect(keysPerSecond(1)).toBeCloseTo(perRun(5000), 9);
+    expect(keysPerSecond(3)).toBeCloseTo(perRun(3 * 5000), 9);
+    // 90 shards use the run's 900 statements; 91 get 9 each (819), 100 get 9 (900 again).
+    expect(keysPerSecond(90)).toBeCloseTo(perRun(90 * 10 * 500), 9);
+    expect(keysPerSecond(91)).toBeCloseTo(perRun(91 * 9 * 500), 9);
+    expect(keysPerSecond(100)).toBeCloseTo(perRun(100 * 9 * 500), 9);
+    // Past 900 shards each still gets one statement.
+    expect(keysPerSecond(1000)).toBeCloseTo(perRun(1000 * 500), 9);
+    expect(keysPurgedPerRun(MEASURED.purge.keyPurge, 451)).toBe(451 * 1 * 500);
+    expect(ceiling(1, 'Retention purge of idempotency keys').eventsPerDay).toBeNull();
   });
 
   it('should interpolate a fan-out it did not measure from 0 and 1 subscription', () => {
@@ -185,22 +215,67 @@ describe('target configuration', () => {
   };
 
   it('should take the shards the most demanding per-shard constraint needs', () => {
-    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
-    // Size: 1e7 x 30 x 3,000 B + 250 x 86,400 keys x 1,000 B over 8 GB usable per shard.
-    const size = Math.ceil((1e7 * 30 * 3000 + 250 * 86_400 * 1000) / 8e9);
+    // 100 POSTs/s on average: few enough keys for the purge at any count tried here.
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, {
+      ...target,
+      averagePostsPerSecond: 100,
+    });
+    // Size: 1e7 x 30 x 3,000 B + 100 x 86,400 keys x 1,000 B over 8 GB usable per shard.
+    const size = Math.ceil((1e7 * 30 * 3000 + 100 * 86_400 * 1000) / 8e9);
     // Queries: 1e7 / 86,400 x 6 + 1,000 x 4 over 500/s usable per shard.
     const rate = Math.ceil(((1e7 / 86_400) * 6 + 4000) / 500);
     // Purge: 1e7 events a day over half of 480,000 per shard.
     const purge = Math.ceil(1e7 / 240_000);
-    expect(result.needs).toMatchObject({
+    // Keys: 8,640,000 a day, 90,000 a run, 180,000 at half of a run: 5,000 per shard.
+    expect(result.needs).toEqual({
       'D1 size': size,
       'D1 query rate': rate,
       'Retention purge, events': purge,
+      'Retention purge, keys': 36,
     });
-    expect(result.shards).toBe(
-      Math.max(size, rate, purge, result.needs['Retention purge, keys'] ?? 0),
-    );
+    expect(result.shards).toBe(Math.max(size, rate, purge, 36));
     expect(result.model.options.shards).toBe(result.shards);
+  });
+
+  it('should take the fewest shards whose key purge carries the keys, from the other needs up', () => {
+    // 250 POSTs/s: 21,600,000 keys a day, 225,000 a run, 450,000 at half of a run: 90 shards.
+    const keysOnly = { ...target, eventsPerDay: 0, peakPostsPerSecond: 0 };
+    const ninety = solveTarget(MEASURED, PLATFORM, OPTIONS, keysOnly);
+    expect(ninety.needs['Retention purge, keys']).toBe(90);
+    expect(ninety.shards).toBe(90);
+    // Size alone needs 95 (94.5 x 8 GB): 95 shards purge 95 x 9 x 500 = 427,500 keys a run,
+    // too few; 100 shards (9 statements each) purge 450,000 again.
+    const bytes = 94.5 * 8e9 - 250 * 86_400 * 1000;
+    const large = solveTarget(MEASURED, PLATFORM, OPTIONS, {
+      ...keysOnly,
+      eventsPerDay: bytes / (30 * 3000),
+    });
+    expect(large.needs['D1 size']).toBe(95);
+    expect(large.shards).toBe(100);
+    // The whole target: size needs 116, which get 7 statements each (406,000 keys a run);
+    // 150 shards get 6 (450,000).
+    const whole = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
+    expect(whole.needs['D1 size']).toBe(116);
+    expect(whole.shards).toBe(150);
+    const purge = (result: ReturnType<typeof solveTarget>) =>
+      result.beyond.find((item) => item.name.startsWith('Retention purge of idempotency keys'));
+    expect(purge(large)?.use).toBeCloseTo(0.5, 9);
+  });
+
+  it('should show the key purge over its headroom when no shard count carries the keys', () => {
+    // 300 POSTs/s: 270,000 keys a run, over half of the 450,000 any count may purge.
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, {
+      ...target,
+      eventsPerDay: 0,
+      peakPostsPerSecond: 0,
+      averagePostsPerSecond: 300,
+    });
+    expect(result.needs['Retention purge, keys']).toBe(90);
+    expect(result.shards).toBe(90);
+    const purge = result.beyond.find((item) =>
+      item.name.startsWith('Retention purge of idempotency keys'),
+    );
+    expect(purge?.use).toBeCloseTo((300 * 86_400) / (450_000 * 96), 9);
   });
 
   it('should spread a single caller at 1,000 POSTs/s over two limiter objects at half their rate', () => {
@@ -235,5 +310,19 @@ describe('target configuration', () => {
 describe('parseMeasured', () => {
   it('should refuse measurements that miss a unit', () => {
     expect(() => parseMeasured({ units: [] })).toThrow(/ingest_0/);
+  });
+
+  it('should refuse a cron run saved without its key purge rule', () => {
+    const units = [
+      ...Object.values(MEASURED.ingest),
+      MEASURED.attempt,
+      MEASURED.post,
+      MEASURED.postReplay,
+    ];
+    const { keyPurge: _rule, ...purge } = MEASURED.purge;
+    expect(() => parseMeasured({ units: [...units, purge] })).toThrow(/keyPurge/);
+    expect(parseMeasured({ units: [...units, MEASURED.purge] }).purge.keyPurge).toEqual(
+      MEASURED.purge.keyPurge,
+    );
   });
 });
