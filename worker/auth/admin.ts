@@ -12,7 +12,8 @@ import { bearerToken } from './bearer.ts';
  * empty `ADMIN_TOKEN` turns the admin API off (every request refused). Every presented
  * token (malformed, wrong or right; not a missing header) first reserves a failed sign-in
  * in its client address's budget and the gateway's (worker/rate-limit/admin-failures.ts),
- * given back when the token is right: a spent budget answers 429 before anything is
+ * given back when the token is right (concurrent requests with one token share one
+ * reservation, so an operator's parallel requests never refuse each other): a spent budget answers 429 before anything is
  * compared, whatever token is sent, and concurrent guesses never get more comparisons
  * than the budgets hold. The router mounts it on every route whose `auth` is `admin`.
  *
@@ -55,9 +56,12 @@ export async function checkAdminToken(
   const slot = request.headers.has('Authorization')
     ? await reserveAdminSignIn(env, request.headers, contextOf(request))
     : undefined;
-  const token = bearerToken(request.headers, 'admin token');
-  if (expected === undefined || !timingSafeEqual(expected, token)) {
-    throw new UnauthorizedError('Invalid admin token');
+  let right = false;
+  try {
+    const token = bearerToken(request.headers, 'admin token');
+    right = expected !== undefined && timingSafeEqual(expected, token);
+  } finally {
+    await slot?.release(right ? 'refund' : 'keep');
   }
-  await slot?.refund();
+  if (!right) throw new UnauthorizedError('Invalid admin token');
 }

@@ -1,5 +1,6 @@
 // Failed admin sign-ins, counted in the rate limiter Durable Object per client address and
 // for the whole gateway, so the admin token cannot be guessed at the speed of the network.
+import { bytesToHex } from '../../lib/shared.ts';
 import type { RequestContext } from '../http/context.ts';
 import { HttpError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
@@ -48,10 +49,12 @@ interface AdminFailureBindings {
 /** A failed sign-in reserved before the token is compared. */
 export interface AdminSignInSlot {
   /**
-   * Gives the reservation back: the token was right, so nothing failed. Never throws (a
-   * refund that cannot be made is logged: the count is only higher than it should be).
+   * Ends the reservation once the token is compared: `refund` gives it back (the token
+   * was right, so nothing failed), `keep` leaves it counted (a failed sign-in). Never
+   * throws (a release that cannot be made is logged: the count is only higher than it
+   * should be).
    */
-  refund(): Promise<void>;
+  release(outcome: 'refund' | 'keep'): Promise<void>;
 }
 
 /**
@@ -59,16 +62,20 @@ export interface AdminSignInSlot {
  * then in the gateway's ({@link ADMIN_FAILURES_PER_MINUTE_GLOBAL}), before the token is
  * compared: each reservation is one Durable Object call that checks and counts at once,
  * so concurrent guesses cannot all pass a check none of them has counted yet, and no more
- * tokens are compared than the budgets hold. A refused request compares nothing, the
- * right token included (a throttled guesser learns nothing from a lucky guess). The
- * address goes first, so one throttled address cannot spend the gateway's budget; a
- * reservation that is refused further on is given back. When the limiter cannot be
- * reached the request is refused too: an outage of the limiter must not reopen guessing.
+ * tokens are compared than the budgets hold. Concurrent requests presenting the same
+ * `Authorization` value share one reservation (the object knows it by a SHA-256 digest,
+ * never the token), so an operator's parallel requests with the right token hold one slot
+ * together and cannot refuse each other. A refused request compares nothing, the right
+ * token included (a throttled guesser learns nothing from a lucky guess). The address goes
+ * first, so one throttled address cannot spend the gateway's budget; a reservation that is
+ * refused further on is given back. When the limiter cannot be reached the request is
+ * refused too: an outage of the limiter must not reopen guessing.
  *
  * @param env - the bindings: `RATE_LIMITER`.
- * @param headers - the request headers (`CF-Connecting-IP`, see {@link clientBucket}).
+ * @param headers - the request headers (`Authorization`, whose value is digested, and
+ *   `CF-Connecting-IP`, see {@link clientBucket}).
  * @param context - the request's context (request id, for the logs).
- * @returns the reservation; call `refund()` once the token turned out right.
+ * @returns the reservation; call `release` once the token is compared.
  * @throws {HttpError} 429 `rate_limited` with `Retry-After` (whole seconds, at least 1)
  *   when a budget is spent or the limiter fails.
  */
@@ -86,40 +93,50 @@ export async function reserveAdminSignIn(
   if (limiter === undefined) {
     throw limiterFailed(context, new Error('the RATE_LIMITER binding is missing'));
   }
+  const credential = await credentialDigest(headers.get('Authorization') ?? '');
   const held: FailureBudget[] = [];
-  const refund = () => refundAll(limiter, held, context);
+  const release = (outcome: 'refund' | 'keep') =>
+    releaseAll(limiter, held, credential, outcome, context);
   for (const budget of budgets) {
     let decision: { allowed: boolean; retryAfterMs: number };
     try {
-      decision = await limiter.getByName(budget.name).take(budget.limit);
+      decision = await limiter.getByName(budget.name).reserve(budget.limit, credential);
     } catch (error) {
-      await refund();
+      await release('refund');
       throw limiterFailed(context, error);
     }
     if (!decision.allowed) {
-      await refund();
+      await release('refund');
       throw throttled(context, client, budget, decision.retryAfterMs);
     }
     held.push(budget);
   }
-  return { refund };
+  return { release };
 }
 
-/** Gives back every reservation in `held`, at once; failures are logged, never thrown. */
-async function refundAll(
+/** The SHA-256 of an `Authorization` value, hex: names its reservation, reveals nothing. */
+async function credentialDigest(authorization: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(authorization));
+  return bytesToHex(new Uint8Array(digest));
+}
+
+/** Releases every reservation in `held`, at once; failures are logged, never thrown. */
+async function releaseAll(
   limiter: DurableObjectNamespace<CallerRateLimiter>,
   held: readonly FailureBudget[],
+  credential: string,
+  outcome: 'refund' | 'keep',
   context: RequestContext,
 ): Promise<void> {
   await Promise.all(
     held.map(async (budget) => {
       try {
-        await limiter.getByName(budget.name).refund(budget.limit);
+        await limiter.getByName(budget.name).release(budget.limit, credential, outcome);
       } catch (error) {
         logEvent('error', 'rate_limiter_failed', {
           request_id: context.requestId,
           limit: 'admin_failures',
-          operation: 'refund',
+          operation: 'release',
           error_message: error instanceof Error ? error.message : String(error),
         });
       }

@@ -11,6 +11,21 @@ interface RateLimitDecision {
   readonly retryAfterMs: number;
 }
 
+/**
+ * How long concurrent sign-ins with one credential may share its reservation, in
+ * milliseconds: far longer than a comparison takes, short enough that a reservation left
+ * behind by a request that died is soon forgotten.
+ */
+const RESERVATION_SHARED_MS = 60_000;
+
+/** One failed sign-in reserved for a credential, and the requests holding it. */
+interface SharedReservation {
+  /** Requests that reserved it and have not released it yet. */
+  holders: number;
+  /** When the first of them reserved it, in epoch milliseconds. */
+  readonly since: number;
+}
+
 // The theoretical arrival time of the next request (GCRA), in epoch milliseconds.
 const TAT_KEY = 'tat';
 
@@ -32,6 +47,9 @@ const TAT_KEY = 'tat';
  * ```
  */
 export class CallerRateLimiter extends DurableObject {
+  /** The sign-in reservations in flight, by credential; in memory, see {@link release}. */
+  private readonly reservations = new Map<string, SharedReservation>();
+
   /**
    * Counts one request against `limit` requests per minute, when it is allowed.
    *
@@ -45,17 +63,63 @@ export class CallerRateLimiter extends DurableObject {
   }
 
   /**
-   * Gives back one request counted by {@link take}: for reservations that turned out not
-   * to count, such as an admin sign-in reserved before its token was compared and refunded
-   * when the token was right. A refund never gives back more than was taken: a schedule
-   * that has meanwhile fallen behind now is as good as empty either way.
+   * Reserves one failed sign-in for `credential` (a digest of the presented token), when
+   * it is allowed: a reservation counted by {@link take} that the sign-in later keeps
+   * (the token was wrong) or gives back (it was right) with {@link release}. Concurrent
+   * requests presenting the same credential share one reservation: only the first is
+   * counted, the others join it and are allowed, since a comparison of a token already
+   * being compared tells nothing new. So the right token, sent by many requests at once (a
+   * console's parallel reads), holds one slot however many are in flight, and is refused
+   * only by failures; distinct guesses still take a slot each. A reservation is shared for
+   * at most {@link RESERVATION_SHARED_MS}: one whose requests never released it (their
+   * isolate died) is then forgotten, its slot still counted.
    *
-   * @param limit - the same `limit` as the `take` it refunds.
+   * @param limit - failed sign-ins per minute, a positive integer.
+   * @param credential - identifies the presented token (a digest; never the token itself).
+   * @returns whether the sign-in may be compared and, when not, the wait in milliseconds.
    */
-  refund(limit: number): void {
+  reserve(limit: number, credential: string): RateLimitDecision {
+    const now = Date.now();
+    this.forgetStaleReservations(now);
+    const shared = this.reservations.get(credential);
+    if (shared !== undefined) {
+      shared.holders += 1;
+      return { allowed: true, retryAfterMs: 0 };
+    }
+    const decision = this.take(limit);
+    if (decision.allowed) this.reservations.set(credential, { holders: 1, since: now });
+    return decision;
+  }
+
+  /**
+   * Ends one request's hold on the reservation of `credential` made by {@link reserve}.
+   * When the last holder releases it, the slot is given back if `outcome` is `refund` (the
+   * token was right) and stays counted if it is `keep` (a failed sign-in). A reservation
+   * this object no longer knows (it restarted, or forgot it as stale) gives nothing back:
+   * the count is only ever higher than it should be, never lower. A refund never gives
+   * back more than was taken: a schedule that has meanwhile fallen behind now is as good
+   * as empty either way.
+   *
+   * @param limit - the same `limit` as the `reserve` it releases.
+   * @param credential - the same credential as the `reserve` it releases.
+   * @param outcome - `refund` to give the slot back, `keep` to count it.
+   */
+  release(limit: number, credential: string, outcome: 'refund' | 'keep'): void {
+    const shared = this.reservations.get(credential);
+    if (shared === undefined) return;
+    shared.holders -= 1;
+    if (shared.holders > 0) return;
+    this.reservations.delete(credential);
+    if (outcome === 'keep') return;
     const stored = this.ctx.storage.kv.get<number>(TAT_KEY);
     if (stored === undefined) return;
     this.ctx.storage.kv.put(TAT_KEY, stored - RATE_LIMIT_WINDOW_MS / limit);
+  }
+
+  private forgetStaleReservations(now: number): void {
+    for (const [credential, shared] of this.reservations) {
+      if (now - shared.since > RESERVATION_SHARED_MS) this.reservations.delete(credential);
+    }
   }
 
   private decide(limit: number): RateLimitDecision & { next: number } {

@@ -95,6 +95,22 @@ describe('admin API', () => {
       expect((await signIn(limiter, address, 'guess-over')).status).toBe(429);
     });
 
+    it('should let every concurrent request with the right token in while one slot is left', async () => {
+      const limiter = { RATE_LIMITER: privateLimiter() };
+      const address = '198.51.100.24';
+      for (let i = 0; i < ADMIN_FAILURES_PER_MINUTE - 1; i++) {
+        expect((await signIn(limiter, address, `guess-${i}`)).status).toBe(401);
+      }
+      // A console's parallel reads: they share the last slot, none refuses another.
+      const reads = await Promise.all(
+        Array.from({ length: 2 * ADMIN_FAILURES_PER_MINUTE }, () => signIn(limiter, address)),
+      );
+      expect(tally(reads)).toEqual({ 200: 2 * ADMIN_FAILURES_PER_MINUTE });
+      // Given back once they are done: one more guess is compared, the next is not.
+      expect((await signIn(limiter, address, 'guess-after')).status).toBe(401);
+      expect((await signIn(limiter, address, 'guess-over')).status).toBe(429);
+    });
+
     it('should count every address of an IPv6 /64 together, however written, and other /64s apart', async () => {
       const limiter = { RATE_LIMITER: privateLimiter() };
       const prefix = `2001:db8:${hextet()}:${hextet()}`;

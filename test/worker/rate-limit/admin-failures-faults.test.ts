@@ -35,7 +35,7 @@ async function expectLimiterUnavailable(res: Response): Promise<void> {
 describe('admin API', () => {
   describe('failed sign-in throttle when the limiter fails', () => {
     it("should answer 429 without comparing the token when the address's count cannot be reached", async () => {
-      const limiter = faultyLimiter({ method: 'take', failOn: /admin-failures\/client\// });
+      const limiter = faultyLimiter({ method: 'reserve', failOn: /admin-failures\/client\// });
       const overrides = { RATE_LIMITER: limiter.binding };
       await expectLimiterUnavailable(await signIn(overrides, '198.51.100.40'));
       await expectLimiterUnavailable(await signIn(overrides, '198.51.100.40', 'guess'));
@@ -53,7 +53,7 @@ describe('admin API', () => {
     it("should answer 429 when the gateway's count cannot be reached, and give the address's reservation back", async () => {
       const address = '198.51.100.41';
       const limiter = faultyLimiter({
-        method: 'take',
+        method: 'reserve',
         failOn: /admin-failures\/global$/,
         times: ADMIN_FAILURES_PER_MINUTE,
       });
@@ -72,19 +72,19 @@ describe('admin API', () => {
     });
 
     it('should let a right token in when its reservation cannot be given back, and log it', async () => {
-      const limiter = faultyLimiter({ method: 'refund', failOn: /^/ });
+      const limiter = faultyLimiter({ method: 'release', failOn: /^/ });
       const res = await signIn({ RATE_LIMITER: limiter.binding }, '198.51.100.43');
       expect(res.status).toBe(200);
       // The address's reservation and the gateway's.
       expect(limiter.injected()).toBe(2);
       expect(logs.lines().filter((line) => line.event === 'rate_limiter_failed')).toEqual([
-        expect.objectContaining({ operation: 'refund' }),
-        expect.objectContaining({ operation: 'refund' }),
+        expect.objectContaining({ operation: 'release' }),
+        expect.objectContaining({ operation: 'release' }),
       ]);
     });
 
     it('should refuse a request without an Authorization header 401, without calling the limiter', async () => {
-      const limiter = faultyLimiter({ method: 'take', failOn: /^/ });
+      const limiter = faultyLimiter({ method: 'reserve', failOn: /^/ });
       const res = await signIn({ RATE_LIMITER: limiter.binding }, '198.51.100.44', null);
       expect(res.status).toBe(401);
       expect(await errorBody(res)).toMatchObject({ code: 'unauthorized' });

@@ -12,7 +12,30 @@ type Limiter = DurableObjectNamespace<CallerRateLimiter>;
 type LimiterStub = DurableObjectStub<CallerRateLimiter>;
 
 /** The limiter methods the gateway calls. */
-type LimiterMethod = 'take' | 'refund';
+type LimiterMethod = 'take' | 'reserve' | 'release';
+
+/** The limiter methods, each with the arguments it takes (the limit first). */
+type LimiterCallArgs = Parameters<CallerRateLimiter[LimiterMethod]>;
+
+/**
+ * A stub of `real`'s object `name` whose every method goes through `wrap` first, with the
+ * method's name and a call of the real method.
+ */
+function wrappedStub(
+  real: Limiter,
+  name: string,
+  wrap: (method: LimiterMethod, args: LimiterCallArgs, call: () => Promise<unknown>) => unknown,
+): Record<LimiterMethod, (...args: LimiterCallArgs) => unknown> {
+  const stub = real.getByName(name) as unknown as Record<
+    LimiterMethod,
+    (...args: LimiterCallArgs) => Promise<unknown>
+  >;
+  const method =
+    (which: LimiterMethod) =>
+    (...args: LimiterCallArgs) =>
+      wrap(which, args, () => stub[which](...args));
+  return { take: method('take'), reserve: method('reserve'), release: method('release') };
+}
 
 /**
  * The real namespace, each object name prefixed with a fresh id: the same Durable Object
@@ -52,25 +75,17 @@ export function faultyLimiter(plan: LimiterFaultPlan): FaultyLimiter {
   const real = privateLimiter();
   const times = plan.times ?? Number.POSITIVE_INFINITY;
   let injected = 0;
-  const guard =
-    (name: string, method: LimiterMethod, call: (limit: number) => Promise<unknown>) =>
-    (limit: number) => {
-      if (plan.method !== method || !plan.failOn.test(name) || injected >= times) {
-        return call(limit);
-      }
-      injected += 1;
-      return Promise.reject(
-        new Error(`Network connection lost. (injected fault on ${method} ${name})`),
-      );
-    };
   const namespace = {
-    getByName: (name: string) => {
-      const stub = real.getByName(name);
-      return {
-        take: guard(name, 'take', (limit) => stub.take(limit)),
-        refund: guard(name, 'refund', (limit) => stub.refund(limit)),
-      };
-    },
+    getByName: (name: string) =>
+      wrappedStub(real, name, (method, _args, call) => {
+        if (plan.method !== method || !plan.failOn.test(name) || injected >= times) {
+          return call();
+        }
+        injected += 1;
+        return Promise.reject(
+          new Error(`Network connection lost. (injected fault on ${method} ${name})`),
+        );
+      }),
   };
   return { binding: namespace as unknown as Limiter, injected: () => injected };
 }
@@ -79,7 +94,7 @@ export function faultyLimiter(plan: LimiterFaultPlan): FaultyLimiter {
 export interface LimiterCall {
   /** The object's name, as the gateway wrote it (without the private prefix). */
   readonly name: string;
-  /** The limit per minute passed to `take` or `refund`. */
+  /** The limit per minute passed to the method. */
   readonly limit: number;
   readonly method: LimiterMethod;
 }
@@ -98,19 +113,11 @@ export function recordingLimiter(): RecordingLimiter {
   const real = privateLimiter();
   const calls: LimiterCall[] = [];
   const namespace = {
-    getByName: (name: string) => {
-      const stub = real.getByName(name);
-      return {
-        take: (limit: number) => {
-          calls.push({ name, limit, method: 'take' });
-          return stub.take(limit);
-        },
-        refund: (limit: number) => {
-          calls.push({ name, limit, method: 'refund' });
-          return stub.refund(limit);
-        },
-      };
-    },
+    getByName: (name: string) =>
+      wrappedStub(real, name, (method, [limit], call) => {
+        calls.push({ name, limit, method });
+        return call();
+      }),
   };
   return { binding: namespace as unknown as Limiter, calls: () => [...calls] };
 }

@@ -226,7 +226,7 @@ describe('gateway', () => {
         statuses.push((await fetchGateway(request, env)).status);
       }
       expect(statuses).toEqual([...Array(ADMIN_FAILURES_PER_MINUTE).fill(401), 429]);
-      const objects = byObject(limiter.calls().filter((call) => call.method === 'take'));
+      const objects = byObject(limiter.calls().filter((call) => call.method === 'reserve'));
       expect(objects[`admin-failures/client/${address}`]).toEqual({
         limit: ADMIN_FAILURES_PER_MINUTE,
         takes: ADMIN_FAILURES_PER_MINUTE + 1,
