@@ -5,7 +5,12 @@
  */
 import { expandNullableText, type StoredValue } from './compact-body.ts';
 import { type KeysetCursor, keysetPage } from './keyset.ts';
-import { type EventOutcome, toEventOutcome, type WebhookEventStatus } from './webhook-events.ts';
+import {
+  type EventOutcome,
+  toWebhookEventFields,
+  type WebhookEventFieldsRow,
+  type WebhookEventStatus,
+} from './webhook-events.ts';
 
 /** An event as the listing shows it: no body (the detail route has it). */
 export interface WebhookEventSummary {
@@ -50,15 +55,7 @@ interface EventPage {
   readonly next: KeysetCursor | null;
 }
 
-interface SummaryRow {
-  event_id: string;
-  event_type: string;
-  status: string;
-  outcome: string;
-  received_at: number;
-  reference: string | null;
-  raw_body: StoredValue | null;
-}
+type SummaryRow = WebhookEventFieldsRow & { raw_body: StoredValue | null };
 
 /**
  * One page of events, newest first (ties by `event_id`, descending), keyset-paginated
@@ -103,12 +100,7 @@ export async function listWebhookEvents(db: D1Database, query: EventListQuery): 
   );
   const events = await Promise.all(
     page.rows.map(async (row) => ({
-      eventId: row.event_id,
-      eventType: row.event_type,
-      status: row.status as WebhookEventStatus,
-      outcome: toEventOutcome(row.outcome),
-      receivedAt: row.received_at,
-      reference: row.reference,
+      ...toWebhookEventFields(row),
       // Stored compressed when that is smaller (worker/db/compact-body.ts).
       rawBody: await expandNullableText(row.raw_body),
     })),

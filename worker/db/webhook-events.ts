@@ -112,9 +112,39 @@ const OUTCOMES: ReadonlySet<string> = new Set(EVENT_OUTCOMES);
  * @param outcome - the `outcome` column.
  * @throws {Error} when it is not an {@link EventOutcome} (a bug or a newer writer).
  */
-export function toEventOutcome(outcome: string): EventOutcome {
+function toEventOutcome(outcome: string): EventOutcome {
   if (!OUTCOMES.has(outcome)) throw new Error(`unknown webhook event outcome ${outcome}`);
   return outcome as EventOutcome;
+}
+
+/** The columns of `webhook_events` every read of an event maps the same way. */
+export type WebhookEventFieldsRow = Pick<
+  WebhookEventRow,
+  'event_id' | 'event_type' | 'status' | 'outcome' | 'received_at' | 'reference'
+>;
+
+/** What every read of an event shows of it, the body and the confirmation aside. */
+type WebhookEventFields = Omit<WebhookEventRecord, 'rawBody' | 'confirmation'>;
+
+/**
+ * Maps the columns an event's record and its listing summary share (worker/db/admin-queries.ts):
+ * each read adds its own body (the listing reads it for some types only) and the record its
+ * confirmation.
+ *
+ * @param row - a row of `webhook_events`, or of a query selecting these columns from it.
+ * @returns id, type, status, outcome, receive time (epoch ms) and reference. The status is
+ *   passed on as stored, not checked: {@link toWebhookEventRecord} checks it, the listing does not.
+ * @throws {Error} when the row holds an outcome this code does not know (a bug or a newer writer).
+ */
+export function toWebhookEventFields(row: WebhookEventFieldsRow): WebhookEventFields {
+  return {
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status as WebhookEventStatus,
+    outcome: toEventOutcome(row.outcome),
+    receivedAt: row.received_at,
+    reference: row.reference,
+  };
 }
 
 /**
@@ -129,12 +159,7 @@ export function toEventOutcome(outcome: string): EventOutcome {
 export function toWebhookEventRecord(row: WebhookEventRow): WebhookEventRecord {
   if (!STATUSES.has(row.status)) throw new Error(`unknown webhook event status ${row.status}`);
   return {
-    eventId: row.event_id,
-    eventType: row.event_type,
-    status: row.status as WebhookEventStatus,
-    outcome: toEventOutcome(row.outcome),
-    receivedAt: row.received_at,
-    reference: row.reference,
+    ...toWebhookEventFields(row),
     rawBody: row.raw_body,
     ...(!row.confirmation_checks
       ? {}
