@@ -35,6 +35,8 @@ const MANDATES = '/direct-debits/mandates';
 // while at least 500 ms of the lock are left, and a test can wait for the lock to run out.
 const SHORT_LOCK = { IDEMPOTENCY_LOCK_TIMEOUT_SEC: '2', UPSTREAM_TIMEOUT_MS: '500' };
 const LOCK_MS = 2000;
+/** The statements the tests hold: the stored answer's write, and the settle window's. */
+const { complete: COMPLETE, lock: LOCK } = IDEMPOTENCY_STATEMENTS;
 
 async function stateOf(key: string): Promise<string | undefined> {
   return (await findIdempotencyKey(env.DB, CALLER_NAME, key))?.state;
@@ -47,12 +49,40 @@ async function expectInFlight(res: Response): Promise<void> {
   expect((await errorBody(res)).code).toBe('idempotency_key_in_flight');
 }
 
+/**
+ * Starts `request` on the real Worker, not waiting for it: its D1 holds the statements matching
+ * `hold` (`undefined`: none, only the log) and its context keeps or drops what `waitUntil` gets.
+ *
+ * @returns the held D1, the context and the running request.
+ */
+function startHeld(
+  request: Request,
+  hold: RegExp | undefined,
+  mode: 'keep' | 'drop' = 'keep',
+  overrides: Partial<Env> = {},
+) {
+  const db = heldD1(hold);
+  const context = testContext(mode);
+  return { db, context, running: startGateway(request, db, context, overrides) };
+}
+
+/**
+ * A retry inside the short lock (409 in flight), then one after it: expected to be answered
+ * 200 by the lookup of the record (`Idempotent-Recovered`), and returned.
+ */
+async function recoveredAfterLock(transfer: RetriedRequest): Promise<Response> {
+  await expectInFlight(await transfer.send(SHORT_LOCK));
+  await sleep(LOCK_MS + 100);
+  const healed = await transfer.send(SHORT_LOCK);
+  expect(healed.status).toBe(200);
+  expect(healed.headers.get('Idempotent-Recovered')).toBe('true');
+  return healed;
+}
+
 describe('idempotency stage: D1 round trips the caller waits for', () => {
   it('should answer an idempotent POST after one round trip (the claim), storing the answer after, and a GET after none', async () => {
     const transfer = retriedRequest();
-    const db = heldD1(IDEMPOTENCY_STATEMENTS.complete);
-    const context = testContext('keep');
-    const running = startGateway(start(transfer), db, context);
+    const { db, context, running } = startHeld(start(transfer), COMPLETE);
     expect(await answeredWhileHeld(db, running)).toBe(true);
     db.release('land');
     const first = await running.response;
@@ -62,25 +92,17 @@ describe('idempotency stage: D1 round trips the caller waits for', () => {
     expect(await stateOf(transfer.key)).toBe('completed');
 
     const reference = String(transfer.body.reference);
-    const reads = heldD1();
-    const readContext = testContext('keep');
-    const read = startGateway(
-      gatewayRequest(`/disbursements/verify/${reference}`),
-      reads,
-      readContext,
-    );
-    expect((await read.response).status).toBe(200);
-    await readContext.settled();
-    expect(reads.log).toEqual(['answer']);
+    const read = startHeld(gatewayRequest(`/disbursements/verify/${reference}`), undefined);
+    expect((await read.running.response).status).toBe(200);
+    await read.context.settled();
+    expect(read.db.log).toEqual(['answer']);
   });
 });
 
 describe('idempotency stage: the stored answer written after the caller has it', () => {
   it('should answer a retry that comes before the write lands 409 in flight, sending nothing, then replay the answer', async () => {
     const transfer = retriedRequest();
-    const db = heldD1(IDEMPOTENCY_STATEMENTS.complete);
-    const context = testContext('keep');
-    const running = startGateway(start(transfer), db, context);
+    const { db, context, running } = startHeld(start(transfer), COMPLETE);
     expect(await answeredWhileHeld(db, running)).toBe(true);
     const first = await running.response;
     const bytes = await first.text();
@@ -103,19 +125,13 @@ describe('idempotency stage: the stored answer written after the caller has it',
   it('should recover by looking the record up after the lock, never resending, when the isolate dies before the write lands', async () => {
     const transfer = retriedRequest();
     // The write never reaches D1, and the context drops what it was handed.
-    const db = heldD1(IDEMPOTENCY_STATEMENTS.complete);
-    const context = testContext('drop');
-    const running = startGateway(start(transfer), db, context, SHORT_LOCK);
+    const { db, context, running } = startHeld(start(transfer), COMPLETE, 'drop', SHORT_LOCK);
     expect(await answeredWhileHeld(db, running)).toBe(true);
     expect((await running.response).status).toBe(200);
     expect(context.handed()).toBe(1);
     expect(await stateOf(transfer.key)).toBe('in_flight');
 
-    await expectInFlight(await transfer.send(SHORT_LOCK));
-    await sleep(LOCK_MS + 100);
-    const healed = await transfer.send(SHORT_LOCK);
-    expect(healed.status).toBe(200);
-    expect(healed.headers.get('Idempotent-Recovered')).toBe('true');
+    const healed = await recoveredAfterLock(transfer);
     expect(await healed.json()).toMatchObject({ data: { reference: transfer.body.reference } });
     expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.sent, transfer.lookup]);
     expect(await stateOf(transfer.key)).toBe('completed');
@@ -123,9 +139,7 @@ describe('idempotency stage: the stored answer written after the caller has it',
 
   it('should log a write that fails after the answer, and recover as when it never landed', async () => {
     const transfer = retriedRequest();
-    const db = heldD1(IDEMPOTENCY_STATEMENTS.complete);
-    const context = testContext('keep');
-    const running = startGateway(start(transfer), db, context, SHORT_LOCK);
+    const { db, context, running } = startHeld(start(transfer), COMPLETE, 'keep', SHORT_LOCK);
     expect(await answeredWhileHeld(db, running)).toBe(true);
     expect((await running.response).status).toBe(200);
     db.release('fail');
@@ -140,11 +154,7 @@ describe('idempotency stage: the stored answer written after the caller has it',
     ]);
     expect(await stateOf(transfer.key)).toBe('in_flight');
 
-    await expectInFlight(await transfer.send(SHORT_LOCK));
-    await sleep(LOCK_MS + 100);
-    const healed = await transfer.send(SHORT_LOCK);
-    expect(healed.status).toBe(200);
-    expect(healed.headers.get('Idempotent-Recovered')).toBe('true');
+    await recoveredAfterLock(transfer);
     expect(await upstreamCalls(transfer.requestId)).toEqual([transfer.sent, transfer.lookup]);
   });
 });
@@ -160,9 +170,7 @@ describe('idempotency stage: writes the caller still waits for', () => {
     });
     // A 1 s window inside a 3 s lock: a retry told `Retry-After: 1` saw the window written.
     const settle = { UPSTREAM_TIMEOUT_MS: '1000', IDEMPOTENCY_LOCK_TIMEOUT_SEC: '3' };
-    const db = heldD1(IDEMPOTENCY_STATEMENTS.lock);
-    const context = testContext('keep');
-    const running = startGateway(start(transfer), db, context, settle);
+    const { db, context, running } = startHeld(start(transfer), LOCK, 'keep', settle);
     expect(await answeredWhileHeld(db, running)).toBe(false);
     db.release('land');
     expect((await running.response).status).toBe(503);
@@ -182,9 +190,7 @@ describe('idempotency stage: writes the caller still waits for', () => {
     ['a transfer the upstream refused (4xx), which created no record', TRANSFER, refusedTransfer()],
   ])('should wait for the stored answer of %s', async (_, path, body) => {
     const request = retriedRequest(path, body);
-    const db = heldD1(IDEMPOTENCY_STATEMENTS.complete);
-    const context = testContext('keep');
-    const running = startGateway(start(request, path), db, context);
+    const { db, context, running } = startHeld(start(request, path), COMPLETE);
     expect(await answeredWhileHeld(db, running)).toBe(false);
     db.release('land');
     const res = await running.response;
@@ -206,9 +212,7 @@ describe('idempotency stage: writes the caller still waits for', () => {
       await addSandboxFault({ fault: 'delay', reference, route, after_ms: 600 });
     }
     const slow = { UPSTREAM_TIMEOUT_MS: '1000', IDEMPOTENCY_LOCK_TIMEOUT_SEC: '2' };
-    const db = heldD1(IDEMPOTENCY_STATEMENTS.complete);
-    const context = testContext('keep');
-    const running = startGateway(start(transfer), db, context, slow);
+    const { db, context, running } = startHeld(start(transfer), COMPLETE, 'keep', slow);
     expect(await answeredWhileHeld(db, running)).toBe(false);
     db.release('land');
     expect((await running.response).status).toBe(200);
