@@ -87,21 +87,59 @@ export async function startWorker(
   throw new Error(`wrangler dev not ready after 120 s:\n${output()}`);
 }
 
+// Runs a wrangler command to its end (at most 120 s), its output into `outPath` if given.
+async function runWrangler(args: string[], outPath?: string): Promise<number | null> {
+  const out = outPath === undefined ? 'ignore' : openSync(outPath, 'w');
+  const child = spawnGroup(wrangler, args, {
+    cwd: root,
+    env: quiet,
+    stdio: ['ignore', out, 'ignore'],
+    timeout: 120_000,
+  });
+  if (typeof out === 'number') closeSync(out);
+  return new Promise((resolve) => {
+    child.once('exit', (exitCode) => resolve(exitCode));
+  });
+}
+
 /**
  * Applies the D1 migrations to the local state in `state`.
  *
+ * @param binding - the D1 binding to migrate. @default 'DB'
+ * @param config - the wrangler configuration naming it. @default the repository's wrangler.toml
  * @throws when wrangler fails or takes over 120 s.
  */
-export async function migrate(state: string): Promise<void> {
-  const child = spawnGroup(
-    wrangler,
-    ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state],
-    { cwd: root, env: quiet, stdio: 'ignore', timeout: 120_000 },
-  );
-  const code = await new Promise<number | null>((resolve) => {
-    child.once('exit', (exitCode) => resolve(exitCode));
-  });
-  if (code !== 0) throw new Error(`wrangler d1 migrations apply exited ${code}`);
+export async function migrate(state: string, binding = 'DB', config?: string): Promise<void> {
+  const configArgs = config === undefined ? [] : ['-c', config];
+  const args = ['d1', 'migrations', 'apply', binding, '--local', '--persist-to', state];
+  const code = await runWrangler([...args, ...configArgs]);
+  if (code !== 0) throw new Error(`wrangler d1 migrations apply ${binding} exited ${code}`);
+}
+
+/**
+ * Counts the rows of `table` in the local D1 database bound as `binding` in `state`, with
+ * `wrangler d1 execute --local` (it opens the same SQLite file as the Worker).
+ *
+ * @param config - the wrangler configuration naming `binding`.
+ * @throws when wrangler fails, takes over 120 s, or prints no count.
+ */
+export async function countRows(
+  state: string,
+  config: string,
+  binding: string,
+  table: string,
+): Promise<number> {
+  const outPath = join(state, `count-${binding}.json`);
+  const sql = `SELECT COUNT(*) AS n FROM ${table}`;
+  const args = ['d1', 'execute', binding, '--local', '--persist-to', state, '-c', config];
+  const code = await runWrangler([...args, '--json', '--command', sql], outPath);
+  const output = readFileSync(outPath, 'utf8');
+  if (code !== 0) throw new Error(`wrangler d1 execute ${binding} exited ${code}:\n${output}`);
+  // `--json` prints one result per statement: [{ results: [{ n }], success, meta }].
+  const n = (JSON.parse(output) as { results?: { n?: unknown }[] }[])[0]?.results?.[0]?.n;
+  if (typeof n !== 'number')
+    throw new Error(`wrangler d1 execute ${binding}: no count in\n${output}`);
+  return n;
 }
 
 /**

@@ -4,7 +4,10 @@ import { argv, exit } from 'node:process';
 import { fileURLToPath } from 'node:url';
 
 const BENCHMARKS = {
-  gateway: ['./gateway.ts', 'gateway throughput against a logging floor, CPU ms per request'],
+  gateway: [
+    './gateway.ts',
+    'gateway throughput against a logging floor, POST with 1 and 3 D1 shards, CPU ms/request',
+  ],
   relay: ['./relay.ts', 'webhook ingest throughput, duplicate storm, ingest to first delivery'],
   'relay-isolation': [
     './relay-isolation.ts',
