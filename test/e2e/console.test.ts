@@ -1,79 +1,39 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signRequest } from '../../lib/index.ts';
-import { type BrowserPage, openBrowserPage, unlabelledControls } from '../support/browser.ts';
-import { type DeliveryReceiver, startDeliveryReceiver } from '../support/delivery-receiver.ts';
-import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
+import { unlabelledControls } from '../support/browser.ts';
+import {
+  ADMIN_TOKEN,
+  type ConsolePageStack,
+  DESKTOP,
+  startConsoleStack,
+} from '../support/console-stack.ts';
 
 // The operator console in a real Chromium, against `npm start`'s stack on ports of its own
 // (readme-session.test.ts uses 18787-18789 and may run at the same time). The tests run in
 // order and build on each other: the subscription created in one receives the payment of
 // the next. Screenshots of each page go to test-results/console/ (the README's pictures are
 // console-display.test.ts's).
-const root = join(import.meta.dirname, '..', '..');
 const PORTS = { gateway: 18797, sandbox: 18798, receiver: 18799 };
-/** The admin, caller and merchant credentials of `.dev.vars.example`. */
-const ADMIN_TOKEN = 'dev-admin-token';
-const CALLER_TOKEN = 'dev-gateway-token';
-const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 /** The longest any one wait in the page may take, in milliseconds. */
 const WAIT_MS = 20_000;
-const ARTIFACTS = join(root, 'test-results', 'console');
-const DESKTOP = { width: 1280, height: 900 };
 
-let stack: NpmStartStack;
-let subscriber: DeliveryReceiver;
-let browser: BrowserPage;
+let stack: ConsolePageStack;
 let page: Page;
 /** Resource loads the tests make fail on purpose, as Chromium reports them on the console. */
 const expectedProblems: string[] = [];
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [stack, subscriber, browser] = await Promise.all([
-    startNpmStart(PORTS),
-    startDeliveryReceiver(),
-    openBrowserPage(DESKTOP),
-  ]);
-  page = browser.page;
-  page.setDefaultTimeout(WAIT_MS);
+  stack = await startConsoleStack(PORTS, { waitMs: WAIT_MS, artifacts: 'console' });
+  page = stack.page;
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([browser?.browser.close(), subscriber?.close(), stack?.stop()]);
+  await stack?.stop();
 });
-
-/** One admin API call, its status and JSON body. */
-async function admin(method: string, path: string, body?: unknown, token = ADMIN_TOKEN) {
-  const response = await fetch(`${stack.gatewayUrl}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: await response.json() };
-}
-
-/** Sets the status the test subscriber answers for `key` from now on. */
-async function subscriberAnswers(key: string, status: number): Promise<void> {
-  const answer = await fetch(`${subscriber.url}/__status?key=${key}&status=${status}`, {
-    method: 'PUT',
-  });
-  expect(answer.status).toBe(200);
-}
 
 /** How many requests the test subscriber got for `key`. */
 async function receivedCount(key: string): Promise<number> {
-  const answer = await fetch(`${subscriber.url}/__received?key=${key}`);
-  return ((await answer.json()) as { data: unknown[] }).data.length;
-}
-
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  return (await stack.received(key)).length;
 }
 
 /** The console's address for a page of it. */
@@ -134,16 +94,19 @@ describe('operator console', () => {
   });
 
   it('should refuse a wrong token with the API message, then sign in with the keyboard', async () => {
-    const refused = await admin('GET', '/admin/deliveries/counts', undefined, 'not-the-token');
+    const refused = await fetch(`${stack.gatewayUrl}/admin/deliveries/counts`, {
+      headers: { Authorization: 'Bearer not-the-token' },
+    });
     expect(refused.status).toBe(401);
+    const { message } = (await refused.json()) as { message: string };
     await page.goto(consoleUrl());
     const token = page.getByLabel('Admin token', { exact: true });
     await expect.poll(() => token.evaluate((field) => field === document.activeElement)).toBe(true);
     await page.keyboard.type('not-the-token');
     await page.keyboard.press('Enter');
-    await page.getByRole('alert').getByText(refused.body.message, { exact: true }).waitFor();
+    await page.getByRole('alert').getByText(message, { exact: true }).waitFor();
     expectedProblems.push(failedLoad('401 (Unauthorized)', '/admin/deliveries/counts'));
-    await screenshot('sign-in-refused');
+    await stack.screenshot('sign-in-refused');
 
     await token.fill('');
     await page.keyboard.type(ADMIN_TOKEN);
@@ -158,8 +121,8 @@ describe('operator console', () => {
   });
 
   it('should create a subscription and show its whsec_ secret exactly once', async () => {
-    await subscriberAnswers(FLAKY_KEY, 500);
-    flakyUrl = `${subscriber.url}/webhooks?key=${FLAKY_KEY}&retry_after=3600`;
+    await stack.receiverAnswers(FLAKY_KEY, 500);
+    flakyUrl = `${stack.receiver.url}/webhooks?key=${FLAKY_KEY}&retry_after=3600`;
     await goTo('Subscriptions');
     await page.getByRole('button', { name: 'New subscription' }).click();
     await page.getByLabel('URL', { exact: true }).fill(flakyUrl);
@@ -171,7 +134,7 @@ describe('operator console', () => {
     expect(secret).toMatch(/^whsec_/);
     await expect.poll(() => notice.getByRole('button', { name: 'Copy' }).isVisible()).toBe(true);
 
-    const listed = await admin('GET', '/admin/subscriptions');
+    const listed = await stack.admin('GET', '/admin/subscriptions');
     const created = listed.body.data.find((s: { url: string }) => s.url === flakyUrl);
     expect(created).toMatchObject({ description: 'orders service', enabled: true });
     expect(JSON.stringify(listed.body)).not.toContain(secret);
@@ -182,12 +145,12 @@ describe('operator console', () => {
     await page.reload();
     await page.getByRole('heading', { name: flakyUrl }).waitFor();
     expect(await page.content()).not.toContain(secret);
-    await screenshot('subscriptions');
+    await stack.screenshot('subscriptions');
   });
 
   it("should show the API's message beside the URL when the URL breaks a rule", async () => {
     const badUrl = 'http://10.0.0.1/hook';
-    const direct = await admin('POST', '/admin/subscriptions', { url: badUrl });
+    const direct = await stack.admin('POST', '/admin/subscriptions', { url: badUrl });
     expect(direct.status).toBe(400);
     const message = direct.body.issues.find((i: { path: string }) => i.path === 'url').message;
     await page.getByRole('button', { name: 'New subscription' }).click();
@@ -198,36 +161,13 @@ describe('operator console', () => {
     expect(await url.getAttribute('aria-invalid')).toBe('true');
     await page.getByRole('alert').getByText(direct.body.message, { exact: true }).waitFor();
     expectedProblems.push(failedLoad('400 (Bad Request)', '/admin/subscriptions'));
-    await screenshot('subscription-bad-url');
+    await stack.screenshot('subscription-bad-url');
     await page.getByRole('button', { name: 'Cancel' }).click();
   });
 
   it('should list a completed sandbox payment as charge_success and show its deliveries', async () => {
     paymentReference = `console-${Date.now()}`;
-    const payment = await fetch(`${stack.gatewayUrl}/payments/initialize`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${CALLER_TOKEN}`,
-        'Content-Type': 'application/json',
-        'Idempotency-Key': paymentReference,
-      },
-      body: JSON.stringify({
-        email: 'ada@example.com',
-        amount: '25000.00',
-        currency: 'NGN',
-        reference: paymentReference,
-      }),
-    });
-    expect(payment.status).toBe(200);
-    const completed = await fetch(
-      `${stack.sandboxUrl}/__sandbox/payments/${paymentReference}/complete`,
-      {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ outcome: 'success' }),
-      },
-    );
-    expect(completed.status).toBe(200);
+    await stack.pay(paymentReference, '25000.00');
 
     await goTo('Events');
     await page.getByLabel('Reference', { exact: true }).fill(paymentReference);
@@ -236,7 +176,7 @@ describe('operator console', () => {
     const row = page.getByRole('row').filter({ hasText: paymentReference });
     await row.getByText('charge_success').waitFor();
     await row.getByText('confirmed').waitFor();
-    await screenshot('events');
+    await stack.screenshot('events');
     await row.getByRole('link').click();
 
     await page.getByRole('heading', { name: 'Event charge_success', level: 1 }).waitFor();
@@ -252,11 +192,11 @@ describe('operator console', () => {
       .getByText(/^HTTP 2\d\d$/)
       .waitFor();
     await page.getByText(`"reference": "${paymentReference}"`).waitFor();
-    await screenshot('event');
+    await stack.screenshot('event');
   });
 
   it('should deliver the failed delivery once the subscriber recovers and it is retried', async () => {
-    await subscriberAnswers(FLAKY_KEY, 200);
+    await stack.receiverAnswers(FLAKY_KEY, 200);
     const flaky = deliveryTo(flakyUrl);
     await flaky.getByRole('button', { name: 'Retry now' }).click();
     // The page reloads itself every 2 s while a delivery is pending.
@@ -265,28 +205,19 @@ describe('operator console', () => {
     expect(await attempts.count()).toBe(2);
     await attempts.nth(1).getByText('HTTP 200').waitFor();
     expect(await receivedCount(FLAKY_KEY)).toBe(2);
-    await screenshot('event-retried');
+    await stack.screenshot('event-retried');
   });
 
   it('should show an event awaiting confirmation with its reason and next check, and replay it only once forced', async () => {
     // A charge_success for a payment the sandbox never saw: the gateway's confirmation
     // finds no record yet, so the event is held awaiting confirmation and not delivered.
-    const body = JSON.stringify({
+    const eventId = `evt_console_${Date.now()}`;
+    await stack.ingest({
       event_type: 'charge_success',
-      event_id: `evt_console_${Date.now()}`,
+      event_id: eventId,
       timestamp: new Date().toISOString(),
       data: { reference: `no-such-payment-${Date.now()}`, amount: 5000, currency: 'NGN' },
     });
-    const ingest = await fetch(`${stack.gatewayUrl}/webhooks`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        ...(await signRequest({ ...MERCHANT, body })),
-      },
-      body,
-    });
-    expect(ingest.status).toBe(200);
-    const eventId = (JSON.parse(body) as { event_id: string }).event_id;
 
     await goTo('Events');
     await page.getByLabel('Confirmation', { exact: true }).selectOption('awaiting_confirmation');
@@ -308,14 +239,14 @@ describe('operator console', () => {
     await page.getByText(/^Replay queued: 2 deliveries\.$/).waitFor();
     await page.getByText(/^by console test from /).waitFor();
     await deliveryTo(flakyUrl).getByText('delivered', { exact: true }).waitFor();
-    await screenshot('event-awaiting-confirmation');
+    await stack.screenshot('event-awaiting-confirmation');
   });
 
   it('should list a failed delivery and deliver it with Retry once its subscription is fixed', async () => {
     // A subscriber that answers 410 Gone: the delivery fails at once and the gateway
     // disables the subscription.
-    const goneUrl = `${subscriber.url}/hook?key=gone&status=410`;
-    const created = await admin('POST', '/admin/subscriptions', {
+    const goneUrl = `${stack.receiver.url}/hook?key=gone&status=410`;
+    const created = await stack.admin('POST', '/admin/subscriptions', {
       url: goneUrl,
       description: 'gone subscriber',
     });
@@ -333,7 +264,7 @@ describe('operator console', () => {
     await deliveryTo(goneUrl).getByText('failed', { exact: true }).waitFor();
 
     // Enabled again from the subscriptions page, and the subscriber is back.
-    await subscriberAnswers('gone', 200);
+    await stack.receiverAnswers('gone', 200);
     await goTo('Subscriptions');
     const item = page.getByRole('listitem', { name: 'Subscription gone subscriber' });
     await item.getByText('disabled', { exact: true }).waitFor();
@@ -348,15 +279,15 @@ describe('operator console', () => {
     await goTo('Deliveries');
     const failedRow = page.getByRole('row').filter({ hasText: goneUrl });
     await failedRow.getByText('HTTP 410').waitFor();
-    await screenshot('deliveries-failed');
+    await stack.screenshot('deliveries-failed');
     await failedRow.getByRole('button', { name: 'Retry' }).click();
     await expect.poll(() => failedRow.count(), { timeout: WAIT_MS }).toBe(0);
     await expect.poll(() => receivedCount('gone'), { timeout: WAIT_MS }).toBe(2);
   });
 
   it('should show the counts by status and the last 24 hours as a chart', async () => {
-    const counts = (await admin('GET', '/admin/deliveries/counts')).body.data;
-    const hourly = (await admin('GET', '/admin/deliveries/hourly?hours=24')).body.data.hours;
+    const counts = (await stack.admin('GET', '/admin/deliveries/counts')).body.data;
+    const hourly = (await stack.admin('GET', '/admin/deliveries/hourly?hours=24')).body.data.hours;
     await page.getByRole('button', { name: 'Refresh now' }).click();
     const shown = page.getByRole('definition');
     await expect
@@ -369,7 +300,7 @@ describe('operator console', () => {
     expect(await hours.count()).toBe(hourly.length);
     await page.getByLabel('Show', { exact: true }).selectOption('delivered');
     await page.getByRole('row').filter({ hasText: flakyUrl }).first().waitFor();
-    await screenshot('deliveries');
+    await stack.screenshot('deliveries');
   });
 
   it('should rotate a secret (shown once) and delete a subscription after confirming', async () => {
@@ -389,7 +320,7 @@ describe('operator console', () => {
     await item.getByRole('button', { name: 'Delete' }).click();
     await item.getByRole('button', { name: 'Yes, delete' }).click();
     await expect.poll(() => item.count(), { timeout: WAIT_MS }).toBe(0);
-    const listed = (await admin('GET', '/admin/subscriptions')).body.data;
+    const listed = (await stack.admin('GET', '/admin/subscriptions')).body.data;
     expect(listed.map((s: { description: string }) => s.description)).not.toContain(
       'gone subscriber',
     );
@@ -410,7 +341,7 @@ describe('operator console', () => {
           375,
         );
         expect(await unlabelledControls(page), name).toEqual([]);
-        await screenshot(`narrow-${name}`);
+        await stack.screenshot(`narrow-${name}`);
       }
       await goTo('Events');
       await page.getByRole('row').filter({ hasText: paymentReference }).getByRole('link').click();
@@ -419,7 +350,7 @@ describe('operator console', () => {
         375,
       );
       expect(await unlabelledControls(page), 'event').toEqual([]);
-      await screenshot('narrow-event');
+      await stack.screenshot('narrow-event');
     } finally {
       await page.setViewportSize(DESKTOP);
     }
@@ -443,6 +374,6 @@ describe('operator console', () => {
   });
 
   it('should have logged no console error but the refusals the tests asked for', () => {
-    expect(browser.problems).toEqual(expectedProblems);
+    expect(stack.browser.problems).toEqual(expectedProblems);
   });
 });

@@ -19,7 +19,7 @@ const root = join(import.meta.dirname, '..', '..');
 /** The page size of a desktop, in CSS pixels: the console tests' page unless they say otherwise. */
 export const DESKTOP = { width: 1280, height: 900 };
 /** The admin, caller and merchant credentials of `.dev.vars.example`, which `npm start` reads. */
-const ADMIN_TOKEN = 'dev-admin-token';
+export const ADMIN_TOKEN = 'dev-admin-token';
 const CALLER_TOKEN = 'dev-gateway-token';
 const MERCHANT = { keyId: 'sandbox-key', secret: 'sandbox-secret' };
 
@@ -36,6 +36,8 @@ export interface ConsoleStack {
   readonly gatewayUrl: string;
   /** `http://127.0.0.1:<sandbox port>`. */
   readonly sandboxUrl: string;
+  /** Everything the stack printed so far (stdout and stderr), its banner included. */
+  output(): string;
   /** The stand-in subscribers: `<url>/<any>?key=K` records under `K`. */
   readonly receiver: DeliveryReceiver;
   /** Signs `page` in to the console with the admin token; resolves on the Events page. */
@@ -116,6 +118,7 @@ export async function startConsoleStack(
   const started: ConsoleStack = {
     gatewayUrl,
     sandboxUrl,
+    output: () => stack.value.output(),
     receiver: receiver.value,
     signIn: async (signingIn) => {
       await signingIn.goto(`${gatewayUrl}/console/`);
