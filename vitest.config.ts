@@ -1,5 +1,6 @@
-import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin';
+import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { workerTestOptions } from './test/support/worker-test-options.ts';
 
 // Projects: the SDK and sandbox under Node, the packed package as consumers install it
 // (package), the stack over HTTP (e2e), the gateway inside workerd.
@@ -44,33 +45,13 @@ export default defineConfig({
       },
       {
         plugins: [
-          cloudflareTest(async ({ inject }) => ({
-            wrangler: { configPath: './wrangler.toml' },
-            miniflare: {
-              bindings: {
-                // Local mode: a loopback upstream and short test tokens; the production
-                // rules are tested by test/worker/config.test.ts with their own settings.
-                GATEWAY_MODE: 'local',
-                RATE_LIMIT_PER_MINUTE: '0',
-                // Off for the ingress tests' bursts; test/worker/routes/webhooks-rate-limit.test.ts
-                // turns it on per request.
-                WEBHOOK_RATE_LIMIT_PER_MINUTE: '0',
-                UPSTREAM_BASE_URL: inject('sandboxUrl'),
-                UPSTREAM_KEY_ID: 'sandbox-key',
-                UPSTREAM_SECRET: 'sandbox-secret',
-                GATEWAY_CALLERS: JSON.stringify([{ name: 'test', token: 'test-gateway-token' }]),
-                ADMIN_TOKEN: 'test-admin-token',
-                WEBHOOK_SECRET: 'sandbox-secret',
-                // Off for the ingress/fan-out tests, whose money events name no real upstream
-                // record; test/worker/relay/confirmation.test.ts turns it on per request.
-                CONFIRM_MONEY_EVENTS: 'false',
-                TEST_MIGRATIONS: await readD1Migrations('migrations'),
-                // Cases per property of the fuzz tests (the fuzz-*.test.ts files under test/worker): the full
-                // count in CI, a quick sample locally.
-                FUZZ_RUNS: process.env.FUZZ_RUNS ?? (process.env.CI ? '10000' : '200'),
-              },
-            },
-          })),
+          cloudflareTest(({ inject }) =>
+            workerTestOptions(inject('sandboxUrl'), {
+              // Cases per property of the fuzz tests (the fuzz-*.test.ts files under
+              // test/worker): the full count in CI, a quick sample locally.
+              FUZZ_RUNS: process.env.FUZZ_RUNS ?? (process.env.CI ? '10000' : '200'),
+            }),
+          ),
         ],
         test: {
           name: 'worker',

@@ -5,6 +5,9 @@ declare global {
     interface Env {
       /** D1 migrations read by vitest.config.ts, applied in apply-migrations.ts. */
       TEST_MIGRATIONS: D1Migration[];
+      /** The test databases beside `DB` (test/support/worker-test-options.ts). */
+      DB_SHARD_1: D1Database;
+      DB_SHARD_2: D1Database;
       /** Generated cases per fuzz property (vitest.config.ts): 10000 in CI, 200 locally. */
       FUZZ_RUNS: string;
     }

@@ -141,6 +141,28 @@ class ConfigurationError extends HttpError {
   }
 }
 
+/** The problems {@link configurationError} has logged in this isolate. */
+const reportedProblems = new Set<string>();
+
+/**
+ * The 503 of a setting found invalid where it is used rather than when the settings are
+ * read (a binding it names is missing), logged as `config_invalid` like a problem the
+ * schema finds, once per isolate.
+ *
+ * @param variable - the setting at fault.
+ * @param problem - what is wrong, never quoting a secret.
+ * @returns the error to throw: 503 `configuration_error` naming `variable`.
+ */
+export function configurationError(variable: SettingName, problem: string): HttpError {
+  const reported = `${variable}\u0000${problem}`;
+  if (!reportedProblems.has(reported)) {
+    if (reportedProblems.size >= MAX_REMEMBERED) reportedProblems.clear();
+    reportedProblems.add(reported);
+    logEvent('error', 'config_invalid', { setting: variable, problem });
+  }
+  return new ConfigurationError([variable]);
+}
+
 /**
  * The settings of `env` (see {@link loadSettings}), for request handling.
  *

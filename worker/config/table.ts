@@ -25,6 +25,7 @@ import {
   callers,
   flag,
   STANDARD_PORTS,
+  shardGenerations,
   subscriberPorts,
   token,
   wholeNumber,
@@ -164,6 +165,13 @@ export const SETTINGS = {
     value: wholeNumber(1, 86_400, 'seconds'),
     field: 'idempotency.lockTimeoutSec',
     doc: '1 to 86,400 seconds before an in-flight claim is presumed dead',
+  }),
+  D1_SHARDS: setting({
+    kind: 'var',
+    unset: { default: 'DB' },
+    value: shardGenerations,
+    field: 'shards',
+    doc: 'the D1 databases idempotency keys are spread over, as generations: binding names, comma-separated, then for each later generation `; <ISO 8601 start>=<binding names>` (`DB; 2027-01-04T00:00:00Z=DB,DB_SHARD_1,DB_SHARD_2`); a key stays in the shard of the generation it was written under for its whole retention; docs/deploy.md "Adding a shard"',
   }),
   BANKS_CACHE_TTL_SEC: setting({
     kind: 'var',

@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot';
 import { type Caller, CallersSchema } from '../auth/callers.ts';
+import { parseShardGenerations, type ShardGeneration } from '../db/shards.ts';
 
 /** The shortest lifetime KV accepts (`expirationTtl`), in seconds; shorter ones are raised to it. */
 const MIN_KV_TTL_SEC = 60;
@@ -144,3 +145,17 @@ function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
     })
     .join('; ');
 }
+
+/**
+ * `D1_SHARDS`: generations of D1 binding names (worker/db/shards.ts). The messages name
+ * binding names and times only, which are not secrets.
+ */
+export const shardGenerations = v.pipe(
+  v.string(),
+  v.rawTransform<string, readonly ShardGeneration[]>(({ dataset, addIssue, NEVER }) => {
+    const parsed = parseShardGenerations(dataset.value);
+    if (typeof parsed !== 'string') return parsed;
+    addIssue({ message: parsed });
+    return NEVER;
+  }),
+);

@@ -2,7 +2,8 @@
  * D1 queries on `idempotency_keys` (migrations/0001): the atomic claim of a key, the
  * completion that stores the response, lock release, expiry and settle window, and the
  * retention purge.
- * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
+ * Every time is epoch milliseconds; statements bind with `?N`; `db` is the D1 database the
+ * key lives in (one of the `D1_SHARDS`, worker/proxy/stages/idempotency-shards.ts).
  */
 
 /** `in_flight`: claimed, answer not stored yet; `completed`: answer stored. */
@@ -38,10 +39,15 @@ export interface IdempotencyLock {
   readonly caller: string;
   readonly key: string;
   readonly lockedUntil: number;
+  /** The database holding the claim: every later write of the claim goes there. */
+  readonly shard: D1Database;
 }
 
+/** A lock as the statements on its own database need it: the key and its fencing token. */
+type HeldClaim = Omit<IdempotencyLock, 'shard'>;
+
 /** Input of {@link claimIdempotencyKey}; times in epoch milliseconds. */
-export interface IdempotencyClaim extends IdempotencyLock {
+export interface IdempotencyClaim extends HeldClaim {
   readonly fingerprint: string;
   readonly now: number;
   readonly expiresAt: number;
@@ -50,7 +56,7 @@ export interface IdempotencyClaim extends IdempotencyLock {
 }
 
 /** What {@link claimIdempotencyKey} found: a new claim, a taken-over stale claim, or someone else's row. */
-type ClaimOutcome =
+export type ClaimOutcome =
   | { readonly kind: 'claimed'; readonly lock: IdempotencyLock }
   | { readonly kind: 'taken_over'; readonly lock: IdempotencyLock }
   | { readonly kind: 'existing'; readonly record: IdempotencyKeyRecord };
@@ -70,6 +76,10 @@ interface IdempotencyKeyRow {
 
 const WHERE_KEY = 'caller = ?1 AND idempotency_key = ?2';
 const WHERE_LOCK = `${WHERE_KEY} AND state = 'in_flight' AND locked_until = ?3`;
+// Takes over a stale in-flight claim of the same request: binds caller, key, now, the new
+// lock and the fingerprint.
+const TAKE_OVER = `UPDATE idempotency_keys SET locked_until = ?4 WHERE ${WHERE_KEY}
+  AND state = 'in_flight' AND locked_until <= ?3 AND fingerprint = ?5`;
 
 /**
  * The condition of a completed key past its retention, `now` being the parameter that
@@ -127,14 +137,7 @@ export async function claimIdempotencyKey(
       .prepare(`DELETE FROM idempotency_keys WHERE ${WHERE_KEY} AND ${purgeable('?3')}`)
       .bind(caller, key, now),
     ...(claim.takeOverStale
-      ? [
-          db
-            .prepare(
-              `UPDATE idempotency_keys SET locked_until = ?4 WHERE ${WHERE_KEY}
-               AND state = 'in_flight' AND locked_until <= ?3 AND fingerprint = ?5`,
-            )
-            .bind(caller, key, now, lockedUntil, claim.fingerprint),
-        ]
+      ? [db.prepare(TAKE_OVER).bind(caller, key, now, lockedUntil, claim.fingerprint)]
       : []),
     db
       .prepare(
@@ -147,7 +150,7 @@ export async function claimIdempotencyKey(
     db.prepare(`SELECT * FROM idempotency_keys WHERE ${WHERE_KEY}`).bind(caller, key),
   ];
   const results = await db.batch<IdempotencyKeyRow>(statements);
-  const lock = { caller, key, lockedUntil };
+  const lock = { caller, key, lockedUntil, shard: db };
   if (claim.takeOverStale && results[1]?.meta.changes === 1) return { kind: 'taken_over', lock };
   if (results.at(-2)?.meta.changes === 1) return { kind: 'claimed', lock };
   const row = results.at(-1)?.results[0];
@@ -157,13 +160,33 @@ export async function claimIdempotencyKey(
 }
 
 /**
+ * Takes over a stale in-flight claim of the same request (same fingerprint, lock run
+ * out), inserting nothing: for a key found in another shard than the one it would be
+ * claimed in, which must not get a row where it is not.
+ *
+ * @param claim - key, fingerprint and times (epoch ms); `takeOverStale` is not read.
+ * @returns the lock now held, or `undefined` when the claim is not stale (any more).
+ */
+export async function takeOverIdempotencyKey(
+  db: D1Database,
+  claim: IdempotencyClaim,
+): Promise<IdempotencyLock | undefined> {
+  const { caller, key, now, lockedUntil } = claim;
+  const result = await db
+    .prepare(TAKE_OVER)
+    .bind(caller, key, now, lockedUntil, claim.fingerprint)
+    .run();
+  return result.meta.changes === 1 ? { caller, key, lockedUntil, shard: db } : undefined;
+}
+
+/**
  * Stores the response and marks the key completed, only while `lock` is still held.
  *
  * @returns `false` when the lock was lost (taken over after a timeout): nothing stored.
  */
 export async function completeIdempotencyKey(
   db: D1Database,
-  lock: IdempotencyLock,
+  lock: HeldClaim,
   response: StoredResponse,
 ): Promise<boolean> {
   const result = await db
@@ -188,10 +211,7 @@ export async function completeIdempotencyKey(
  *
  * @returns `false` when the lock was lost.
  */
-export async function releaseIdempotencyKey(
-  db: D1Database,
-  lock: IdempotencyLock,
-): Promise<boolean> {
+export async function releaseIdempotencyKey(db: D1Database, lock: HeldClaim): Promise<boolean> {
   const result = await db
     .prepare(`DELETE FROM idempotency_keys WHERE ${WHERE_LOCK}`)
     .bind(lock.caller, lock.key, lock.lockedUntil)
@@ -210,7 +230,7 @@ export async function releaseIdempotencyKey(
  */
 export async function expireIdempotencyLock(
   db: D1Database,
-  lock: IdempotencyLock,
+  lock: HeldClaim,
   now: number,
 ): Promise<boolean> {
   const result = await db
@@ -232,7 +252,7 @@ export async function expireIdempotencyLock(
  */
 export async function settleIdempotencyLock(
   db: D1Database,
-  lock: IdempotencyLock,
+  lock: HeldClaim,
   until: number,
 ): Promise<boolean> {
   const result = await db
@@ -246,8 +266,6 @@ export async function settleIdempotencyLock(
  * Reads one key (expired or not).
  *
  * @returns the record, or `undefined` when there is no row.
- *
- * @internal Exported for the tests, which call it directly.
  */
 export async function findIdempotencyKey(
   db: D1Database,

@@ -9,6 +9,8 @@ import {
 } from '../../lib/index.ts';
 import { untilAborted } from '../../lib/shared.ts';
 import { settingsOf } from '../config.ts';
+import { shardDatabase } from '../db/shard-bindings.ts';
+import { everyShard } from '../db/shards.ts';
 import { logEvent } from '../http/log.ts';
 import { upstreamClient } from '../upstream/sdk.ts';
 
@@ -54,9 +56,11 @@ class HealthCheckFailedError extends Error {
 type Probe = (env: Env, timeoutMs: number, requestId: string) => Promise<void>;
 
 const PROBES: Readonly<Record<HealthCheckName, Probe>> = {
-  // A read of a real table: it proves the database answers and that the migrations ran.
+  // A read of a real table in every database `D1_SHARDS` names (`DB` alone by default): it
+  // proves each answers and that the migrations ran on each.
   d1: async (env) => {
-    await env.DB.prepare('SELECT 1 FROM idempotency_keys LIMIT 1').first();
+    const names = everyShard(settingsOf(env).shards);
+    await Promise.all(names.map((name) => probeShard(env, name, names.length > 1)));
   },
   kv: async (env) => {
     await env.CACHE.get(KV_PROBE_KEY);
@@ -78,8 +82,24 @@ const PROBES: Readonly<Record<HealthCheckName, Probe>> = {
   },
 };
 
+/** Reads one shard; with several, a failure names the binding (never more). */
+async function probeShard(env: Env, name: string, several: boolean): Promise<void> {
+  const which = several ? ` (${name})` : '';
+  let db: D1Database;
+  try {
+    db = shardDatabase(env, name);
+  } catch (error) {
+    throw new HealthCheckFailedError(`D1 binding missing${which}`, { cause: error });
+  }
+  try {
+    await db.prepare('SELECT 1 FROM idempotency_keys LIMIT 1').first();
+  } catch (error) {
+    throw new HealthCheckFailedError(`D1 read failed${which}`, { cause: error });
+  }
+}
+
 /**
- * Runs every probe at once: D1 reads a real table, KV reads a key that need not exist,
+ * Runs every probe at once: D1 reads a real table in every shard, KV reads a key that need not exist,
  * the `DELIVERIES` queue producer must be bound (nothing is sent), and the upstream must
  * answer `GET /banks` through the gateway's SDK client (unsigned, not retried, sent with
  * the request's id). A failed probe is logged (`health_check_failed`) and answered with

@@ -43,7 +43,7 @@ describe('idempotency-keys (D1)', () => {
       const first = claim();
       expect(await claimIdempotencyKey(env.DB, first)).toEqual({
         kind: 'claimed',
-        lock: { caller: first.caller, key: 'key-1', lockedUntil: NOW + 60_000 },
+        lock: { caller: first.caller, key: 'key-1', lockedUntil: NOW + 60_000, shard: env.DB },
       });
       expect(await findIdempotencyKey(env.DB, first.caller, 'key-1')).toEqual({
         caller: first.caller,
@@ -113,7 +113,7 @@ describe('idempotency-keys (D1)', () => {
       });
       expect(again).toEqual({
         kind: 'taken_over',
-        lock: { caller: first.caller, key: 'key-1', lockedUntil: later + 60_000 },
+        lock: { caller: first.caller, key: 'key-1', lockedUntil: later + 60_000, shard: env.DB },
       });
       expect((await findIdempotencyKey(env.DB, first.caller, 'key-1'))?.lockedUntil).toBe(
         later + 60_000,

@@ -186,6 +186,25 @@ describe('gateway', () => {
       );
     });
 
+    it('should read every shard D1_SHARDS names, and name the one that fails', async () => {
+      const shards = `DB; 2026-01-01T00:00:00Z=DB,DB_SHARD_1,DB_SHARD_2`;
+      const ok = await deepHealth({ D1_SHARDS: shards });
+      expect(ok.status).toBe(200);
+      const db = faultyD1(env.DB_SHARD_2, { failOn: /./ });
+      await expectDegraded(
+        // The test shards are bound for the tests alone (Cloudflare.Env), not in `Env`.
+        await deepHealth({ D1_SHARDS: shards, DB_SHARD_2: db } as Partial<Env>),
+        'd1',
+        'D1 read failed (DB_SHARD_2)',
+      );
+      expect(db.injected).toBe(1);
+      await expectDegraded(
+        await deepHealth({ D1_SHARDS: 'DB,DB_SHARD_9' }),
+        'd1',
+        'D1 binding missing (DB_SHARD_9)',
+      );
+    });
+
     it('should answer 503 degraded with kv in error when KV fails', async () => {
       const kv = faultyKv(env.CACHE, { failOn: ['get'] });
       await expectDegraded(await deepHealth({ CACHE: kv }), 'kv', 'KV read failed');

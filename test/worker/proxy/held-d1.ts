@@ -138,13 +138,14 @@ class HeldStatement implements D1PreparedStatement {
 }
 
 /**
- * The real `env.DB` with the statements matching `hold` waiting until `release`, and
+ * A real D1 database with the statements matching `hold` waiting until `release`, and
  * every round trip logged as it ends.
  *
  * @param hold - the statements to hold (`undefined`: none, only the log).
+ * @param real - the database wrapped. @default env.DB
  */
-export function heldD1(hold?: RegExp): HeldD1 {
-  return new HeldD1(env.DB, hold);
+export function heldD1(hold?: RegExp, real: D1Database = env.DB): HeldD1 {
+  return new HeldD1(real, hold);
 }
 
 /** An ExecutionContext of the test's own: what `waitUntil` was given, kept or dropped. */

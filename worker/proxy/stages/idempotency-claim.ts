@@ -39,7 +39,7 @@ export async function storeResponse(
   stored: StoredResponse,
   outcome: 'stored' | 'recovered',
 ): Promise<Response> {
-  const write = bestEffort(exchange, completeIdempotencyKey(exchange.env.DB, lock, stored));
+  const write = bestEffort(exchange, completeIdempotencyKey(lock.shard, lock, stored));
   if (mayDeferStore(exchange, lock, stored)) {
     exchange.waitUntil(write);
     exchange.context.idempotency = outcome;
@@ -72,7 +72,7 @@ function mayDeferStore(
 /** Nothing was processed (refused credentials, a rate limit, the gateway's own fault): frees the key. */
 export async function releaseClaim(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
   exchange.context.idempotency = 'none';
-  await bestEffort(exchange, releaseIdempotencyKey(exchange.env.DB, lock));
+  await bestEffort(exchange, releaseIdempotencyKey(lock.shard, lock));
 }
 
 /**
@@ -80,7 +80,7 @@ export async function releaseClaim(exchange: ProxyExchange, lock: IdempotencyLoc
  * verifies again, so it gets the same response and nothing is ever sent twice.
  */
 export async function keepStale(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
-  await bestEffort(exchange, expireIdempotencyLock(exchange.env.DB, lock, Date.now()));
+  await bestEffort(exchange, expireIdempotencyLock(lock.shard, lock, Date.now()));
   exchange.context.idempotency = 'in_flight';
 }
 
@@ -99,7 +99,7 @@ export async function holdForSettleWindow(
 ): Promise<number> {
   const now = Date.now();
   const windowMs = settleWindowMs(settingsIn(exchange.context), retryAfter, now);
-  await bestEffort(exchange, settleIdempotencyLock(exchange.env.DB, lock, now + windowMs));
+  await bestEffort(exchange, settleIdempotencyLock(lock.shard, lock, now + windowMs));
   return windowMs;
 }
 

@@ -1,9 +1,5 @@
 import { bytesToHex } from '../../../lib/shared.ts';
-import {
-  claimIdempotencyKey,
-  type IdempotencyKeyRecord,
-  type IdempotencyLock,
-} from '../../db/idempotency-keys.ts';
+import type { IdempotencyKeyRecord, IdempotencyLock } from '../../db/idempotency-keys.ts';
 import { type RequestContext, settingsIn } from '../../http/context.ts';
 import { HttpError, InternalError, UpstreamTimeoutError } from '../../http/errors.ts';
 import type { ProxyRoute } from '../../routes/route.ts';
@@ -24,6 +20,7 @@ import {
   reconcileDuplicate,
   responseFromRecord,
 } from './idempotency-record.ts';
+import { claimAcrossShards, placeIdempotencyKey } from './idempotency-shards.ts';
 
 /** The request header naming the key (draft-ietf-httpapi-idempotency-key-header). */
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -44,7 +41,7 @@ const NOT_PROCESSED = new Set([401, 403, 408, 429]);
 
 /**
  * The proxy stage for `Idempotency-Key`: claims the key per
- * caller in D1, runs the request once, stores and replays its response (a success of a
+ * caller in D1 (in its shard, see ./idempotency-shards.ts), runs the request once, stores and replays its response (a success of a
  * route whose record lookup can rebuild it is stored after the caller has it, so the claim
  * is the only D1 round trip the caller waits for), answers 422 for
  * another request under the same key and 409 while the first is in flight, and recovers
@@ -75,7 +72,8 @@ export function idempotencyStage(route: ProxyRoute): ProxyStage | undefined {
     const target = exchange.path + exchange.search;
     const fingerprint = await requestFingerprint(route.method, target, exchange.body);
     const now = Date.now();
-    const outcome = await claimIdempotencyKey(env.DB, {
+    const placement = await placeIdempotencyKey(env, settings, context.caller, key, now);
+    const outcome = await claimAcrossShards(placement, {
       caller: context.caller,
       key,
       fingerprint,

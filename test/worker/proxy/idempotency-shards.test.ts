@@ -1,0 +1,326 @@
+/**
+ * Idempotency keys spread over three D1 databases (`D1_SHARDS`), through the real gateway,
+ * real D1 and the real sandbox over HTTP: each key lives in the shard its placement names
+ * and replays from there; a gateway growing from one shard to three in the middle of
+ * traffic loses no key and sends nothing twice; and the claim's yield rule in each order two
+ * requests with one key can meet in around a change of generation (the real claim on
+ * real databases, statements held at a gate to force the order).
+ */
+import { createScheduledController } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { runScheduled } from '../../../worker/cron.ts';
+import {
+  claimIdempotencyKey,
+  findIdempotencyKey,
+  type IdempotencyClaim,
+  type IdempotencyKeyRecord,
+} from '../../../worker/db/idempotency-keys.ts';
+import { placeKey } from '../../../worker/db/shards.ts';
+import { claimAcrossShards } from '../../../worker/proxy/stages/idempotency-shards.ts';
+import { transferBody } from '../../support/payloads.ts';
+import { sleep } from '../fault-bindings.ts';
+import {
+  CALLER_NAME,
+  expectConfigurationError,
+  fetchGateway,
+  postJson,
+  sandboxRequests,
+  uniqueRequestId,
+  useCapturedLogs,
+} from '../helpers.ts';
+import { heldD1 } from './held-d1.ts';
+
+const logs = useCapturedLogs();
+
+const SHARDS = ['DB', 'DB_SHARD_1', 'DB_SHARD_2'] as const;
+type ShardName = (typeof SHARDS)[number];
+const THREE = SHARDS.join(',');
+const TRANSFER = '/disbursements/initialize';
+
+/** The test's databases by binding name. */
+function database(name: ShardName): D1Database {
+  return env[name];
+}
+
+/** A small transfer with a fresh reference: a test sends about 150. */
+function transfer(): Record<string, unknown> {
+  return transferBody({ amount: 12.5 });
+}
+
+/** One keyed transfer POST under `shards`, with a request id of its own. */
+async function send(
+  shards: string,
+  key: string,
+  body: Record<string, unknown>,
+): Promise<{ requestId: string; status: number; text: string; replayed: boolean }> {
+  const requestId = uniqueRequestId();
+  const request = postJson(TRANSFER, body, { requestId, headers: { 'Idempotency-Key': key } });
+  const res = await fetchGateway(request, { D1_SHARDS: shards });
+  return {
+    requestId,
+    status: res.status,
+    text: await res.text(),
+    replayed: res.headers.get('Idempotent-Replayed') === 'true',
+  };
+}
+
+/** The shards holding a row of `key` for the test caller. */
+async function holders(key: string): Promise<ShardName[]> {
+  const found = await Promise.all(
+    SHARDS.map(async (name) =>
+      (await findIdempotencyKey(database(name), CALLER_NAME, key)) ? name : undefined,
+    ),
+  );
+  return found.filter((name): name is ShardName => name !== undefined);
+}
+
+/** How many requests reached the sandbox under any of `requestIds`. */
+async function upstreamSends(requestIds: readonly string[]): Promise<number> {
+  const logged = await Promise.all(requestIds.map((id) => sandboxRequests(id)));
+  return logged.reduce((sum, entries) => sum + entries.length, 0);
+}
+
+/** A claim of `key` at `now`, as the stage makes it (lock 60 s, retention 1 day). */
+function claimOf(key: string, now = Date.now(), fingerprint = 'POST /x abc'): IdempotencyClaim {
+  return {
+    caller: CALLER_NAME,
+    key,
+    fingerprint,
+    now,
+    lockedUntil: now + 60_000,
+    expiresAt: now + 86_400_000,
+    takeOverStale: true,
+  };
+}
+
+describe('idempotency keys over shards', () => {
+  it('should keep each key in the shard its placement names, and replay it from there', async () => {
+    const keys = Array.from({ length: 24 }, (_, i) => `spread-${i}-${crypto.randomUUID()}`);
+    const bodies = keys.map(() => transfer());
+    const first = await Promise.all(keys.map((key, i) => send(THREE, key, bodies[i] ?? {})));
+    expect(first.map((sent) => sent.status)).toEqual(keys.map(() => 200));
+    const used = new Set<ShardName>();
+    const generations = [{ from: Number.NEGATIVE_INFINITY, shards: [...SHARDS] }];
+    for (const key of keys) {
+      const placed = await placeKey(generations, JSON.stringify([CALLER_NAME, key]), Date.now(), {
+        lookBackMs: 0,
+        switchWindowMs: 0,
+      });
+      expect(await holders(key)).toEqual([placed.home]);
+      used.add(placed.home as ShardName);
+    }
+    // 24 keys over 3 shards: all three are used (a miss has odds of about 3 in 10,000).
+    expect(used.size).toBe(3);
+    const again = await Promise.all(keys.map((key, i) => send(THREE, key, bodies[i] ?? {})));
+    for (const [i, retry] of again.entries()) {
+      expect(retry).toMatchObject({ status: 200, text: first[i]?.text, replayed: true });
+    }
+    expect(await upstreamSends(again.map((retry) => retry.requestId))).toBe(0);
+  });
+
+  it('should lose no key and send nothing twice when one shard grows to three in the middle of traffic', async () => {
+    const bodies = new Map<string, Record<string, unknown>>();
+    const sent = new Map<string, { requestId: string; status: number; text: string }[]>();
+    const record = async (shards: string, key: string) => {
+      if (!bodies.has(key)) bodies.set(key, transfer());
+      const result = await send(shards, key, bodies.get(key) ?? {});
+      sent.set(key, [...(sent.get(key) ?? []), result]);
+      return result;
+    };
+    // Keys written while one shard held everything.
+    const before = Array.from({ length: 8 }, (_, i) => `before-${i}-${crypto.randomUUID()}`);
+    for (const key of before) expect((await record('DB', key)).status).toBe(200);
+    // Three shards from 1.5 s from now: requests before then check the new generation too
+    // (the switch window), requests after it check the old one (the look-back).
+    const switchAt = Date.now() + 1500;
+    const grown = `DB; ${new Date(switchAt).toISOString()}=${THREE}`;
+    const during: string[] = [];
+    // Each wave, 100 ms apart: a new key twice at once, a retry of the key of three waves
+    // before, and a retry of a key from before; until 1.5 s after the switch, 60 waves at most.
+    for (let wave = 0; wave < 60 && Date.now() < switchAt + 1500; wave++) {
+      await sleep(100);
+      const key = `during-${wave}-${crypto.randomUUID()}`;
+      during.push(key);
+      await Promise.all([
+        record(grown, key),
+        record(grown, key),
+        ...(during[wave - 3] === undefined ? [] : [record(grown, during[wave - 3] ?? '')]),
+        record(grown, before[wave % before.length] ?? ''),
+      ]);
+    }
+    expect(Date.now()).toBeGreaterThan(switchAt);
+    // Every key once more, after the traffic: each answers its stored response.
+    const keys = [...before, ...during];
+    for (const key of keys) {
+      const last = await record(grown, key);
+      const answers = sent.get(key) ?? [];
+      const original = answers.find((answer) => answer.status === 200);
+      expect(last, key).toMatchObject({ status: 200, text: original?.text, replayed: true });
+      // Only 200 (first or replayed) or 409 (the same key in flight) on the way.
+      expect(answers.filter((answer) => answer.status !== 200 && answer.status !== 409)).toEqual(
+        [],
+      );
+      expect(await upstreamSends(answers.map((answer) => answer.requestId)), key).toBe(1);
+      expect(await holders(key), key).toHaveLength(1);
+    }
+    // The keys from before stayed where they were written; later ones went to the new shards.
+    for (const key of before) expect(await holders(key)).toEqual(['DB']);
+    const homes = new Set((await Promise.all(during.map(holders))).flat());
+    expect(homes.has('DB_SHARD_1') || homes.has('DB_SHARD_2')).toBe(true);
+  });
+
+  describe('the claim around a change of generation', () => {
+    it('should yield to a claim the other generation holds: the later claim keeps no row', async () => {
+      const key = `yield-${crypto.randomUUID()}`;
+      const older = await claimAcrossShards(
+        { home: env.DB, others: [env.DB_SHARD_1] },
+        claimOf(key),
+      );
+      expect(older.kind).toBe('claimed');
+      const newer = await claimAcrossShards(
+        { home: env.DB_SHARD_1, others: [env.DB] },
+        claimOf(key),
+      );
+      expect(newer).toMatchObject({ kind: 'existing', record: { state: 'in_flight' } });
+      expect(await holders(key)).toEqual(['DB']);
+    });
+
+    it('should have both yield when each finds the other, and let the retry claim', async () => {
+      const key = `both-${crypto.randomUUID()}`;
+      // Each looks in the other's shard only once both claims are in.
+      const seenByOld = heldD1(/./, env.DB_SHARD_1);
+      const seenByNew = heldD1(/./, env.DB);
+      const old = claimAcrossShards({ home: env.DB, others: [seenByOld] }, claimOf(key));
+      const young = claimAcrossShards({ home: env.DB_SHARD_1, others: [seenByNew] }, claimOf(key));
+      await Promise.all([seenByOld.held, seenByNew.held]);
+      expect(await holders(key)).toEqual(['DB', 'DB_SHARD_1']);
+      seenByOld.release('land');
+      seenByNew.release('land');
+      const outcomes = await Promise.all([old, young]);
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['existing', 'existing']);
+      // Both claims withdrawn: nothing was sent, and the next request claims the key.
+      expect(await holders(key)).toEqual([]);
+      const retry = await claimAcrossShards(
+        { home: env.DB_SHARD_1, others: [env.DB] },
+        claimOf(key),
+      );
+      expect(retry.kind).toBe('claimed');
+      expect(await holders(key)).toEqual(['DB_SHARD_1']);
+    });
+
+    it('should have only the one that finds the other yield when the other looked first', async () => {
+      const key = `one-${crypto.randomUUID()}`;
+      // The old generation's look waits; the new one claims and looks meanwhile.
+      const seenByOld = heldD1(/./, env.DB_SHARD_1);
+      const old = claimAcrossShards({ home: env.DB, others: [seenByOld] }, claimOf(key));
+      await seenByOld.held;
+      const young = await claimAcrossShards(
+        { home: env.DB_SHARD_1, others: [env.DB] },
+        claimOf(key),
+      );
+      expect(young.kind).toBe('existing');
+      seenByOld.release('land');
+      expect((await old).kind).toBe('claimed');
+      expect(await holders(key)).toEqual(['DB']);
+    });
+
+    it('should take a stale claim over where it is, never copying it to the new shard', async () => {
+      const key = `stale-${crypto.randomUUID()}`;
+      const then = Date.now() - 120_000;
+      expect((await claimIdempotencyKey(env.DB, claimOf(key, then))).kind).toBe('claimed');
+      const outcome = await claimAcrossShards(
+        { home: env.DB_SHARD_2, others: [env.DB] },
+        claimOf(key),
+      );
+      expect(outcome.kind).toBe('taken_over');
+      if (outcome.kind !== 'taken_over') return;
+      expect(outcome.lock.shard).toBe(env.DB);
+      expect(await holders(key)).toEqual(['DB']);
+    });
+
+    it("should answer the other shard's record to another request with the key (422 material)", async () => {
+      const key = `other-${crypto.randomUUID()}`;
+      await claimIdempotencyKey(env.DB, claimOf(key));
+      const outcome = await claimAcrossShards(
+        { home: env.DB_SHARD_2, others: [env.DB] },
+        claimOf(key, Date.now(), 'POST /y other'),
+      );
+      expect(outcome.kind).toBe('existing');
+      const record = (outcome as { record: IdempotencyKeyRecord }).record;
+      expect(record.fingerprint).toBe('POST /x abc');
+      expect(await holders(key)).toEqual(['DB']);
+    });
+
+    it('should ignore a completed key past its retention in the other shard', async () => {
+      const key = `expired-${crypto.randomUUID()}`;
+      await env.DB.prepare(
+        `INSERT INTO idempotency_keys (caller, idempotency_key, fingerprint, state, locked_until,
+           created_at, expires_at) VALUES (?1, ?2, 'POST /x abc', 'completed', 0, 0, 1)`,
+      )
+        .bind(CALLER_NAME, key)
+        .run();
+      const outcome = await claimAcrossShards(
+        { home: env.DB_SHARD_1, others: [env.DB] },
+        claimOf(key),
+      );
+      expect(outcome.kind).toBe('claimed');
+    });
+  });
+
+  describe('retention purge', () => {
+    it('should purge expired keys in every shard, a retired generation included', async () => {
+      const key = `purge-${crypto.randomUUID()}`;
+      const insert = (db: D1Database, suffix: string, expiresAt: number) =>
+        db
+          .prepare(
+            `INSERT INTO idempotency_keys (caller, idempotency_key, fingerprint, state,
+               locked_until, created_at, expires_at) VALUES (?1, ?2, 'f', 'completed', 0, 0, ?3)`,
+          )
+          .bind(CALLER_NAME, `${key}-${suffix}`, expiresAt)
+          .run();
+      const now = Date.now();
+      for (const name of SHARDS) {
+        await insert(database(name), 'expired', now - 1);
+        await insert(database(name), 'live', now + 60_000);
+      }
+      // DB_SHARD_2 alone, then DB and DB_SHARD_1 since an hour ago: the first is retired.
+      const shards = `DB_SHARD_2; ${new Date(now - 3_600_000).toISOString()}=DB,DB_SHARD_1`;
+      const deleted = await runScheduled(createScheduledController({ scheduledTime: now }), {
+        ...env,
+        D1_SHARDS: shards,
+      });
+      expect(deleted).toBeGreaterThanOrEqual(3);
+      for (const name of SHARDS) {
+        const db = database(name);
+        expect(await findIdempotencyKey(db, CALLER_NAME, `${key}-expired`), name).toBeUndefined();
+        expect(await findIdempotencyKey(db, CALLER_NAME, `${key}-live`), name).toBeDefined();
+      }
+    });
+  });
+
+  describe('configuration', () => {
+    it('should answer 503 naming D1_SHARDS when it names no D1 binding, logged', async () => {
+      const res = await fetchGateway(
+        postJson(TRANSFER, transfer(), { headers: { 'Idempotency-Key': 'k-missing' } }),
+        { D1_SHARDS: 'DB,DB_SHARD_9' },
+      );
+      await expectConfigurationError(res, ['D1_SHARDS']);
+      expect(logs.lines()).toContainEqual(
+        expect.objectContaining({
+          event: 'config_invalid',
+          setting: 'D1_SHARDS',
+          problem: expect.stringContaining('"DB_SHARD_9"'),
+        }),
+      );
+    });
+
+    it('should answer 503 naming D1_SHARDS when it cannot be read', async () => {
+      const res = await fetchGateway(
+        postJson(TRANSFER, transfer(), { headers: { 'Idempotency-Key': 'k-invalid' } }),
+        { D1_SHARDS: 'DB; tomorrow=DB,DB_SHARD_1' },
+      );
+      await expectConfigurationError(res, ['D1_SHARDS']);
+    });
+  });
+});
