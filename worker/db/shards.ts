@@ -12,9 +12,10 @@
  * Around a change of generation, deduplication stays exact by the order of two steps: a
  * writer whose placement lists `others` first stores the key in its home shard, then looks
  * for it in the others. Of two writers of the same key under different generations, at
- * least one finds the other's row (whichever looked second), and the row of the older
- * generation wins when both do. The idempotency keys are placed here (by caller and key);
- * the webhook event store still lives in the first binding of the first generation.
+ * least one finds the other's row (whichever looked second); what a writer that finds one
+ * does is its store's rule (worker/proxy/stages/idempotency-shards.ts for the idempotency
+ * keys, placed here by caller and key). The webhook event store is not placed here yet: it
+ * lives in `DB`.
  */
 
 /** One generation of shards. */
