@@ -32,9 +32,9 @@ export interface ShardPlacement {
   readonly home: string;
   /**
    * Other bindings that may hold the key: its shard in each older generation whose writes
-   * are still within `lookBackMs`, and, in the `switchWindowMs` before the next generation
-   * starts, its shard in that one (a writer that already follows it may be storing the same
-   * key there). Never the home binding; oldest generation first.
+   * are still within `lookBackMs`, and its shard in each later generation starting within
+   * `switchWindowMs` (a writer that already follows it may be storing the same key there).
+   * Never the home binding; oldest generation first.
    */
   readonly others: readonly string[];
 }
@@ -153,8 +153,9 @@ export async function placeKey(
     const relevant =
       // An older generation, while what it took is still kept.
       (index < current && next !== undefined && at < next.from + windows.lookBackMs) ||
-      // The next one, just before it starts.
-      (index === current + 1 && at >= generation.from - windows.switchWindowMs);
+      // A later one, just before it starts (every one that close: generations may start
+      // within one switch window of each other).
+      (index > current && at >= generation.from - windows.switchWindowMs);
     if (!relevant) continue;
     const binding = await shardOf(generation, key);
     if (binding !== home && !others.includes(binding)) others.push(binding);

@@ -2,7 +2,7 @@
 // (`D1_SHARDS`, worker/db/shards.ts), and the claim that stays exact while a new generation
 // of shards takes over: a key is claimed in its home shard, then looked for in the shards
 // that may already hold it (its shard in an older generation whose keys are still kept, or
-// in the next generation just before that one starts). Of two requests with one key
+// in a later generation just before that one starts). Of two requests with one key
 // claiming under different generations, the one that looks second finds the other's row:
 // whoever finds a row yields to it (its own fresh claim is deleted and the row found
 // answers: a replay, 422, 409 in flight, or a take-over of a stale claim where that row
@@ -40,7 +40,7 @@ export interface IdempotencyPlacement {
 /**
  * Places a caller's key at `now`: its home shard and the others to look in. Keys are
  * looked for in an older generation for the retention plus the claim lock (an in-flight
- * claim is older than its key's retention only once its lock ran out), and in the next
+ * claim is older than its key's retention only once its lock ran out), and in a later
  * generation from the claim lock plus {@link CLOCK_SKEW_MS} before it starts (the
  * longest a claim can take from reading the clock to landing).
  *
