@@ -2,22 +2,16 @@
  * Idempotency keys spread over three D1 databases (`D1_SHARDS`), through the real gateway,
  * real D1 and the real sandbox over HTTP: each key lives in the shard its placement names
  * and replays from there; a gateway growing from one shard to three in the middle of
- * traffic loses no key and sends nothing twice; and the claim's yield rule in each order two
- * requests with one key can meet in around a change of generation (the real claim on
- * real databases, statements held at a gate to force the order).
+ * traffic loses no key and sends nothing twice; the cron purges every shard; a setting that
+ * cannot be used answers 503. The claim's races around a change of generation:
+ * idempotency-shard-races.test.ts.
  */
 import { createScheduledController } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { runScheduled } from '../../../worker/cron.ts';
-import {
-  claimIdempotencyKey,
-  findIdempotencyKey,
-  type IdempotencyClaim,
-  type IdempotencyKeyRecord,
-} from '../../../worker/db/idempotency-keys.ts';
+import { findIdempotencyKey } from '../../../worker/db/idempotency-keys.ts';
 import { placeKey } from '../../../worker/db/shards.ts';
-import { claimAcrossShards } from '../../../worker/proxy/stages/idempotency-shards.ts';
 import { transferBody } from '../../support/payloads.ts';
 import { sleep } from '../fault-bindings.ts';
 import {
@@ -29,19 +23,12 @@ import {
   uniqueRequestId,
   useCapturedLogs,
 } from '../helpers.ts';
-import { heldD1 } from './held-d1.ts';
+import { database, holders, SHARDS, type ShardName } from './shard-helpers.ts';
 
 const logs = useCapturedLogs();
 
-const SHARDS = ['DB', 'DB_SHARD_1', 'DB_SHARD_2'] as const;
-type ShardName = (typeof SHARDS)[number];
 const THREE = SHARDS.join(',');
 const TRANSFER = '/disbursements/initialize';
-
-/** The test's databases by binding name. */
-function database(name: ShardName): D1Database {
-  return env[name];
-}
 
 /** A small transfer with a fresh reference: a test sends about 150. */
 function transfer(): Record<string, unknown> {
@@ -65,33 +52,10 @@ async function send(
   };
 }
 
-/** The shards holding a row of `key` for the test caller. */
-async function holders(key: string): Promise<ShardName[]> {
-  const found = await Promise.all(
-    SHARDS.map(async (name) =>
-      (await findIdempotencyKey(database(name), CALLER_NAME, key)) ? name : undefined,
-    ),
-  );
-  return found.filter((name): name is ShardName => name !== undefined);
-}
-
 /** How many requests reached the sandbox under any of `requestIds`. */
 async function upstreamSends(requestIds: readonly string[]): Promise<number> {
   const logged = await Promise.all(requestIds.map((id) => sandboxRequests(id)));
   return logged.reduce((sum, entries) => sum + entries.length, 0);
-}
-
-/** A claim of `key` at `now`, as the stage makes it (lock 60 s, retention 1 day). */
-function claimOf(key: string, now = Date.now(), fingerprint = 'POST /x abc'): IdempotencyClaim {
-  return {
-    caller: CALLER_NAME,
-    key,
-    fingerprint,
-    now,
-    lockedUntil: now + 60_000,
-    expiresAt: now + 86_400_000,
-    takeOverStale: true,
-  };
 }
 
 describe('idempotency keys over shards', () => {
@@ -173,104 +137,6 @@ describe('idempotency keys over shards', () => {
     for (const key of before) expect(await holders(key)).toEqual(['DB']);
     const homes = new Set((await Promise.all(during.map(holders))).flat());
     expect(homes.has('DB_SHARD_1') || homes.has('DB_SHARD_2')).toBe(true);
-  });
-
-  describe('the claim around a change of generation', () => {
-    it('should yield to a claim the other generation holds: the later claim keeps no row', async () => {
-      const key = `yield-${crypto.randomUUID()}`;
-      const older = await claimAcrossShards(
-        { home: env.DB, others: [env.DB_SHARD_1] },
-        claimOf(key),
-      );
-      expect(older.kind).toBe('claimed');
-      const newer = await claimAcrossShards(
-        { home: env.DB_SHARD_1, others: [env.DB] },
-        claimOf(key),
-      );
-      expect(newer).toMatchObject({ kind: 'existing', record: { state: 'in_flight' } });
-      expect(await holders(key)).toEqual(['DB']);
-    });
-
-    it('should have both yield when each finds the other, and let the retry claim', async () => {
-      const key = `both-${crypto.randomUUID()}`;
-      // Each looks in the other's shard only once both claims are in.
-      const seenByOld = heldD1(/./, env.DB_SHARD_1);
-      const seenByNew = heldD1(/./, env.DB);
-      const old = claimAcrossShards({ home: env.DB, others: [seenByOld] }, claimOf(key));
-      const young = claimAcrossShards({ home: env.DB_SHARD_1, others: [seenByNew] }, claimOf(key));
-      await Promise.all([seenByOld.held, seenByNew.held]);
-      expect(await holders(key)).toEqual(['DB', 'DB_SHARD_1']);
-      seenByOld.release('land');
-      seenByNew.release('land');
-      const outcomes = await Promise.all([old, young]);
-      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['existing', 'existing']);
-      // Both claims withdrawn: nothing was sent, and the next request claims the key.
-      expect(await holders(key)).toEqual([]);
-      const retry = await claimAcrossShards(
-        { home: env.DB_SHARD_1, others: [env.DB] },
-        claimOf(key),
-      );
-      expect(retry.kind).toBe('claimed');
-      expect(await holders(key)).toEqual(['DB_SHARD_1']);
-    });
-
-    it('should have only the one that finds the other yield when the other looked first', async () => {
-      const key = `one-${crypto.randomUUID()}`;
-      // The old generation's look waits; the new one claims and looks meanwhile.
-      const seenByOld = heldD1(/./, env.DB_SHARD_1);
-      const old = claimAcrossShards({ home: env.DB, others: [seenByOld] }, claimOf(key));
-      await seenByOld.held;
-      const young = await claimAcrossShards(
-        { home: env.DB_SHARD_1, others: [env.DB] },
-        claimOf(key),
-      );
-      expect(young.kind).toBe('existing');
-      seenByOld.release('land');
-      expect((await old).kind).toBe('claimed');
-      expect(await holders(key)).toEqual(['DB']);
-    });
-
-    it('should take a stale claim over where it is, never copying it to the new shard', async () => {
-      const key = `stale-${crypto.randomUUID()}`;
-      const then = Date.now() - 120_000;
-      expect((await claimIdempotencyKey(env.DB, claimOf(key, then))).kind).toBe('claimed');
-      const outcome = await claimAcrossShards(
-        { home: env.DB_SHARD_2, others: [env.DB] },
-        claimOf(key),
-      );
-      expect(outcome.kind).toBe('taken_over');
-      if (outcome.kind !== 'taken_over') return;
-      expect(outcome.lock.shard).toBe(env.DB);
-      expect(await holders(key)).toEqual(['DB']);
-    });
-
-    it("should answer the other shard's record to another request with the key (422 material)", async () => {
-      const key = `other-${crypto.randomUUID()}`;
-      await claimIdempotencyKey(env.DB, claimOf(key));
-      const outcome = await claimAcrossShards(
-        { home: env.DB_SHARD_2, others: [env.DB] },
-        claimOf(key, Date.now(), 'POST /y other'),
-      );
-      expect(outcome.kind).toBe('existing');
-      const record = (outcome as { record: IdempotencyKeyRecord }).record;
-      expect(record.fingerprint).toBe('POST /x abc');
-      expect(await holders(key)).toEqual(['DB']);
-    });
-
-    it('should ignore a completed key past its retention in the other shard', async () => {
-      const key = `expired-${crypto.randomUUID()}`;
-      await env.DB.prepare(
-        `INSERT INTO idempotency_keys (caller, idempotency_key, fingerprint, state, locked_until,
-           created_at, expires_at) VALUES (?1, ?2, 'POST /x abc', 'completed', 0, 0, 1)`,
-      )
-        .bind(CALLER_NAME, key)
-        .run();
-      const outcome = await claimAcrossShards(
-        { home: env.DB_SHARD_1, others: [env.DB] },
-        claimOf(key),
-      );
-      expect(outcome.kind).toBe('claimed');
-    });
   });
 
   describe('retention purge', () => {
