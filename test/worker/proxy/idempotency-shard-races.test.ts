@@ -9,6 +9,8 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import {
   claimIdempotencyKey,
+  completeIdempotencyKey,
+  findIdempotencyKey,
   type IdempotencyClaim,
   type IdempotencyKeyRecord,
 } from '../../../worker/db/idempotency-keys.ts';
@@ -126,6 +128,51 @@ describe('idempotency keys over shards', () => {
         claimOf(key),
       );
       expect(outcome.kind).toBe('claimed');
+    });
+
+    it("should not recover a stale claim at home while the other shard's claim is still locked", async () => {
+      // What a withdrawn claim whose delete failed leaves at home, beside the claim it
+      // yielded to, whose request may still be settling upstream.
+      const key = `orphan-${crypto.randomUUID()}`;
+      await claimIdempotencyKey(env.DB_SHARD_1, claimOf(key, Date.now() - 120_000));
+      await claimIdempotencyKey(env.DB, claimOf(key));
+      const outcome = await claimAcrossShards(
+        { home: env.DB_SHARD_1, others: [env.DB] },
+        claimOf(key),
+      );
+      expect(outcome).toMatchObject({ kind: 'existing', record: { state: 'in_flight' } });
+      // Handed back stale and kept: a later retry looks again.
+      expect(await holders(key)).toEqual(['DB', 'DB_SHARD_1']);
+      const home = await findIdempotencyKey(env.DB_SHARD_1, CALLER_NAME, key);
+      expect(home?.state).toBe('in_flight');
+      expect(home?.lockedUntil).toBeLessThanOrEqual(Date.now());
+    });
+
+    it('should answer from a completed claim in the other shard rather than recover the stale one at home', async () => {
+      const key = `orphan-done-${crypto.randomUUID()}`;
+      await claimIdempotencyKey(env.DB_SHARD_1, claimOf(key, Date.now() - 120_000));
+      const other = await claimIdempotencyKey(env.DB, claimOf(key));
+      if (other.kind !== 'claimed') throw new Error('the other shard did not claim');
+      const response = { status: 200, headers: {}, body: new TextEncoder().encode('{"ok":true}') };
+      await completeIdempotencyKey(env.DB, other.lock, response);
+      const outcome = await claimAcrossShards(
+        { home: env.DB_SHARD_1, others: [env.DB] },
+        claimOf(key),
+      );
+      expect(outcome).toMatchObject({ kind: 'existing', record: { state: 'completed' } });
+    });
+
+    it('should recover through the home claim when both are stale', async () => {
+      const key = `both-stale-${crypto.randomUUID()}`;
+      const then = Date.now() - 120_000;
+      await claimIdempotencyKey(env.DB_SHARD_1, claimOf(key, then));
+      await claimIdempotencyKey(env.DB, claimOf(key, then));
+      const outcome = await claimAcrossShards(
+        { home: env.DB_SHARD_1, others: [env.DB] },
+        claimOf(key),
+      );
+      expect(outcome.kind).toBe('taken_over');
+      if (outcome.kind === 'taken_over') expect(outcome.lock.shard).toBe(env.DB_SHARD_1);
     });
   });
 });

@@ -13,6 +13,7 @@ import type { Settings } from '../../config.ts';
 import {
   type ClaimOutcome,
   claimIdempotencyKey,
+  expireIdempotencyLock,
   findIdempotencyKey,
   type IdempotencyClaim,
   type IdempotencyKeyRecord,
@@ -71,7 +72,14 @@ export async function placeIdempotencyKey(
 
 /**
  * Claims a key where `placement` says (see the top of this file): in the home shard, then,
- * for a new claim only, a look at the others; a live row found there wins.
+ * when it holds the key's lock (a new claim, or a stale one taken over), a look at the
+ * others. A live row found there wins over a new claim, which is withdrawn. A stale claim
+ * taken over at home yields only to a row that is not stale itself (locked, or completed):
+ * the home row may be what is left of a claim that yielded but could not be withdrawn (its
+ * delete failed), and recovering through it while the other row's request may still be
+ * settling upstream could send the request twice; the home row is handed back stale,
+ * unchanged, and the other row answers. When both are stale the home one is recovered (a
+ * lookup first, as for any stale claim).
  *
  * @param placement - from {@link placeIdempotencyKey}.
  * @param claim - the claim, as for `claimIdempotencyKey`.
@@ -82,13 +90,18 @@ export async function claimAcrossShards(
   claim: IdempotencyClaim,
 ): Promise<ClaimOutcome> {
   const outcome = await claimIdempotencyKey(placement.home, claim);
-  // A row already at home was claimed after the same look, or won it.
-  if (outcome.kind !== 'claimed' || placement.others.length === 0) return outcome;
+  // A row already at home and answering (in flight or completed) was claimed after the same look.
+  if (outcome.kind === 'existing' || placement.others.length === 0) return outcome;
   const found = await findLiveElsewhere(placement.others, claim);
   if (found === undefined) return outcome;
-  await releaseIdempotencyKey(placement.home, outcome.lock);
   const { record, shard } = found;
   const stale = record.state === 'in_flight' && record.lockedUntil <= claim.now;
+  if (outcome.kind === 'taken_over') {
+    if (stale) return outcome;
+    await expireIdempotencyLock(placement.home, outcome.lock, claim.now);
+    return { kind: 'existing', record };
+  }
+  await releaseIdempotencyKey(placement.home, outcome.lock);
   if (claim.takeOverStale && stale && record.fingerprint === claim.fingerprint) {
     const lock = await takeOverIdempotencyKey(shard, claim);
     if (lock !== undefined) return { kind: 'taken_over', lock };
