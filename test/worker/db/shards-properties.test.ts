@@ -48,20 +48,28 @@ function timeAround(shards: readonly ShardGeneration[]): fc.Arbitrary<number> {
     .map(([start, offset]) => start + offset);
 }
 
+/**
+ * Generations, a key, a first write's time and how much later a second write comes, in
+ * milliseconds (0 to `maxLaterMs`).
+ */
+function twoWrites(maxLaterMs: number) {
+  return generations.chain((shards) =>
+    fc.tuple(
+      fc.constant(shards),
+      fc.string({ minLength: 1, maxLength: 40 }),
+      timeAround(shards),
+      fc.integer({ min: 0, max: maxLaterMs }),
+    ),
+  );
+}
+
 describe('shard placement (properties)', () => {
   it(
     'should find a key at every later write within its retention',
     async () => {
       await fc.assert(
         fc.asyncProperty(
-          generations.chain((shards) =>
-            fc.tuple(
-              fc.constant(shards),
-              fc.string({ minLength: 1, maxLength: 40 }),
-              timeAround(shards),
-              fc.integer({ min: 0, max: WINDOWS.lookBackMs - 1 }),
-            ),
-          ),
+          twoWrites(WINDOWS.lookBackMs - 1),
           async ([shards, key, writtenAt, laterByMs]) => {
             const written = await placeKey(shards, key, writtenAt, WINDOWS);
             const later = await placeKey(shards, key, writtenAt + laterByMs, WINDOWS);
@@ -80,14 +88,7 @@ describe('shard placement (properties)', () => {
     async () => {
       await fc.assert(
         fc.asyncProperty(
-          generations.chain((shards) =>
-            fc.tuple(
-              fc.constant(shards),
-              fc.string({ minLength: 1, maxLength: 40 }),
-              timeAround(shards),
-              fc.integer({ min: 0, max: WINDOWS.switchWindowMs }),
-            ),
-          ),
+          twoWrites(WINDOWS.switchWindowMs),
           async ([shards, key, earlierAt, laterByMs]) => {
             const earlier = await placeKey(shards, key, earlierAt, WINDOWS);
             const later = await placeKey(shards, key, earlierAt + laterByMs, WINDOWS);
