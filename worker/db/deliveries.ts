@@ -3,6 +3,13 @@
  * reads and its dead-letter mark, the sweeper's claim (attempts are in delivery-attempts.ts). Every time is epoch
  * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
  */
+import { MAIN_SHARD } from './event-shards.ts';
+import {
+  SUBSCRIPTIONS_TABLE,
+  type SubscriptionsView,
+  snapshotBinds,
+  subscriptionsCte,
+} from './subscription-snapshot.ts';
 import type { NewWebhookEvent } from './webhook-events.ts';
 
 /** Where a delivery stands: `pending` until a 2xx (`delivered`) or a 410 / dead letter (`failed`). */
@@ -51,6 +58,8 @@ export interface DeliveryTarget {
   /** `dlv_<uuid>`. */
   readonly deliveryId: string;
   readonly subscriptionId: string;
+  /** The event shard's binding name (worker/db/event-shards.ts); absent: `DB`. */
+  readonly shard?: string;
 }
 
 /** A row `RETURNING id, subscription_id`. */
@@ -63,11 +72,19 @@ export interface DeliveryTargetRow {
  * Maps the rows of a statement `RETURNING id, subscription_id` to targets.
  *
  * @param rows - its `results`; `undefined` (a statement that did not run): none.
+ * @param shard - the binding name of the shard the statement ran on; `DB` (or absent) is
+ *   left out of the targets, as messages before shards had it.
  */
 export function toDeliveryTargets(
   rows: readonly DeliveryTargetRow[] | undefined,
+  shard?: string,
 ): DeliveryTarget[] {
-  return (rows ?? []).map((row) => ({ deliveryId: row.id, subscriptionId: row.subscription_id }));
+  const where = shard === undefined || shard === MAIN_SHARD ? {} : { shard };
+  return (rows ?? []).map((row) => ({
+    deliveryId: row.id,
+    subscriptionId: row.subscription_id,
+    ...where,
+  }));
 }
 
 /** SQL expression of a new delivery id (`dlv_` + a version 4 UUID), made inside the INSERT. */
@@ -106,15 +123,20 @@ export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
  * Its `results` are the {@link DeliveryTargetRow}s of the deliveries written.
  *
  * @param event - the event being stored (its id, type and receive time are used).
+ * @param view - how `db` reads the subscriptions (worker/db/subscription-snapshot.ts); by
+ *   default the table (`db` is `DB`).
  */
 export function fanOutDeliveriesStatement(
   db: D1Database,
   event: NewWebhookEvent,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
 ): D1PreparedStatement {
   return fanOutStatement(
     db,
+    view,
+    3,
     '(SELECT e.received_at FROM webhook_events AS e WHERE e.event_id = ?1) = ?3',
-  ).bind(event.eventId, event.eventType, event.receivedAt);
+  ).bind(event.eventId, event.eventType, event.receivedAt, ...snapshotBinds(view));
 }
 
 /**
@@ -130,18 +152,22 @@ export function fanOutDeliveriesStatement(
  * @param event - the event's id and type.
  * @param checksBefore - `confirmation_checks` as read before the lookup.
  * @param now - epoch ms: creation and due time.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  */
 export function fanOutConfirmedDeliveriesStatement(
   db: D1Database,
   event: { readonly eventId: string; readonly eventType: string },
   checksBefore: number,
   now: number,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
 ): D1PreparedStatement {
   return fanOutStatement(
     db,
+    view,
+    4,
     `EXISTS (SELECT 1 FROM webhook_events AS e WHERE e.event_id = ?1
        AND e.status = 'awaiting_confirmation' AND e.confirmation_checks = ?4)`,
-  ).bind(event.eventId, event.eventType, now, checksBefore);
+  ).bind(event.eventId, event.eventType, now, checksBefore, ...snapshotBinds(view));
 }
 
 /**
@@ -153,18 +179,28 @@ export function fanOutConfirmedDeliveriesStatement(
  *
  * @param event - the event being stored (its id, type and receive time are used).
  * @param subjectSubscriptionId - the subscription the event is about, left out; `null`: none.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  */
 export function fanOutOperationalDeliveriesStatement(
   db: D1Database,
   event: NewWebhookEvent,
   subjectSubscriptionId: string | null,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
 ): D1PreparedStatement {
   return fanOutStatement(
     db,
+    view,
+    4,
     '(SELECT e.received_at FROM webhook_events AS e WHERE e.event_id = ?1) = ?3',
     `EXISTS (SELECT 1 FROM json_each(s.event_types) AS t WHERE t.value = ?2)
        AND s.id IS NOT ?4`,
-  ).bind(event.eventId, event.eventType, event.receivedAt, subjectSubscriptionId);
+  ).bind(
+    event.eventId,
+    event.eventType,
+    event.receivedAt,
+    subjectSubscriptionId,
+    ...snapshotBinds(view),
+  );
 }
 
 /**
@@ -174,17 +210,21 @@ export function fanOutOperationalDeliveriesStatement(
  *
  * @param event - the event being stored (its id, type and receive time are used).
  * @param subscriptionId - the one subscription it goes to.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  */
 export function fanOutToSubscriptionStatement(
   db: D1Database,
   event: NewWebhookEvent,
   subscriptionId: string,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
 ): D1PreparedStatement {
   return fanOutStatement(
     db,
+    view,
+    4,
     '(SELECT e.received_at FROM webhook_events AS e WHERE e.event_id = ?1) = ?3',
     's.id = ?4',
-  ).bind(event.eventId, event.eventType, event.receivedAt, subscriptionId);
+  ).bind(event.eventId, event.eventType, event.receivedAt, subscriptionId, ...snapshotBinds(view));
 }
 
 /** Which subscriptions get an event of type ?2: those with no filter or one listing it. */
@@ -195,14 +235,18 @@ const MATCHES_TYPE = `(s.event_types IS NULL
  * The fan-out the statements above share: one `pending` delivery per enabled subscription
  * that `matches` (by default: whose `event_types` is NULL or contains the type ?2) for event
  * ?1, created and due at ?3, written only while `guard` holds; `RETURNING id, subscription_id`.
+ * The subscriptions come from `view`: a snapshot is bound right after the statement's own
+ * `params` parameters.
  */
 function fanOutStatement(
   db: D1Database,
+  view: SubscriptionsView,
+  params: 3 | 4,
   guard: string,
   matches: string = MATCHES_TYPE,
 ): D1PreparedStatement {
   return db.prepare(
-    `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
+    `${subscriptionsCte(view, params + 1)}INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
        last_status, created_at, updated_at)
      SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
      FROM subscriptions AS s

@@ -43,6 +43,11 @@ export interface DeliveryMessage {
    */
   readonly subscriptionId?: string;
   /**
+   * The binding name of the event shard the delivery is stored in (worker/db/event-shards.ts);
+   * absent: `DB` (one shard, or a message queued before messages named their shard).
+   */
+  readonly shard?: string;
+  /**
    * Set when an operator asked for this attempt (worker/relay/operator-request.ts):
    * `retry`, `replay` or `recover`; absent on the relay's own messages, and on those queued
    * before messages carried it, whose attempts are `schedule`.

@@ -29,12 +29,19 @@ export async function sendInBatches<Body>(
 
 /**
  * The message of a delivery: its id and its subscription (ids only), so the consumer hands
- * it to the subscription's outbox without reading the delivery from D1.
+ * it to the subscription's outbox without reading the delivery from D1, and the shard it is
+ * stored in when that is not `DB`.
  *
  * @param target - the delivery and its subscription.
  */
-export function deliveryMessage({ deliveryId, subscriptionId }: DeliveryTarget): DeliveryMessage {
-  return { deliveryId, subscriptionId };
+export function deliveryMessage({
+  deliveryId,
+  subscriptionId,
+  shard,
+}: DeliveryTarget): DeliveryMessage {
+  return shard === undefined
+    ? { deliveryId, subscriptionId }
+    : { deliveryId, subscriptionId, shard };
 }
 
 /**

@@ -1,0 +1,73 @@
+/**
+ * Subscriptions as an event shard's statements read them. Subscriptions live in `DB` only;
+ * the statements that fan an event out, replay it or recover deliveries join `subscriptions`.
+ * Run on `DB` they read the table as always. Run on another shard they read a snapshot of
+ * the subscriptions, taken from `DB` just before and bound as one JSON parameter, under the
+ * same name: a `WITH subscriptions AS (...)` in front of the statement shadows the shard's
+ * own (empty) table, so one SQL text serves both. The snapshot holds only the columns those
+ * statements read, never a secret or a URL.
+ */
+import { type EventShard, MAIN_SHARD } from './event-shards.ts';
+
+/** How a shard's statement reads `subscriptions`: the table, or a snapshot taken from `DB`. */
+export interface SubscriptionsView {
+  /** The snapshot as JSON text (an array of rows); `null` reads the table itself. */
+  readonly snapshot: string | null;
+}
+
+/** The view of a statement that runs on `DB`: the table itself. */
+export const SUBSCRIPTIONS_TABLE: SubscriptionsView = Object.freeze({ snapshot: null });
+
+// The columns a snapshot carries, and the SQL that reads them back as a table.
+const COLUMNS = [
+  'id',
+  'event_types',
+  'enabled',
+  'created_at',
+  'disabled_at',
+  'health_reason',
+] as const;
+
+/**
+ * The view a statement on `shard` needs: the table on `DB`, else a snapshot read from `DB`
+ * now (one query).
+ *
+ * @param main - the `DB` binding, where subscriptions live.
+ * @param shard - where the statement runs.
+ * @throws whatever D1 throws reading the snapshot.
+ */
+export async function subscriptionsViewFor(
+  main: D1Database,
+  shard: EventShard,
+): Promise<SubscriptionsView> {
+  if (shard.name === MAIN_SHARD) return SUBSCRIPTIONS_TABLE;
+  const fields = COLUMNS.map((column) => `'${column}', ${column}`).join(', ');
+  const row = await main
+    .prepare(`SELECT json_group_array(json_object(${fields})) AS snapshot FROM subscriptions`)
+    .first<{ snapshot: string }>();
+  return { snapshot: row?.snapshot ?? '[]' };
+}
+
+/**
+ * The `WITH` clause to put in front of a statement that reads `subscriptions`: empty for the
+ * table, else the snapshot bound as parameter `?<param>`.
+ *
+ * @param view - from {@link subscriptionsViewFor}.
+ * @param param - the number of the parameter the snapshot is bound to (the statement's
+ *   next free one); bind {@link snapshotBinds} there.
+ */
+export function subscriptionsCte(view: SubscriptionsView, param: number): string {
+  if (view.snapshot === null) return '';
+  const columns = COLUMNS.map((column) => `j.value ->> '$.${column}' AS ${column}`).join(', ');
+  return `WITH subscriptions AS (SELECT ${columns} FROM json_each(?${param}) AS j) `;
+}
+
+/**
+ * The values to bind after a statement's own for its view: none for the table, else the
+ * snapshot.
+ *
+ * @param view - from {@link subscriptionsViewFor}.
+ */
+export function snapshotBinds(view: SubscriptionsView): readonly string[] {
+  return view.snapshot === null ? [] : [view.snapshot];
+}
