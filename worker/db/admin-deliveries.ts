@@ -2,8 +2,9 @@
  * D1 queries on `deliveries` for the admin API (`/admin/deliveries`, and the replay of
  * `/admin/events`): deliveries newest first with their event's type, keyset-paginated;
  * deliveries counted per hour of creation and by status; the reset of one delivery for a
- * retry; and replay's upsert of an event's deliveries.
- * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
+ * retry; and replay's upsert of an event's deliveries. Listings and counts read every event
+ * shard given (worker/db/event-shards.ts); a retry or replay writes in the one holding it.
+ * Every time is epoch milliseconds; statements bind with `?N`; `db` is a D1 binding.
  */
 
 import { OPERATIONAL_DATA_SCHEMAS } from '../relay/operational-event-schemas.ts';
@@ -17,7 +18,14 @@ import {
   toDeliveryRecord,
   toDeliveryTargets,
 } from './deliveries.ts';
-import { type KeysetCursor, keysetPage } from './keyset.ts';
+import type { EventShard } from './event-shards.ts';
+import type { KeysetCursor } from './keyset.ts';
+import { databasesOf, mergedKeysetPage } from './merged-pages.ts';
+import {
+  type SubscriptionsView,
+  snapshotBinds,
+  subscriptionsCte,
+} from './subscription-snapshot.ts';
 import { bodySubscriptionIdSql } from './webhook-events.ts';
 
 /**
@@ -56,18 +64,20 @@ type ListedRow = Parameters<typeof toDeliveryRecord>[0] & { event_type: string }
  * migrations/0006 (an event's deliveries by UNIQUE (event_id, subscription_id)).
  * Every write sets `updated_at` to the time of the write, so a delivery updated between
  * two page reads moves ahead of the cursor: the later pages miss it (none shows it
- * twice), a new first page has it.
+ * twice), a new first page has it. Over several event shards each reads one such page with
+ * the same cursor, merged newest first (worker/db/merged-pages.ts).
  *
+ * @param db - the D1 binding holding the deliveries, or every event shard's.
  * @param query - filters, cursor and page size.
  * @returns the page; `next` is set when at least one more row exists.
  * @throws {Error} when a row holds an unknown status; whatever D1 throws.
  */
 export async function listRecentDeliveries(
-  db: D1Database,
+  db: D1Database | readonly D1Database[],
   query: DeliveryListQuery,
 ): Promise<DeliveryPage> {
-  const page = await keysetPage<ListedRow>(
-    db,
+  const page = await mergedKeysetPage<ListedRow>(
+    databasesOf(db),
     {
       select: `SELECT d.*, e.event_type FROM deliveries AS d
         JOIN webhook_events AS e ON e.event_id = d.event_id`,
@@ -95,8 +105,10 @@ export type HourlyDeliveryCounts = { readonly hour: number } & Record<DeliverySt
 /**
  * Deliveries counted per UTC hour of `created_at`, under each one's current status, for
  * the `hours` hours ending with the one holding `now`: one GROUP BY over the
- * (created_at, status) index, then the hours without deliveries filled with zeros.
+ * (created_at, status) index per database (every event shard's, in parallel, summed by
+ * hour), then the hours without deliveries filled with zeros.
  *
+ * @param db - the D1 binding holding the deliveries, or every event shard's.
  * @param hours - how many hours, at least 1.
  * @param now - the current time, epoch ms; its hour is the last bucket.
  * @returns exactly `hours` buckets, oldest first, `hour` the bucket's start (epoch ms, a
@@ -104,30 +116,35 @@ export type HourlyDeliveryCounts = { readonly hour: number } & Record<DeliverySt
  * @throws whatever D1 throws.
  */
 export async function countDeliveriesByHour(
-  db: D1Database,
+  db: D1Database | readonly D1Database[],
   hours: number,
   now: number,
 ): Promise<HourlyDeliveryCounts[]> {
   const firstHour = Math.floor(now / HOUR_MS) - (hours - 1);
   // Integer division of the INTEGER column by an integer literal: the hour number.
-  const { results } = await db
-    .prepare(
-      `SELECT created_at / ${HOUR_MS} AS hour, status, COUNT(*) AS n FROM deliveries
+  const counted = await Promise.all(
+    databasesOf(db).map(async (shard) => {
+      const { results } = await shard
+        .prepare(
+          `SELECT created_at / ${HOUR_MS} AS hour, status, COUNT(*) AS n FROM deliveries
        WHERE created_at >= ?1 AND created_at < ?2
        GROUP BY hour, status`,
-    )
-    .bind(firstHour * HOUR_MS, (firstHour + hours) * HOUR_MS)
-    .all<{ hour: number; status: string; n: number }>();
+        )
+        .bind(firstHour * HOUR_MS, (firstHour + hours) * HOUR_MS)
+        .all<{ hour: number; status: string; n: number }>();
+      return results;
+    }),
+  );
   const buckets = Array.from({ length: hours }, (_, index) => ({
     hour: (firstHour + index) * HOUR_MS,
     pending: 0,
     delivered: 0,
     failed: 0,
   }));
-  for (const row of results) {
+  for (const row of counted.flat()) {
     const bucket = buckets[row.hour - firstHour];
     const status = row.status as DeliveryStatus;
-    if (bucket !== undefined && DELIVERY_STATUSES.includes(status)) bucket[status] = row.n;
+    if (bucket !== undefined && DELIVERY_STATUSES.includes(status)) bucket[status] += row.n;
   }
   return buckets;
 }
@@ -159,23 +176,26 @@ export const REPLAY_AUDIENCE = `((?4 IS NULL
  * the relay's own events goes, as when it was raised, only to the subscriptions that list its
  * type, never to the one its `data.subscription_id` names (unless that one is asked for).
  *
+ * @param shard - the event shard holding the event (worker/db/event-shards.ts).
+ * @param view - how `shard` reads the subscriptions (worker/db/subscription-snapshot.ts).
  * @param event - the event's id and type.
  * @param subscriptionId - one subscription, or `null` for all that match.
  * @param now - epoch ms: the due time and update time.
- * @param before - statements run first in the same transaction (e.g. recording a forced
- *   replay on the event), so the record and the deliveries are written together or not at all.
- * @returns the deliveries now pending, with their subscriptions.
+ * @param before - statements on `shard` run first in the same transaction (e.g. recording a
+ *   forced replay on the event), so the record and the deliveries are written together or not at all.
+ * @returns the deliveries now pending, with their subscriptions and `shard`'s name.
  */
 export async function replayDeliveries(
-  db: D1Database,
+  shard: EventShard,
+  view: SubscriptionsView,
   event: { readonly eventId: string; readonly eventType: string },
   subscriptionId: string | null,
   now: number,
   before: readonly D1PreparedStatement[] = [],
 ): Promise<DeliveryTarget[]> {
-  const replay = db
+  const replay = shard.db
     .prepare(
-      `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
+      `${subscriptionsCte(view, 6)}INSERT INTO deliveries (id, event_id, subscription_id, status, attempts, next_attempt_at,
          last_status, created_at, updated_at)
        SELECT ${NEW_DELIVERY_ID}, ?1, s.id, 'pending', 0, ?3, NULL, ?3, ?3
        FROM subscriptions AS s
@@ -185,9 +205,16 @@ export async function replayDeliveries(
            updated_at = excluded.updated_at
        RETURNING id, subscription_id`,
     )
-    .bind(event.eventId, event.eventType, now, subscriptionId, OPERATIONAL_TYPES);
-  const results = await db.batch<DeliveryTargetRow>([...before, replay]);
-  return toDeliveryTargets(results.at(-1)?.results);
+    .bind(
+      event.eventId,
+      event.eventType,
+      now,
+      subscriptionId,
+      OPERATIONAL_TYPES,
+      ...snapshotBinds(view),
+    );
+  const results = await shard.db.batch<DeliveryTargetRow>([...before, replay]);
+  return toDeliveryTargets(results.at(-1)?.results, shard.name);
 }
 
 /**
@@ -213,17 +240,26 @@ export async function resetDelivery(
 }
 
 /**
- * How many deliveries are in each status; a status without any counts 0.
+ * How many deliveries are in each status, summed over the databases given (every event
+ * shard's, read in parallel); a status without any counts 0.
+ *
+ * @param db - the D1 binding holding the deliveries, or every event shard's.
+ * @throws whatever D1 throws.
  */
 export async function countDeliveriesByStatus(
-  db: D1Database,
+  db: D1Database | readonly D1Database[],
 ): Promise<Record<DeliveryStatus, number>> {
-  const { results } = await db
-    .prepare('SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status')
-    .all<{ status: string; n: number }>();
+  const counted = await Promise.all(
+    databasesOf(db).map(async (shard) => {
+      const { results } = await shard
+        .prepare('SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status')
+        .all<{ status: string; n: number }>();
+      return results;
+    }),
+  );
   const counts: Record<DeliveryStatus, number> = { pending: 0, delivered: 0, failed: 0 };
-  for (const row of results) {
-    if (row.status in counts) counts[row.status as DeliveryStatus] = row.n;
+  for (const row of counted.flat()) {
+    if (row.status in counts) counts[row.status as DeliveryStatus] += row.n;
   }
   return counts;
 }

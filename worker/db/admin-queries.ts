@@ -1,10 +1,11 @@
 /**
  * D1 queries of the admin API's event listing (`GET /admin/events`): events newest first,
- * keyset-paginated. The admin's delivery queries are in worker/db/admin-deliveries.ts.
- * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
+ * keyset-paginated, over every event shard. The admin's delivery queries are in
+ * worker/db/admin-deliveries.ts. Every time is epoch milliseconds; statements bind with `?N`.
  */
 import { expandNullableText, type StoredValue } from './compact-body.ts';
-import { type KeysetCursor, keysetPage } from './keyset.ts';
+import type { KeysetCursor } from './keyset.ts';
+import { databasesOf, mergedKeysetPage } from './merged-pages.ts';
 import {
   type EventOutcome,
   toWebhookEventFields,
@@ -64,19 +65,25 @@ type SummaryRow = WebhookEventFieldsRow & { raw_body: StoredValue | null };
  * one more; a prefix is a range `>= prefix AND < successor` on the reference index or the
  * primary key (SQLite's LIKE folds ASCII case and, with its default settings, uses no index),
  * so it reads the index entries of the matching events only, never the whole table.
+ * Over several event shards each reads one such page with the same cursor and the newest
+ * rows of them all make the page (worker/db/merged-pages.ts); only those bodies are expanded.
  *
+ * @param db - the D1 binding holding the events, or every event shard's.
  * @param query - filters, cursor, page size and the types whose body is read.
  * @returns the page; `next` is set when at least one more row exists.
  * @throws {Error} when a row holds an unknown outcome; whatever D1 throws.
  */
-export async function listWebhookEvents(db: D1Database, query: EventListQuery): Promise<EventPage> {
+export async function listWebhookEvents(
+  db: D1Database | readonly D1Database[],
+  query: EventListQuery,
+): Promise<EventPage> {
   const reference = prefixRange(query.referencePrefix);
   const eventId = prefixRange(query.eventIdPrefix);
   // The types are constants of the code, quoted as SQL text; nothing from the request.
   const types = query.bodyTypes.map((type) => `'${type.replaceAll("'", "''")}'`).join(', ');
   const body = types === '' ? 'NULL' : `CASE WHEN event_type IN (${types}) THEN raw_body END`;
-  const page = await keysetPage<SummaryRow>(
-    db,
+  const page = await mergedKeysetPage<SummaryRow>(
+    databasesOf(db),
     {
       select: `SELECT event_id, event_type, status, outcome, received_at, reference,
         ${body} AS raw_body FROM webhook_events`,

@@ -16,9 +16,12 @@ import {
   DELIVERY_STATUSES,
   type DeliveryRecord,
   type DeliveryStatus,
+  toDeliveryTargets,
 } from '../../db/deliveries.ts';
 import type { AttemptTrigger, DeliveryAttemptRecord } from '../../db/delivery-attempts.ts';
-import { contextOf } from '../../http/context.ts';
+import { everyEventShard } from '../../db/event-shards.ts';
+import { findDeliveryTargetInShards } from '../../db/subscription-targets.ts';
+import { contextOf, settingsIn } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
@@ -146,6 +149,8 @@ export function toDeliveryAttemptView(record: DeliveryAttemptRecord): DeliveryAt
  * delivery to `pending`, due now, whatever its status (a delivered one is sent again: the
  * admin asked for it), and enqueues it. Its attempt history is kept; the attempt this
  * causes is recorded with trigger `retry` and the operator (worker/routes/admin/operator.ts).
+ * The delivery's id does not say which event shard holds it: every shard is asked at once,
+ * and the one holding it is reset and named in the message.
  *
  * @param body - the validated body; `undefined` for a bare POST.
  * @returns 202 `{ status: 'success', data }`, `data` the reset delivery.
@@ -162,14 +167,16 @@ export async function retryDelivery(
   const id = request.params.id ?? '';
   const operator = operatorOf(request, body?.operator);
   const now = Date.now();
-  await refuseRetryOfDisabled(env.DB, id);
-  const record = await resetDelivery(env.DB, id, now);
+  const shards = everyEventShard(env, settingsIn(contextOf(request)));
+  const found = await findDeliveryTargetInShards(env.DB, shards, id);
+  if (found !== undefined) refuseRetryOfDisabled(id, found);
+  const record = found === undefined ? undefined : await resetDelivery(found.shard.db, id, now);
   // JSON.stringify keeps control characters of a hostile id out of the message.
-  if (record === undefined) {
+  if (found === undefined || record === undefined) {
     throw new HttpError(404, 'not_found', `No delivery ${JSON.stringify(id)}`);
   }
-  const target = { deliveryId: record.id, subscriptionId: record.subscriptionId };
-  await enqueueRequestedDeliveries(env.DELIVERIES, [target], {
+  const row = { id: record.id, subscription_id: record.subscriptionId };
+  await enqueueRequestedDeliveries(env.DELIVERIES, toDeliveryTargets([row], found.shard.name), {
     trigger: 'retry',
     operator,
     requestedAt: now,
@@ -185,20 +192,20 @@ export async function retryDelivery(
 /**
  * `GET /admin/deliveries?status=&subscription_id=&event_id=&page_size=&cursor=`:
  * deliveries most recently updated first (ties by id, descending), the filters given all
- * applied, keyset-paginated like `GET /admin/events`. A parameter given twice or unknown
- * is refused.
+ * applied, keyset-paginated like `GET /admin/events` (one page read from each event shard,
+ * merged). A parameter given twice or unknown is refused.
  *
  * @returns 200 `{ status: 'success', data: [...], next_cursor }`, each item the delivery
  *   view plus its event's `event_type`; `next_cursor` `null` on the last page.
  * @throws {HttpError} 400 `validation_failed` with every issue.
  */
 export async function listDeliveries(
-  _request: IRequest,
+  request: IRequest,
   env: Env,
   _ctx: ExecutionContext,
   q: v.InferOutput<typeof DeliveryListQuerySchema>,
 ): Promise<Response> {
-  const page = await listRecentDeliveries(env.DB, {
+  const page = await listRecentDeliveries(shardDatabases(request, env), {
     status: q.status ?? null,
     subscriptionId: q.subscription_id ?? null,
     eventId: q.event_id ?? null,
@@ -220,36 +227,47 @@ export async function listDeliveries(
  * creation, under their current status (a delivery created at 10:15 and delivered at
  * 11:05 counts as delivered at 10:00), for a chart. Exactly `hours` buckets (default
  * 24), oldest first, the last one the current hour; hours without deliveries are zeros.
+ * Every event shard is counted, summed by hour.
  *
  * @returns 200 `{ status: 'success', data: { hours: [{ hour, delivered, pending, failed }] } }`,
  *   `hour` the ISO 8601 start of the UTC hour.
  * @throws {HttpError} 400 `validation_failed` naming `hours`.
  */
 export async function countDeliveriesHourly(
-  _request: IRequest,
+  request: IRequest,
   env: Env,
   _ctx: ExecutionContext,
   q: v.InferOutput<typeof DeliveryHourlyQuerySchema>,
 ): Promise<Response> {
-  const buckets = await countDeliveriesByHour(env.DB, q.hours ?? DEFAULT_HOURS, Date.now());
-  const hours = buckets.map((bucket) => ({
+  const hours = q.hours ?? DEFAULT_HOURS;
+  const buckets = await countDeliveriesByHour(shardDatabases(request, env), hours, Date.now());
+  const counted = buckets.map((bucket) => ({
     hour: iso(bucket.hour),
     delivered: bucket.delivered,
     pending: bucket.pending,
     failed: bucket.failed,
   }));
-  return jsonResponse({ status: 'success', data: { hours } });
+  return jsonResponse({ status: 'success', data: { hours: counted } });
 }
 
 /**
- * `GET /admin/deliveries/counts`.
+ * `GET /admin/deliveries/counts`: every event shard's deliveries, summed.
  *
  * @returns 200 `{ status: 'success', data: { pending, delivered, failed, total } }`.
  */
-export async function countDeliveries(_request: IRequest, env: Env): Promise<Response> {
-  const counts = await countDeliveriesByStatus(env.DB);
+export async function countDeliveries(request: IRequest, env: Env): Promise<Response> {
+  const counts = await countDeliveriesByStatus(shardDatabases(request, env));
   const total = counts.pending + counts.delivered + counts.failed;
   return jsonResponse({ status: 'success', data: { ...counts, total } });
+}
+
+/**
+ * The D1 databases of every event shard, under the request's settings.
+ *
+ * @throws {HttpError} 503 `configuration_error` when `D1_SHARDS` names a missing binding.
+ */
+export function shardDatabases(request: IRequest, env: Env): readonly D1Database[] {
+  return everyEventShard(env, settingsIn(contextOf(request))).map((shard) => shard.db);
 }
 
 function iso(ms: number): string {

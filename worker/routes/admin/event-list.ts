@@ -12,6 +12,7 @@ import {
   type WebhookEventRecord,
 } from '../../db/webhook-events.ts';
 import { jsonResponse } from '../../http/respond.ts';
+import { shardDatabases } from './deliveries.ts';
 import { AMOUNT_EVENT_TYPES, amountOf } from './event-amount.ts';
 import {
   CursorQuerySchema,
@@ -102,7 +103,8 @@ export const EventListQuerySchema = v.pipe(
  * events newest first, the filters given all applied. `from` is inclusive, `to` exclusive
  * (ISO 8601, on `received_at`); `reference` matches `data.reference` exactly (case and spaces
  * included), `reference_prefix` and `event_id_prefix` match the start, case-sensitive; a
- * query parameter given twice or unknown is refused.
+ * query parameter given twice or unknown is refused. With events spread over several D1
+ * databases, each gives one page after the same cursor and the newest of them make the page.
  *
  * @returns 200 `{ status: 'success', data: [...], next_cursor }`, each item
  *   `{ event_id, event_type, status, outcome, received_at, reference, amount, currency }`
@@ -112,12 +114,12 @@ export const EventListQuerySchema = v.pipe(
  * @throws {HttpError} 400 `validation_failed` with every issue.
  */
 export async function listEvents(
-  _request: IRequest,
+  request: IRequest,
   env: Env,
   _ctx: ExecutionContext,
   q: v.InferOutput<typeof EventListQuerySchema>,
 ): Promise<Response> {
-  const page = await listWebhookEvents(env.DB, {
+  const page = await listWebhookEvents(shardDatabases(request, env), {
     eventType: q.event_type ?? null,
     status: q.status ?? null,
     outcome: q.outcome ?? null,

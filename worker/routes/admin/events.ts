@@ -8,13 +8,15 @@ import * as v from 'valibot';
 import { replayDeliveries } from '../../db/admin-deliveries.ts';
 import { listEventDeliveries } from '../../db/deliveries.ts';
 import { listDeliveryAttempts } from '../../db/delivery-attempts.ts';
+import { type EventShard, eventShardsOf } from '../../db/event-shards.ts';
 import {
   appendForcedReplayStatement,
   type ForcedReplay,
   listForcedReplays,
 } from '../../db/forced-replays.ts';
+import { subscriptionsViewFor } from '../../db/subscription-snapshot.ts';
 import { findWebhookEvent, type WebhookEventRecord } from '../../db/webhook-events.ts';
-import { contextOf } from '../../http/context.ts';
+import { contextOf, settingsIn } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
@@ -48,15 +50,16 @@ export const EventReplaySchema = v.strictObject({
  * made, when the last one was and when the next is due, ISO 8601 or `null`), its forced
  * replays (`forced_replays`, oldest first, each `{ at, by, from }`; `forced_replay` is the
  * latest or `null`), its deliveries (oldest first) and each one's `attempt_log` (first
- * attempt first).
+ * attempt first). All of it is read from the event shard holding the event.
  *
  * @throws {HttpError} 404 `not_found`.
  */
 export async function getEvent(request: IRequest, env: Env): Promise<Response> {
-  const event = await foundEvent(request, env);
-  const deliveries = await listEventDeliveries(env.DB, event.eventId);
-  const attempts = await Promise.all(deliveries.map((d) => listDeliveryAttempts(env.DB, d.id)));
-  const forcedReplays = (await listForcedReplays(env.DB, event.eventId)).map(toForcedReplayView);
+  const { event, shard } = await foundEvent(request, env);
+  const { db } = shard;
+  const deliveries = await listEventDeliveries(db, event.eventId);
+  const attempts = await Promise.all(deliveries.map((d) => listDeliveryAttempts(db, d.id)));
+  const forcedReplays = (await listForcedReplays(db, event.eventId)).map(toForcedReplayView);
   const data = {
     ...toEventSummaryView(event),
     ...amountOf(event.rawBody),
@@ -80,7 +83,8 @@ export async function getEvent(request: IRequest, env: Env): Promise<Response> {
  * `pending` delivery due now: a new row, or its existing row reset (UNIQUE
  * (event_id, subscription_id); attempts kept), then one message per delivery; the attempts
  * this causes are recorded with trigger `replay` and the operator (the Cloudflare Access
- * user, else the body's `operator`; worker/routes/admin/operator.ts).
+ * user, else the body's `operator`; worker/routes/admin/operator.ts). The deliveries are
+ * written in the event shard holding the event, and their messages name it.
  *
  * An `unconfirmed` event (the payment service contradicted it, or never confirmed it) or
  * one still `awaiting_confirmation` is replayed only with `"force": true` (a replay would
@@ -109,7 +113,7 @@ export async function replayEvent(
 ): Promise<Response> {
   const subscriptionId = body?.subscription_id ?? null;
   const operator = operatorOf(request, body?.operator);
-  const event = await foundEvent(request, env);
+  const { event, shard } = await foundEvent(request, env);
   const now = Date.now();
   let forced: ForcedReplay | undefined;
   if (event.status === 'unconfirmed' || event.status === 'awaiting_confirmation') {
@@ -132,10 +136,12 @@ export async function replayEvent(
   }
   // A disabled subscription's delivery would be skipped without an attempt: refused when
   // it is the only target, else skipped and named in the answer.
-  const skipped = await checkReplayTargets(env.DB, event, subscriptionId);
+  // Subscriptions live in DB: another shard's statements read one snapshot of them.
+  const view = await subscriptionsViewFor(env.DB, shard);
+  const skipped = await checkReplayTargets(shard.db, event, subscriptionId, view);
   const before =
-    forced === undefined ? [] : [appendForcedReplayStatement(env.DB, event.eventId, forced)];
-  const targets = await replayDeliveries(env.DB, event, subscriptionId, now, before);
+    forced === undefined ? [] : [appendForcedReplayStatement(shard.db, event.eventId, forced)];
+  const targets = await replayDeliveries(shard, view, event, subscriptionId, now, before);
   const ids = targets.map((target) => target.deliveryId);
   await enqueueRequestedDeliveries(env.DELIVERIES, targets, {
     trigger: 'replay',
@@ -175,12 +181,26 @@ function toConfirmationView({ confirmation }: WebhookEventRecord) {
   };
 }
 
-async function foundEvent(request: IRequest, env: Env): Promise<WebhookEventRecord> {
+/**
+ * The event of the path and the shard holding it: every shard that may hold its id is read
+ * at once, and the first in placement order that has it answers.
+ */
+async function foundEvent(
+  request: IRequest,
+  env: Env,
+): Promise<{ event: WebhookEventRecord; shard: EventShard }> {
   const id = request.params.id ?? '';
-  const event = await findWebhookEvent(env.DB, id);
+  const settings = settingsIn(contextOf(request));
+  const shards = await eventShardsOf(env, settings, id, Date.now());
+  const events = await Promise.all(shards.map((shard) => findWebhookEvent(shard.db, id)));
+  const index = events.findIndex((event) => event !== undefined);
+  const event = events[index];
+  const shard = shards[index];
   // JSON.stringify keeps control characters of a hostile id out of the message.
-  if (event === undefined) throw new HttpError(404, 'not_found', `No event ${JSON.stringify(id)}`);
-  return event;
+  if (event === undefined || shard === undefined) {
+    throw new HttpError(404, 'not_found', `No event ${JSON.stringify(id)}`);
+  }
+  return { event, shard };
 }
 
 function parseBody(rawBody: string): unknown {

@@ -4,8 +4,9 @@
  * attempt, so accepting the request (202) would only show the delivery pending, then
  * failed, with nothing sent. A 409 `subscription_disabled` says why instead.
  */
+import type { SubscriptionsView } from '../../db/subscription-snapshot.ts';
 import {
-  findDeliveryTarget,
+  type DeliveryTargetCheck,
   listReplayTargets,
   type ReplayTarget,
 } from '../../db/subscription-targets.ts';
@@ -22,12 +23,11 @@ export interface SkippedSubscription {
  * be sent). A delivery that does not exist is left to the caller's 404.
  *
  * @param deliveryId - the delivery to retry.
+ * @param target - its subscription, as found (worker/db/subscription-targets.ts).
  * @throws {HttpError} 409 `subscription_disabled` with the disable's reason and time;
  *   404 `not_found` when the subscription was deleted.
  */
-export async function refuseRetryOfDisabled(db: D1Database, deliveryId: string): Promise<void> {
-  const target = await findDeliveryTarget(db, deliveryId);
-  if (target === undefined) return;
+export function refuseRetryOfDisabled(deliveryId: string, target: DeliveryTargetCheck): void {
   if (target.subscription === null) {
     throw new HttpError(
       404,
@@ -45,8 +45,10 @@ export async function refuseRetryOfDisabled(db: D1Database, deliveryId: string):
  * and all of them are disabled, 409 (nothing would be sent); otherwise the disabled ones
  * are skipped and returned so the answer can name them.
  *
+ * @param db - the event shard holding the event.
  * @param event - the event's id and type.
  * @param subscriptionId - the one subscription asked for, or `null` for every match.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  * @returns the disabled subscriptions skipped (none with `subscriptionId`).
  * @throws {HttpError} 404 `not_found`; 409 `subscription_disabled`.
  */
@@ -54,8 +56,9 @@ export async function checkReplayTargets(
   db: D1Database,
   event: { readonly eventId: string; readonly eventType: string },
   subscriptionId: string | null,
+  view?: SubscriptionsView,
 ): Promise<SkippedSubscription[]> {
-  const targets = await listReplayTargets(db, event, subscriptionId);
+  const targets = await listReplayTargets(db, event, subscriptionId, view);
   if (subscriptionId !== null && targets.length === 0) {
     throw new HttpError(404, 'not_found', `No subscription ${JSON.stringify(subscriptionId)}`);
   }
