@@ -1,7 +1,9 @@
 /**
  * D1 queries of the deferred confirmation of money events (migrations/0007): the fenced
  * write of a re-check's outcome and the sweeper's claim of overdue checks. Every time is
- * epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
+ * epoch milliseconds; statements bind with `?N`; `db` is the D1 database of the event's
+ * shard (worker/db/event-shards.ts; `DB` with one shard), and the sweeper's claim runs once per
+ * shard.
  */
 import type { WebhookEventStatus } from './webhook-events.ts';
 

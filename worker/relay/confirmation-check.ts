@@ -12,6 +12,8 @@ import {
   toDeliveryTargets,
 } from '../db/deliveries.ts';
 import { type CheckOutcome, settleCheckStatement } from '../db/event-confirmation.ts';
+import { type EventShard, eventShardNamed, MAIN_SHARD } from '../db/event-shards.ts';
+import { subscriptionsViewFor } from '../db/subscription-snapshot.ts';
 import { findWebhookEvent, type WebhookEventRecord } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import { type ConfirmationDecision, decideConfirmation } from './confirm.ts';
@@ -28,6 +30,32 @@ export interface ConfirmationMessage {
   readonly kind: 'confirm';
   readonly eventId: string;
   readonly check: number;
+  /**
+   * The binding name of the event shard the event is stored in (worker/db/event-shards.ts);
+   * absent: `DB` (one shard, or a message queued before messages named their shard).
+   */
+  readonly shard?: string;
+}
+
+/** What a {@link ConfirmationMessage} says: its event, the checks made, and its shard. */
+export interface CheckRequest {
+  readonly eventId: string;
+  /** Checks made so far. */
+  readonly check: number;
+  /** The event's shard; absent or `DB`: left out of the message. */
+  readonly shard?: string;
+}
+
+/**
+ * The re-check message of an event: `shard` only when it is not `DB`, so a message with one
+ * shard is the same as before shards.
+ *
+ * @param request - the event, the checks made so far and its shard.
+ */
+export function confirmationMessage({ eventId, check, shard }: CheckRequest): ConfirmationMessage {
+  return shard === undefined || shard === MAIN_SHARD
+    ? { kind: 'confirm', eventId, check }
+    : { kind: 'confirm', eventId, check, shard };
 }
 
 /**
@@ -37,8 +65,13 @@ export interface ConfirmationMessage {
  */
 export function isConfirmationMessage(body: unknown): body is ConfirmationMessage {
   if (typeof body !== 'object' || body === null) return false;
-  const { kind, eventId, check } = body as Partial<Record<string, unknown>>;
-  return kind === 'confirm' && typeof eventId === 'string' && Number.isSafeInteger(check);
+  const { kind, eventId, check, shard } = body as Partial<Record<string, unknown>>;
+  return (
+    kind === 'confirm' &&
+    typeof eventId === 'string' &&
+    Number.isSafeInteger(check) &&
+    (shard === undefined || typeof shard === 'string')
+  );
 }
 
 /** A check's outcome as written, with the queue delay of the next check when there is one. */
@@ -95,17 +128,23 @@ export function scheduleOutcome(
  * event's `next_check_at` is stored, so the cron sweeper starts the check once overdue.
  *
  * @param queue - the `DELIVERIES` binding.
- * @param message - the event and the checks made so far.
+ * @param message - the event, the checks made so far, and the binding name of the shard the
+ *   event is stored in (`shard`, absent or `DB` for `DB`).
  * @param delaySeconds - the queue delay, whole seconds up to 12 h.
+ *
+ * @example
+ * ```ts
+ * await enqueueCheck(env.DELIVERIES, { eventId, check: 1, shard: home.name }, 10);
+ * ```
  */
 export async function enqueueCheck(
   queue: Queue,
-  message: Omit<ConfirmationMessage, 'kind'>,
+  message: CheckRequest,
   delaySeconds: number,
 ): Promise<void> {
   try {
     // One message, sent as a batch of one so its delay travels on the message itself.
-    const body: ConfirmationMessage = { kind: 'confirm', ...message };
+    const body = confirmationMessage(message);
     await queue.sendBatch([{ body, delaySeconds }]);
   } catch (error) {
     logEvent('error', 'confirmation_enqueue_failed', {
@@ -125,17 +164,19 @@ export interface AppliedCheck {
 }
 
 /**
- * Writes a re-check's finding on an `awaiting_confirmation` event, fenced by
- * `checksBefore`. When it is confirmed (or confirmation was turned off), its deliveries
- * are written in the same batch and enqueued; while it stays awaiting, the next check's
+ * Writes a re-check's finding on an `awaiting_confirmation` event, in the shard that holds
+ * it, fenced by `checksBefore`. When it is confirmed (or confirmation was turned off), its
+ * deliveries are written in the same batch (to the subscriptions of `DB`, read as a snapshot
+ * on another shard) and enqueued naming the shard; while it stays awaiting, the next check's
  * message is sent with the schedule's delay. When it becomes `unconfirmed`,
  * `event.unconfirmed` is raised (a failure to raise it is logged).
  *
- * @param env - `DB`, `DELIVERIES`.
+ * @param env - `DB`, the event shards, `DELIVERIES`.
  * @param event - the event's id, type and reference.
  * @param checksBefore - its check count as read before the lookup.
  * @param decision - what the lookup found.
  * @param now - when, epoch ms.
+ * @param shard - the shard the event is stored in (worker/db/event-shards.ts); by default `DB`.
  * @throws whatever D1 throws (nothing was written then).
  */
 export async function applyCheck(
@@ -144,17 +185,25 @@ export async function applyCheck(
   checksBefore: number,
   decision: ConfirmationDecision,
   now: number,
+  shard: EventShard = eventShardNamed(env, MAIN_SHARD),
 ): Promise<AppliedCheck> {
   const outcome = scheduleOutcome(decision, checksBefore + 1, now);
-  const settle = settleCheckStatement(env.DB, event.eventId, checksBefore, outcome);
+  const settle = settleCheckStatement(shard.db, event.eventId, checksBefore, outcome);
   const delivered = outcome.status === 'confirmed' || outcome.status === 'received';
-  const results = await env.DB.batch<DeliveryTargetRow>(
-    delivered
-      ? [fanOutConfirmedDeliveriesStatement(env.DB, event, checksBefore, now), settle]
-      : [settle],
+  const fanOut = delivered
+    ? fanOutConfirmedDeliveriesStatement(
+        shard.db,
+        event,
+        checksBefore,
+        now,
+        await subscriptionsViewFor(env.DB, shard),
+      )
+    : undefined;
+  const results = await shard.db.batch<DeliveryTargetRow>(
+    fanOut === undefined ? [settle] : [fanOut, settle],
   );
   const applied = results.at(-1)?.results.length === 1;
-  const targets = applied && delivered ? toDeliveryTargets(results[0]?.results) : [];
+  const targets = applied && delivered ? toDeliveryTargets(results[0]?.results, shard.name) : [];
   const deliveryIds = targets.map((target) => target.deliveryId);
   if (applied) {
     logEvent(outcome.status === 'unconfirmed' ? 'warn' : 'info', 'confirmation_checked', {
@@ -169,7 +218,7 @@ export async function applyCheck(
     if (outcome.delaySeconds !== undefined) {
       await enqueueCheck(
         env.DELIVERIES,
-        { eventId: event.eventId, check: checksBefore + 1 },
+        { eventId: event.eventId, check: checksBefore + 1, shard: shard.name },
         outcome.delaySeconds,
       );
     }
@@ -183,7 +232,8 @@ export async function applyCheck(
 }
 
 /**
- * Re-checks an event for a {@link ConfirmationMessage}: nothing when the event is gone,
+ * Re-checks an event for a {@link ConfirmationMessage}, in the shard the message names
+ * (none: `DB`): nothing when the event is gone,
  * no longer awaiting, or has moved past the message's check (a stale copy); otherwise one
  * lookup upstream and {@link applyCheck}.
  *
@@ -197,7 +247,8 @@ async function recheckEvent(
   message: ConfirmationMessage,
   now: number,
 ): Promise<AppliedCheck | undefined> {
-  const event = await findWebhookEvent(env.DB, message.eventId);
+  const shard = eventShardNamed(env, message.shard);
+  const event = await findWebhookEvent(shard.db, message.eventId);
   const checks = event?.confirmation?.checks ?? 0;
   if (event === undefined || event.status !== 'awaiting_confirmation' || checks !== message.check) {
     logEvent('info', 'confirmation_check_skipped', {
@@ -212,7 +263,7 @@ async function recheckEvent(
     envelope === undefined
       ? { status: 'unconfirmed', reason: 'the stored body is not a JSON envelope' }
       : await decideConfirmation(env, envelope, recheckRequestId(event.eventId, checks + 1));
-  return applyCheck(env, event, checks, decision, now);
+  return applyCheck(env, event, checks, decision, now, shard);
 }
 
 /**

@@ -6,12 +6,15 @@
  */
 import * as v from 'valibot';
 import { bytesToHex } from '../../lib/shared.ts';
+import { settingsOf } from '../config.ts';
 import {
   type DeliveryTargetRow,
   fanOutOperationalDeliveriesStatement,
   fanOutToSubscriptionStatement,
   toDeliveryTargets,
 } from '../db/deliveries.ts';
+import { placeEvent } from '../db/event-shards.ts';
+import { subscriptionsViewFor } from '../db/subscription-snapshot.ts';
 import { insertWebhookEventStatement, type NewWebhookEvent } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import { enqueueDeliveries } from './enqueue.ts';
@@ -64,7 +67,8 @@ export interface EmittedEvent {
 }
 
 /**
- * Stores one operational event and fans it out: one `pending` delivery per enabled
+ * Stores one operational event in the shard its id is placed in (worker/db/event-shards.ts)
+ * and fans it out there: one `pending` delivery per enabled
  * subscription whose `event_types` lists the type (a subscription to every type, `null`, does
  * not get the relay's own events), never to the subscription it is about; then enqueues them.
  * The event id is derived from what the event is about, so an emitter that runs twice (a
@@ -72,12 +76,15 @@ export interface EmittedEvent {
  * `subscription.disabled:<subscription>:<disabled_at>`, `delivery.dead_lettered:<delivery>:<attempts>`,
  * `event.unconfirmed:<event>`, `relay.backlog:<start of its hour window>` (hashed when longer
  * than 255 characters); a `subscription.test` is new each time (`…:<subscription>:<uuid>`)
- * and goes to `recipientSubscriptionId` alone.
+ * and goes to `recipientSubscriptionId` alone. The subscriptions are those of `DB` (a
+ * snapshot on another shard), and the deliveries' messages name the shard.
  *
- * @param env - `DB`, `DELIVERIES`.
+ * @param env - `DB`, the event shards, `DELIVERIES`, and the settings (`D1_SHARDS`).
  * @param event - the type, its data (checked against the type's schema), the subject, the time.
  * @returns the event id, whether it was new, and the deliveries written.
  * @throws {v.ValiError} when `data` does not fit the type's schema (a bug of the caller).
+ * @throws {HttpError} 503 `configuration_error` when the settings are invalid or `D1_SHARDS`
+ *   names a missing binding (which database holds the event is a setting).
  * @throws whatever D1 throws (nothing written then); an enqueue failure is logged, not
  *   thrown: the deliveries are stored `pending` and the cron sweeper sends them.
  *
@@ -113,14 +120,20 @@ export async function emitOperationalEvent<T extends OperationalEventType>(
     reference: null,
     rawBody: JSON.stringify(envelope),
   };
-  const [inserted, fanOut] = await env.DB.batch<DeliveryTargetRow>([
-    await insertWebhookEventStatement(env.DB, stored),
+  // Stored at home only, never looked for elsewhere: a repeat of the same id (a retried
+  // message, a second cron run in the window) comes soon after the first, so under the same
+  // generation and to the same shard; only a repeat across a change of shards could be stored
+  // twice, which for an alert costs one more delivery, not a lost or doubled payment.
+  const { home } = await placeEvent(env, settingsOf(env), eventId, now);
+  const view = await subscriptionsViewFor(env.DB, home);
+  const [inserted, fanOut] = await home.db.batch<DeliveryTargetRow>([
+    await insertWebhookEventStatement(home.db, stored),
     event.recipientSubscriptionId === undefined
-      ? fanOutOperationalDeliveriesStatement(env.DB, stored, subject)
-      : fanOutToSubscriptionStatement(env.DB, stored, event.recipientSubscriptionId),
+      ? fanOutOperationalDeliveriesStatement(home.db, stored, subject, view)
+      : fanOutToSubscriptionStatement(home.db, stored, event.recipientSubscriptionId, view),
   ]);
   const isNew = inserted?.meta.changes === 1;
-  const targets = isNew ? toDeliveryTargets(fanOut?.results) : [];
+  const targets = isNew ? toDeliveryTargets(fanOut?.results, home.name) : [];
   const deliveryIds = targets.map((target) => target.deliveryId);
   logEvent('info', 'operational_event_emitted', {
     event_id: eventId,

@@ -6,12 +6,19 @@
  * delay), purges events and finished recovery jobs past retention, and raises
  * `relay.backlog` when the oldest due delivery has waited too long.
  */
-import { claimOverdueDeliveries } from '../db/deliveries.ts';
-import { claimOverdueChecks } from '../db/event-confirmation.ts';
+import { loadSettings } from '../config.ts';
+import { claimOverdueDeliveries, type DeliveryTarget } from '../db/deliveries.ts';
+import { type ClaimedCheck, claimOverdueChecks } from '../db/event-confirmation.ts';
+import {
+  type EventShard,
+  eventShardNamed,
+  everyEventShard,
+  MAIN_SHARD,
+} from '../db/event-shards.ts';
 import { purgeRecoveryJobsBefore } from '../db/recovery-jobs.ts';
 import { purgeWebhookEventsBefore } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
-import type { ConfirmationMessage } from './confirmation-check.ts';
+import { type ConfirmationMessage, confirmationMessage } from './confirmation-check.ts';
 import { enqueueDeliveryTargets, sendInBatches } from './enqueue.ts';
 import { announceBacklog } from './operational-alerts.ts';
 
@@ -25,18 +32,26 @@ import { announceBacklog } from './operational-alerts.ts';
  */
 export const SWEEP_GRACE_MS = 10 * 60 * 1000;
 
-/** Most deliveries re-enqueued per run (one claim statement); the next run continues. */
+/**
+ * Most deliveries re-enqueued per shard and run outside the cron's plan (one claim
+ * statement); the next run continues.
+ */
 const SWEEP_BATCH_SIZE = 500;
 
 /**
- * The retention purge's bounds per run: events deleted per statement (their deliveries and
- * attempts cascade in the same statement, a few thousand rows at most), and statements per
- * run. A cron run is one Worker invocation, which may make at most 50 D1 queries on the Free
- * plan (1,000 on Paid) and as many subrequests: the idempotency purge (at most 10), this purge
- * (at most 10), the claims, the backlog check and the queue sends stay well below 50
- * (docs/architecture.md, "Retention purge"). A backlog is worked off over later runs.
+ * Events deleted per purge statement: their deliveries and attempts cascade in the same
+ * statement, a few thousand rows at most.
  */
-const RETENTION_PURGE_LIMITS: PurgeLimits = Object.freeze({ batchSize: 500, maxStatements: 10 });
+const EVENT_PURGE_BATCH_SIZE = 500;
+
+/**
+ * Purge statements per shard and run outside the cron's plan. A cron run is one Worker
+ * invocation, which may make at most 50 D1 queries on the Free plan (1,000 on Paid): with one
+ * database, the idempotency purge (at most 10), this purge (at most 10), the claims and the
+ * backlog check stay below 50 (docs/architecture.md, "Retention purge"); with several, the
+ * cron's plan shares the 1,000 (worker/cron-budget.ts). A backlog is worked off over later runs.
+ */
+const PURGE_STATEMENTS_PER_SHARD = 10;
 
 /** Bounds of one run of {@link purgeExpiredEvents}. */
 interface PurgeLimits {
@@ -78,28 +93,42 @@ interface SweepResult {
   readonly backlogEventId: string | null;
 }
 
+/** Which shards a sweep visits and how much it does in each. */
+export interface SweepPlan {
+  /** The event shards visited, each once. */
+  readonly shards: readonly EventShard[];
+  /** Overdue deliveries claimed per shard, and overdue confirmation checks apart. */
+  readonly claimLimit: number;
+  /** Retention purge statements per shard, at least 1 (each one D1 query). */
+  readonly purgeStatementsPerShard: number;
+}
+
 /**
- * Re-enqueues overdue deliveries, then purges old events. The rule: a delivery is
- * overdue when it is `pending` and its `next_attempt_at` (NULL: its `created_at`) is
- * more than {@link SWEEP_GRACE_MS} before `now`; at most {@link SWEEP_BATCH_SIZE} per run,
- * sent as `{ deliveryId, subscriptionId }` messages (ids only). The same rule on
- * `next_check_at` for events
+ * Re-enqueues overdue deliveries, then purges old events, in every shard of `plan`. The rule:
+ * a delivery is overdue when it is `pending` and its `next_attempt_at` (NULL: its
+ * `created_at`) is more than {@link SWEEP_GRACE_MS} before `now`; at most `plan.claimLimit`
+ * per shard and run, sent as `{ deliveryId, subscriptionId }` messages (ids only, with the
+ * shard's name when it is not `DB`). The same rule on `next_check_at` for events
  * `awaiting_confirmation`: each overdue one is sent as a `{ kind: 'confirm', eventId, check }`
- * message, due at once (its check is fenced by the count, so a late original message and
- * this copy check once). Events received more than
+ * message (with its `shard` when not `DB`), due at once (its check is fenced by the count, so
+ * a late original message and this copy check once). Events received more than
  * `RELAY_RETENTION_DAYS` days before `now` are deleted, deliveries and attempts
- * cascading, within {@link RETENTION_PURGE_LIMITS} ({@link purgeExpiredEvents});
- * recovery jobs that finished (`done` or `failed`) before the same cutoff are deleted, at most
- * {@link RECOVERY_JOB_PURGE_BATCH_SIZE} (a running one is kept, however old).
+ * cascading, at most `plan.purgeStatementsPerShard` statements of 500 per shard
+ * ({@link purgeExpiredEvents}); recovery jobs that finished (`done` or `failed`) before the
+ * same cutoff are deleted from `DB`, at most {@link RECOVERY_JOB_PURGE_BATCH_SIZE} (a running
+ * one is kept, however old). The shards are swept in parallel.
  * First of all, when the oldest due `pending` delivery has been due for `backlogAlertSec` or
  * more, `relay.backlog` is raised, once per hour window (worker/relay/operational-alerts.ts);
  * a failure there is logged, not thrown, so the sweep still runs.
  *
- * @param env - `DB`, `DELIVERIES`.
- * @param retentionDays - `RELAY_RETENTION_DAYS` from the settings, in days.
+ * @param env - `DB` (and the shards), `DELIVERIES`.
  * @param now - the sweep time, epoch ms (the cron's `scheduledTime`).
+ * @param retentionDays - `RELAY_RETENTION_DAYS` from the settings, in days.
  * @param backlogAlertSec - `RELAY_BACKLOG_ALERT_SEC` from the settings, in seconds; 0: no alert.
- * @returns what was done.
+ * @param plan - the shards and bounds of this run (worker/cron.ts gives the cron's share);
+ *   by default every event shard of the settings, 500 claims of each kind and 10 purge
+ *   statements per shard (`DB` alone with invalid settings).
+ * @returns what was done, every shard together.
  * @throws whatever D1 or Queues throw (a claimed delivery not sent is simply retried by
  *   the next run after the grace period).
  *
@@ -113,24 +142,44 @@ export async function sweepRelay(
   now: number,
   retentionDays: number,
   backlogAlertSec: number,
+  plan: SweepPlan = defaultPlan(env),
 ): Promise<SweepResult> {
   // First: the re-enqueue below moves the due time of what it sends.
   const backlogEventId = await raiseBacklog(env, now, backlogAlertSec);
-  const ids = await claimOverdueDeliveries(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
+  const { shards, claimLimit } = plan;
+  const overdueBefore = now - SWEEP_GRACE_MS;
+  const ids = (
+    await Promise.all(
+      shards.map(async (shard) =>
+        inShard(await claimOverdueDeliveries(shard.db, overdueBefore, now, claimLimit), shard),
+      ),
+    )
+  ).flat();
   await enqueueDeliveryTargets(env.DELIVERIES, ids);
-  const checks = await claimOverdueChecks(env.DB, now - SWEEP_GRACE_MS, now, SWEEP_BATCH_SIZE);
-  await sendInBatches<ConfirmationMessage>(
-    env.DELIVERIES,
-    checks.map(({ eventId, checks: check }) => ({ kind: 'confirm', eventId, check })),
-  );
+  const checks = (
+    await Promise.all(
+      shards.map(async (shard) =>
+        (
+          await claimOverdueChecks(shard.db, overdueBefore, now, claimLimit)
+        ).map((claimed) => checkMessage(claimed, shard)),
+      ),
+    )
+  ).flat();
+  await sendInBatches<ConfirmationMessage>(env.DELIVERIES, checks);
   const cutoff = now - retentionDays * DAY_MS;
-  const { purged, more } = await purgeExpiredEvents(env.DB, cutoff, RETENTION_PURGE_LIMITS);
+  const limits = { batchSize: EVENT_PURGE_BATCH_SIZE, maxStatements: plan.purgeStatementsPerShard };
+  const progress = await Promise.all(
+    shards.map((shard) => purgeExpiredEvents(shard.db, cutoff, limits)),
+  );
+  const purged = progress.reduce((sum, shard) => sum + shard.purged, 0);
+  const more = progress.some((shard) => shard.more);
   const purgedRecoveryJobs = await purgeRecoveryJobsBefore(
     env.DB,
     cutoff,
     RECOVERY_JOB_PURGE_BATCH_SIZE,
   );
   logEvent('info', 'relay_swept', {
+    shards: shards.length,
     requeued: ids.length,
     rechecks: checks.length,
     purged,
@@ -145,6 +194,28 @@ export async function sweepRelay(
     purgedRecoveryJobs,
     backlogEventId,
   };
+}
+
+/** The plan of a sweep run outside the cron: every event shard, the bounds of one database. */
+function defaultPlan(env: Env): SweepPlan {
+  const loaded = loadSettings(env);
+  return {
+    shards: loaded.ok ? everyEventShard(env, loaded.settings) : [eventShardNamed(env, MAIN_SHARD)],
+    claimLimit: SWEEP_BATCH_SIZE,
+    purgeStatementsPerShard: PURGE_STATEMENTS_PER_SHARD,
+  };
+}
+
+/** Claimed deliveries of `shard` as targets naming it (`DB` is left out, as before shards). */
+function inShard(targets: readonly DeliveryTarget[], shard: EventShard): DeliveryTarget[] {
+  return shard.name === MAIN_SHARD
+    ? [...targets]
+    : targets.map((target) => ({ ...target, shard: shard.name }));
+}
+
+/** The re-check message of a claimed check of `shard`. */
+function checkMessage({ eventId, checks }: ClaimedCheck, shard: EventShard): ConfirmationMessage {
+  return confirmationMessage({ eventId, check: checks, shard: shard.name });
 }
 
 /**
