@@ -3,7 +3,10 @@
  * a fan-out writes no delivery for it, so enabling it again with `requeue_pending` starts a
  * recovery job of kind `missed_events` that walks the events fanned out during the disable
  * in keyset pages on (received_at, event_id) and writes the deliveries they would have had.
- * Every time is epoch milliseconds; statements bind with `?N`; `db` is always the D1 binding.
+ * Each statement runs on one event shard; on a shard other than `DB` it reads the
+ * subscriptions through a snapshot (`view`, worker/db/subscription-snapshot.ts). Every time
+ * is epoch milliseconds; statements bind with `?N`; `db` is the D1 binding of the shard (by
+ * default `DB`).
  */
 import { CONFIRMATION_DELAYS_SEC } from '../relay/confirmation-schedule.ts';
 import { OPERATIONAL_TYPES } from './admin-deliveries.ts';
@@ -14,11 +17,14 @@ import {
   toDeliveryTargets,
 } from './deliveries.ts';
 import type { RecoveryJob } from './recovery-jobs.ts';
+import type { RecoveryCandidate, RecoveryStep } from './recovery-pages.ts';
+import { advanceRecoveryJobStatement, JOB_GUARD, outcomeOf } from './recovery-shard-pages.ts';
 import {
-  advanceRecoveryJobStatement,
-  type RecoveryCandidate,
-  type RecoveryStep,
-} from './recovery-pages.ts';
+  SUBSCRIPTIONS_TABLE,
+  type SubscriptionsView,
+  snapshotBinds,
+  subscriptionsCte,
+} from './subscription-snapshot.ts';
 import { bodySubscriptionIdSql } from './webhook-events.ts';
 
 /**
@@ -71,6 +77,7 @@ const MISSED_EVENTS = `FROM webhook_events AS e JOIN subscriptions AS s ON s.id 
  * @param since - when it was disabled.
  * @param until - when it was enabled again (exclusive).
  * @param cap - the most counted.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  */
 export async function countMissedEvents(
   db: D1Database,
@@ -78,13 +85,36 @@ export async function countMissedEvents(
   since: number,
   until: number,
   cap: number,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
 ): Promise<MissedEventCount> {
   const row = await db
-    .prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 ${MISSED_EVENTS} LIMIT ?5)`)
-    .bind(subscriptionId, since, until, OPERATIONAL_TYPES, cap + 1)
+    .prepare(
+      `${subscriptionsCte(view, 6)}SELECT COUNT(*) AS n FROM (SELECT 1 ${MISSED_EVENTS} LIMIT ?5)`,
+    )
+    .bind(subscriptionId, since, until, OPERATIONAL_TYPES, cap + 1, ...snapshotBinds(view))
     .first<{ n: number }>();
   const n = row?.n ?? 0;
   return { count: Math.min(n, cap), capped: n > cap };
+}
+
+/**
+ * The counts of several shards as one: summed, capped at `cap` (`capped` when a shard was
+ * capped or the sum passes it). One shard's count is answered as it is.
+ *
+ * @param counts - one per shard, each counted with the same cap.
+ * @param cap - the most counted.
+ */
+export function sumMissedEventCounts(
+  counts: readonly MissedEventCount[],
+  cap: number,
+): MissedEventCount {
+  const [only] = counts;
+  if (counts.length === 1 && only !== undefined) return only;
+  const total = counts.reduce((sum, count) => sum + count.count, 0);
+  return {
+    count: Math.min(total, cap),
+    capped: total > cap || counts.some((count) => count.capped),
+  };
 }
 
 /**
@@ -94,17 +124,19 @@ export async function countMissedEvents(
  *
  * @param job - the job (its subscription, span and cursor).
  * @param pageSize - rows to read, at least 1.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  */
 export async function readMissedEventsPage(
   db: D1Database,
   job: RecoveryJob,
   pageSize: number,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
 ): Promise<RecoveryCandidate[]> {
   const { filter, cursor } = job;
   const after = cursor === null ? '' : 'AND (e.received_at, e.event_id) > (?6, ?7)';
   const { results } = await db
     .prepare(
-      `SELECT e.event_id, e.received_at, s.id AS subscription_id, s.enabled ${MISSED_EVENTS} ${after}
+      `${subscriptionsCte(view, cursor === null ? 6 : 8)}SELECT e.event_id, e.received_at, s.id AS subscription_id, s.enabled ${MISSED_EVENTS} ${after}
        ORDER BY e.received_at, e.event_id LIMIT ?5`,
     )
     .bind(
@@ -114,6 +146,7 @@ export async function readMissedEventsPage(
       OPERATIONAL_TYPES,
       pageSize,
       ...(cursor === null ? [] : [cursor.at, cursor.id]),
+      ...snapshotBinds(view),
     )
     .all<{ event_id: string; received_at: number; subscription_id: string; enabled: number }>();
   return results.map((row) => ({
@@ -125,14 +158,14 @@ export async function readMissedEventsPage(
 }
 
 /**
- * Takes one page for a `missed_events` job, in one transaction: writes a `pending` delivery,
- * due `now`, of each page event to the subscription while it is enabled (UNIQUE (event_id,
- * subscription_id) keeps one that appeared meanwhile), and moves the job on as
- * {@link advanceRecoveryJobStatement} does; both only while the job is `running` with
+ * Takes one page for a `missed_events` job on `DB`, in one transaction: writes the page's
+ * deliveries ({@link insertMissedDeliveriesStatement}) and moves the job on as
+ * `advanceRecoveryJobStatement` does; both only while the job is `running` with
  * `pages = step.page`, so a redelivered message writes nothing.
  *
  * @param job - the job.
- * @param step - the page number, the events read, and whether it is the last page.
+ * @param step - the page number, the events read, whether it is its shard's last and the
+ *   shard that follows.
  * @param now - the creation and update time.
  * @returns the deliveries written (to enqueue), with their subscription, or `null` when the
  *   page was already taken.
@@ -146,22 +179,54 @@ export async function takeMissedEventsPage(
 ): Promise<DeliveryTarget[] | null> {
   const wanted = step.candidates.filter((candidate) => candidate.enabled).map((c) => c.id);
   const [written, moved] = await db.batch<DeliveryTargetRow>([
-    db
-      .prepare(
-        `INSERT INTO deliveries (id, event_id, subscription_id, status, attempts,
+    insertMissedDeliveriesStatement(db, job, { page: step.page, wanted, now }, JOB_GUARD),
+    // changes(): the deliveries the insert above wrote, in the same transaction.
+    advanceRecoveryJobStatement(
+      db,
+      job.id,
+      outcomeOf(step, step.candidates.length - wanted.length),
+      now,
+    ),
+  ]);
+  if ((moved?.results.length ?? 0) === 0) return null;
+  return toDeliveryTargets(written?.results);
+}
+
+/**
+ * The write of a page of missed events: a `pending` delivery, due `now`, of each `wanted`
+ * event to the job's subscription while it is enabled (UNIQUE (event_id, subscription_id)
+ * keeps one that appeared meanwhile), only while `guard` holds (it reads the job id as `?4`
+ * and the page as `?5`). Its `results` are the {@link DeliveryTargetRow}s written.
+ *
+ * @param job - the job (its id and subscription).
+ * @param page - the page number, the event ids and the time.
+ * @param guard - the SQL condition under which the page is still to take.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
+ */
+export function insertMissedDeliveriesStatement(
+  db: D1Database,
+  job: RecoveryJob,
+  page: { readonly page: number; readonly wanted: readonly string[]; readonly now: number },
+  guard: string,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `${subscriptionsCte(view, 6)}INSERT INTO deliveries (id, event_id, subscription_id, status, attempts,
            next_attempt_at, last_status, created_at, updated_at)
          SELECT ${NEW_DELIVERY_ID}, e.event_id, s.id, 'pending', 0, ?2, NULL, ?2, ?2
          FROM webhook_events AS e JOIN subscriptions AS s ON s.id = ?3
          WHERE e.event_id IN (SELECT value FROM json_each(?1)) AND s.enabled = 1
-           AND EXISTS (SELECT 1 FROM recovery_jobs AS j
-             WHERE j.id = ?4 AND j.pages = ?5 AND j.state = 'running')
+           AND ${guard}
          ON CONFLICT DO NOTHING
          RETURNING id, subscription_id`,
-      )
-      .bind(JSON.stringify(wanted), now, job.filter.subscriptionId, job.id, step.page),
-    // changes(): the deliveries the insert above wrote, in the same transaction.
-    advanceRecoveryJobStatement(db, job, step, step.candidates.length - wanted.length, now),
-  ]);
-  if ((moved?.results.length ?? 0) === 0) return null;
-  return toDeliveryTargets(written?.results);
+    )
+    .bind(
+      JSON.stringify(page.wanted),
+      page.now,
+      job.filter.subscriptionId,
+      job.id,
+      page.page,
+      ...snapshotBinds(view),
+    );
 }

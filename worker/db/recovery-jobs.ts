@@ -1,9 +1,11 @@
 /**
- * D1 queries on `recovery_jobs` (migrations/0011): bulk recoveries that re-enqueue the
- * undelivered deliveries matching a filter, one keyset page per step. A job is started
- * once per filter while it runs; each page is taken by a compare-and-set on the job's page
- * count, in the same transaction as the reset of its deliveries, so a step run twice (a
- * redelivered message) resets and counts its page once. Every time is epoch milliseconds;
+ * D1 queries on `recovery_jobs` (migrations/0011, 0017): bulk recoveries that re-enqueue the
+ * undelivered deliveries matching a filter, one keyset page per step, walking the event
+ * shards one after another. A job is started once per filter while it runs; each page is
+ * taken by a compare-and-set on the job's page count (on `DB`, in the same transaction as
+ * the reset of its deliveries; on another shard, after the page's own guard there:
+ * worker/db/recovery-shard-pages.ts), so a step run twice (a redelivered message) resets
+ * and counts its page once. Every time is epoch milliseconds;
  * statements bind with `?N`; `db` is always the D1 binding.
  */
 
@@ -47,8 +49,16 @@ export interface RecoveryJob {
   readonly state: RecoveryJobState;
   /** Pages done so far. */
   readonly pages: number;
-  /** The (created_at, id) of the last delivery read; `null` before the first page. */
+  /**
+   * The (created_at, id) of the last delivery read in the shard the walk is in (for a
+   * `missed_events` job, the event's (received_at, event_id)); `null` before its first page.
+   */
   readonly cursor: { readonly at: number; readonly id: string } | null;
+  /**
+   * The event shard the walk is in (its binding name); absent: the first of the walk, as
+   * with one shard. A job walks every event shard one after another.
+   */
+  readonly shard?: string;
   readonly matched: number;
   readonly enqueued: number;
   readonly skippedDisabled: number;
@@ -71,6 +81,7 @@ interface RecoveryJobRow {
   pages: number;
   cursor_at: number | null;
   cursor_id: string | null;
+  cursor_shard: string | null;
   matched: number;
   enqueued: number;
   skipped_disabled: number;
@@ -251,6 +262,7 @@ function toRecoveryJob(row: RecoveryJobRow): RecoveryJob {
       row.cursor_at === null || row.cursor_id === null
         ? null
         : { at: row.cursor_at, id: row.cursor_id },
+    ...(row.cursor_shard === null ? {} : { shard: row.cursor_shard }),
     matched: row.matched,
     enqueued: row.enqueued,
     skippedDisabled: row.skipped_disabled,

@@ -2,10 +2,20 @@
  * The deliveries a bulk recovery takes (migrations/0011): those matching its filter read
  * oldest first in keyset pages on (created_at, id), counted for a preview, and one page
  * reset to `pending` under the job's compare-and-set. Only the filters given become
- * conditions, so SQLite can use the index on (status, created_at, id). Every time is epoch
- * milliseconds; statements bind with `?N`; `db` is always the D1 binding.
+ * conditions, so SQLite can use the index on (status, created_at, id). Each statement runs
+ * on one event shard; on a shard other than `DB` it reads the subscriptions through a
+ * snapshot (`view`, worker/db/subscription-snapshot.ts). Every time is epoch milliseconds;
+ * statements bind with `?N`; `db` is the D1 binding of the shard (by default `DB`).
  */
+import type { DeliveryTargetRow } from './deliveries.ts';
 import { RECOVERABLE_STATUSES, type RecoveryFilter, type RecoveryJob } from './recovery-jobs.ts';
+import { advanceRecoveryJobStatement, JOB_GUARD, outcomeOf } from './recovery-shard-pages.ts';
+import {
+  SUBSCRIPTIONS_TABLE,
+  type SubscriptionsView,
+  snapshotBinds,
+  subscriptionsCte,
+} from './subscription-snapshot.ts';
 
 /** A delivery a recovery matched, and whether its subscription can take it. */
 export interface RecoveryCandidate {
@@ -32,8 +42,13 @@ export interface RecoveryStep {
   /** The page number the step acts for: taken only while the job's `pages` equals it. */
   readonly page: number;
   readonly candidates: readonly RecoveryCandidate[];
-  /** No page follows this one. */
+  /** No page follows this one in its shard. */
   readonly last: boolean;
+  /**
+   * The shard the walk goes on in after this one's last page (its binding name); absent:
+   * none, the job is done after it.
+   */
+  readonly next?: string;
 }
 
 /**
@@ -44,20 +59,24 @@ export interface RecoveryStep {
  * @param upTo - exclusive bound on `created_at`: deliveries created once the job started are
  *   not its business (they are on their first schedule), whatever `until` says.
  * @param pageSize - rows to read, at least 1.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  */
 export async function readRecoveryPage(
   db: D1Database,
   job: RecoveryJob,
   upTo: number,
   pageSize: number,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
 ): Promise<RecoveryCandidate[]> {
   const query = matching(job.filter, upTo, job.cursor);
+  const limit = query.bind(pageSize);
   const { results } = await db
     .prepare(
-      `SELECT d.id, d.created_at, d.subscription_id, COALESCE(s.enabled, 0) AS enabled ${query.from}
-       ORDER BY d.created_at, d.id LIMIT ${query.bind(pageSize)}`,
+      `${subscriptionsCte(view, query.values.length + 1)}SELECT d.id, d.created_at, d.subscription_id,
+         COALESCE(s.enabled, 0) AS enabled ${query.from}
+       ORDER BY d.created_at, d.id LIMIT ${limit}`,
     )
-    .bind(...query.values)
+    .bind(...query.values, ...snapshotBinds(view))
     .all<{ id: string; created_at: number; subscription_id: string; enabled: number }>();
   return results.map((row) => ({
     id: row.id,
@@ -74,20 +93,24 @@ export async function readRecoveryPage(
  * @param filter - the filter.
  * @param upTo - exclusive bound on `created_at` (the current time).
  * @param cap - the most counted.
+ * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  */
 export async function countRecoverable(
   db: D1Database,
   filter: RecoveryFilter,
   upTo: number,
   cap: number,
+  view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
 ): Promise<RecoveryCount> {
   const query = matching(filter, upTo, null);
+  const limit = query.bind(cap + 1);
   const row = await db
     .prepare(
-      `SELECT COUNT(*) AS matched, COALESCE(SUM(enabled = 0), 0) AS skipped FROM (
-         SELECT COALESCE(s.enabled, 0) AS enabled ${query.from} LIMIT ${query.bind(cap + 1)})`,
+      `${subscriptionsCte(view, query.values.length + 1)}SELECT COUNT(*) AS matched,
+         COALESCE(SUM(enabled = 0), 0) AS skipped FROM (
+         SELECT COALESCE(s.enabled, 0) AS enabled ${query.from} LIMIT ${limit})`,
     )
-    .bind(...query.values)
+    .bind(...query.values, ...snapshotBinds(view))
     .first<{ matched: number; skipped: number }>();
   const matched = row?.matched ?? 0;
   return {
@@ -98,14 +121,34 @@ export async function countRecoverable(
 }
 
 /**
- * Takes one page for the job, in one transaction: resets its deliveries of enabled
+ * The counts of several shards as one: matched summed and capped at `cap` (`capped` when a
+ * shard was capped or the sum passes it), skipped summed (at most the matched reported).
+ * One shard's count is answered as it is.
+ *
+ * @param counts - one per shard, each counted with the same cap.
+ * @param cap - the most counted.
+ */
+export function sumRecoveryCounts(counts: readonly RecoveryCount[], cap: number): RecoveryCount {
+  const [only] = counts;
+  if (counts.length === 1 && only !== undefined) return only;
+  const matched = counts.reduce((sum, count) => sum + count.matched, 0);
+  const skipped = counts.reduce((sum, count) => sum + count.skippedDisabled, 0);
+  const capped = matched > cap || counts.some((count) => count.capped);
+  const reported = Math.min(matched, cap);
+  return { matched: reported, skippedDisabled: Math.min(skipped, reported), capped };
+}
+
+/**
+ * Takes one page for the job on `DB`, in one transaction: resets its deliveries of enabled
  * subscriptions that are still in a recoverable status to `pending`, due `now`, and moves
- * the job's cursor and counts on (`done` after the last page). Both writes are made only
- * while the job is `running` with `pages = step.page`, so a second run of the same step
- * (a redelivered message) changes nothing.
+ * the job's cursor and counts on (to the next shard after the shard's last page, `done`
+ * after the walk's). Both writes are made only while the job is `running` with
+ * `pages = step.page`, so a second run of the same step (a redelivered message) changes
+ * nothing.
  *
  * @param job - the job.
- * @param step - the page number, what was read, and whether it is the last.
+ * @param step - the page number, what was read, whether it is the shard's last and the
+ *   shard that follows.
  * @param now - the reset and update time.
  * @returns the ids reset (to enqueue), or `null` when the page was already taken or the job
  *   is no longer running.
@@ -118,68 +161,56 @@ export async function takeRecoveryPage(
   now: number,
 ): Promise<string[] | null> {
   const wanted = step.candidates.filter((candidate) => candidate.enabled).map((c) => c.id);
-  const statuses = job.filter.status === null ? RECOVERABLE_STATUSES : [job.filter.status];
   const [reset, moved] = await db.batch<{ id: string }>([
-    db
-      .prepare(
-        `UPDATE deliveries SET status = 'pending', next_attempt_at = ?2, updated_at = ?2
-         WHERE id IN (SELECT value FROM json_each(?1))
-           AND status IN (SELECT value FROM json_each(?3))
-           AND EXISTS (SELECT 1 FROM subscriptions AS s
-             WHERE s.id = deliveries.subscription_id AND s.enabled = 1)
-           AND EXISTS (SELECT 1 FROM recovery_jobs AS j
-             WHERE j.id = ?4 AND j.pages = ?5 AND j.state = 'running')
-         RETURNING id`,
-      )
-      .bind(JSON.stringify(wanted), now, JSON.stringify(statuses), job.id, step.page),
+    resetPageStatement(db, job, { page: step.page, wanted, now }, JOB_GUARD, SUBSCRIPTIONS_TABLE),
     // changes(): the rows the reset above changed, in the same transaction.
-    advanceRecoveryJobStatement(db, job, step, step.candidates.length - wanted.length, now),
+    advanceRecoveryJobStatement(
+      db,
+      job.id,
+      outcomeOf(step, step.candidates.length - wanted.length),
+      now,
+    ),
   ]);
   if ((moved?.results.length ?? 0) === 0) return null;
   return (reset?.results ?? []).map((row) => row.id);
 }
 
 /**
- * The job's side of taking a page, to run in the same `DB.batch()` right after the statement
- * that wrote the page's rows: moves the cursor to the page's last candidate, adds the
- * candidates to `matched`, `skipped` to `skipped_disabled` and the rows the statement before
- * changed (`changes()`) to `enqueued`, counts the page, and ends the job `done` after the
- * last one; only while the job is `running` with `pages = step.page`. Its `results` hold the
- * job's id when it moved, none when the page was already taken.
+ * The reset of a page's deliveries to `pending`, due `now`: those of `wanted` still in a
+ * status the job recovers whose subscription is enabled, only while `guard` holds (it reads
+ * the job id as `?4` and the page as `?5`). Its `results` are the {@link DeliveryTargetRow}s
+ * reset.
  *
- * @param job - the job.
- * @param step - the page number, what was read, and whether it is the last.
- * @param skipped - how many candidates were left alone (subscription disabled or deleted).
- * @param now - the update time, epoch ms.
+ * @param job - the job (its id and status filter).
+ * @param page - the page number, the ids to reset and the time.
+ * @param guard - the SQL condition under which the page is still to take.
+ * @param view - how `db` reads the subscriptions.
  */
-export function advanceRecoveryJobStatement(
+export function resetPageStatement(
   db: D1Database,
   job: RecoveryJob,
-  step: RecoveryStep,
-  skipped: number,
-  now: number,
+  page: { readonly page: number; readonly wanted: readonly string[]; readonly now: number },
+  guard: string,
+  view: SubscriptionsView,
 ): D1PreparedStatement {
-  const last = step.candidates.at(-1);
+  const statuses = job.filter.status === null ? RECOVERABLE_STATUSES : [job.filter.status];
   return db
     .prepare(
-      `UPDATE recovery_jobs SET pages = pages + 1,
-         cursor_at = COALESCE(?3, cursor_at), cursor_id = COALESCE(?4, cursor_id),
-         matched = matched + ?5, skipped_disabled = skipped_disabled + ?6,
-         enqueued = enqueued + changes(),
-         state = CASE WHEN ?7 THEN 'done' ELSE state END,
-         finished_at = CASE WHEN ?7 THEN ?8 END, updated_at = ?8
-       WHERE id = ?1 AND pages = ?2 AND state = 'running'
-       RETURNING id`,
+      `${subscriptionsCte(view, 6)}UPDATE deliveries SET status = 'pending', next_attempt_at = ?2, updated_at = ?2
+         WHERE id IN (SELECT value FROM json_each(?1))
+           AND status IN (SELECT value FROM json_each(?3))
+           AND EXISTS (SELECT 1 FROM subscriptions AS s
+             WHERE s.id = deliveries.subscription_id AND s.enabled = 1)
+           AND ${guard}
+         RETURNING id, subscription_id`,
     )
     .bind(
+      JSON.stringify(page.wanted),
+      page.now,
+      JSON.stringify(statuses),
       job.id,
-      step.page,
-      last?.createdAt ?? null,
-      last?.id ?? null,
-      step.candidates.length,
-      skipped,
-      step.last ? 1 : 0,
-      now,
+      page.page,
+      ...snapshotBinds(view),
     );
 }
 

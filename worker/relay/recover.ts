@@ -4,10 +4,18 @@
  * {@link RECOVERY_PAGE_SIZE}: one read, one D1 batch, one `sendBatch`), enqueues the ones it
  * reset with trigger `recover`, and sends the message of the next page. So one Worker
  * invocation reads and writes a bounded number of rows however many deliveries match, and
- * the job's row in D1 (worker/db/recovery-jobs.ts) holds its progress between messages.
+ * the job's row in `DB` (worker/db/recovery-jobs.ts) holds its progress between messages.
+ * With several event shards (`D1_SHARDS`) a job walks them one after another: a page reads
+ * one shard, and the shard's last page moves the job's cursor to the start of the next.
  */
-import type { DeliveryTarget } from '../db/deliveries.ts';
-import { readMissedEventsPage, takeMissedEventsPage } from '../db/missed-event-pages.ts';
+import { settingsOf } from '../config.ts';
+import { type DeliveryTarget, toDeliveryTargets } from '../db/deliveries.ts';
+import { type EventShard, everyEventShard, MAIN_SHARD } from '../db/event-shards.ts';
+import {
+  insertMissedDeliveriesStatement,
+  readMissedEventsPage,
+  takeMissedEventsPage,
+} from '../db/missed-event-pages.ts';
 import {
   failRecoveryJob,
   findRecoveryJob,
@@ -18,9 +26,18 @@ import {
 } from '../db/recovery-jobs.ts';
 import {
   type RecoveryCandidate,
+  type RecoveryStep,
   readRecoveryPage,
+  resetPageStatement,
   takeRecoveryPage,
 } from '../db/recovery-pages.ts';
+import {
+  advanceRecoveryJobStatement,
+  outcomeOf,
+  PAGE_GUARD,
+  takePageOnShard,
+} from '../db/recovery-shard-pages.ts';
+import { type SubscriptionsView, subscriptionsViewFor } from '../db/subscription-snapshot.ts';
 import { logEvent } from '../http/log.ts';
 import { enqueueRequestedDeliveries } from './operator-request.ts';
 
@@ -88,11 +105,14 @@ export function isRecoveryMessage(body: unknown): body is RecoveryMessage {
  *   unless it was the last.
  *
  * A crash between taking a page and enqueuing its deliveries leaves them `pending` and due,
- * never enqueued twice: the cron sweeper sends them (as the relay's own schedule).
+ * never enqueued twice: the cron sweeper sends them (as the relay's own schedule). On a
+ * shard other than `DB` the page is taken there first (guarded by its own row there) and
+ * the job moved in `DB` after: a step run again in between moves the job with the counts
+ * the first run recorded and resets nothing again (worker/db/recovery-shard-pages.ts).
  *
  * @param message - the DELIVERIES message.
  * @param body - its body.
- * @param env - bindings (`DB`, `DELIVERIES`).
+ * @param env - bindings (`DB`, the event shards, `DELIVERIES`).
  */
 export async function consumeRecoveryMessage(
   message: Message<unknown>,
@@ -164,6 +184,28 @@ function withSubscriptions(
   });
 }
 
+/**
+ * Where the job's walk is: the shard its cursor is in, and the one after it. Shards are
+ * walked in the order every generation lists them, so a shard a later generation adds comes
+ * after those the walk has passed (it holds only deliveries newer than the job).
+ *
+ * @throws {Error} when the cursor's shard is no longer in `D1_SHARDS`.
+ */
+function walkOf(env: Env, job: RecoveryJob): { shard: EventShard; next?: string } {
+  const shards = everyEventShard(env, settingsOf(env));
+  const at = job.shard === undefined ? 0 : shards.findIndex((s) => s.name === job.shard);
+  const shard = shards[at];
+  if (shard === undefined) throw new Error(`shard ${job.shard} is no longer in D1_SHARDS`);
+  const next = shards[at + 1]?.name;
+  return next === undefined ? { shard } : { shard, next };
+}
+
+/** What a step took: the deliveries to enqueue (with their shard) and whether the job moved. */
+interface TakenStep {
+  readonly enqueue: readonly DeliveryTarget[];
+  readonly moved: boolean;
+}
+
 async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Promise<void> {
   const job = await findRecoveryJob(env.DB, jobId);
   if (job === undefined || job.state !== 'running') return;
@@ -172,28 +214,81 @@ async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Prom
     if (job.pages === page + 1) await env.DELIVERIES.send(next);
     return;
   }
+  const walk = walkOf(env, job);
+  const view = await subscriptionsViewFor(env.DB, walk.shard);
   const missed = job.kind === 'missed_events';
   const candidates = missed
-    ? await readMissedEventsPage(env.DB, job, RECOVERY_PAGE_SIZE)
-    : await readRecoveryPage(env.DB, job, job.startedAt, RECOVERY_PAGE_SIZE);
+    ? await readMissedEventsPage(walk.shard.db, job, RECOVERY_PAGE_SIZE, view)
+    : await readRecoveryPage(walk.shard.db, job, job.startedAt, RECOVERY_PAGE_SIZE, view);
   const last = candidates.length < RECOVERY_PAGE_SIZE;
   const now = Date.now();
-  const step = { page, candidates, last };
-  const reset = missed
-    ? await takeMissedEventsPage(env.DB, job, step, now)
-    : withSubscriptions(await takeRecoveryPage(env.DB, job, step, now), candidates);
-  if (reset === null) return;
-  await enqueueRequestedDeliveries(env.DELIVERIES, reset, {
+  const step = { page, candidates, last, ...(walk.next === undefined ? {} : { next: walk.next }) };
+  const taken =
+    walk.shard.name === MAIN_SHARD
+      ? await takeOnMain(env, job, step, now)
+      : await takeOnShard(env, job, { shard: walk.shard, view }, step, now);
+  // Whoever reset or wrote a page's deliveries enqueues them, once, before anything else
+  // can fail: on a shard that run may not be the one that moves the job.
+  await enqueueRequestedDeliveries(env.DELIVERIES, taken.enqueue, {
     trigger: 'recover',
     operator: job.operator,
     requestedAt: now,
   });
+  if (!taken.moved) return;
   logEvent('info', 'recovery_page_taken', {
     job_id: jobId,
     page,
+    ...(walk.shard.name === MAIN_SHARD ? {} : { shard: walk.shard.name }),
     matched: candidates.length,
-    enqueued: reset.length,
-    last,
+    enqueued: taken.enqueue.length,
+    last: last && walk.next === undefined,
   });
-  if (!last) await env.DELIVERIES.send(next);
+  if (!last || walk.next !== undefined) await env.DELIVERIES.send(next);
+}
+
+/** Takes the page on `DB`: its writes and the job's move are one transaction. */
+async function takeOnMain(
+  env: Env,
+  job: RecoveryJob,
+  step: RecoveryStep,
+  now: number,
+): Promise<TakenStep> {
+  const reset =
+    job.kind === 'missed_events'
+      ? await takeMissedEventsPage(env.DB, job, step, now)
+      : withSubscriptions(await takeRecoveryPage(env.DB, job, step, now), step.candidates);
+  return reset === null ? { enqueue: [], moved: false } : { enqueue: reset, moved: true };
+}
+
+/**
+ * Takes the page on another shard (guarded by the page's row there), then moves the job in
+ * `DB` with what that row recorded: a step run again after the first run took the page but
+ * failed before moving the job moves it with the same counts and writes nothing again.
+ */
+async function takeOnShard(
+  env: Env,
+  job: RecoveryJob,
+  on: { readonly shard: EventShard; readonly view: SubscriptionsView },
+  step: RecoveryStep,
+  now: number,
+): Promise<TakenStep> {
+  const wanted = step.candidates.filter((candidate) => candidate.enabled).map((c) => c.id);
+  const page = { page: step.page, wanted, now };
+  const write =
+    job.kind === 'missed_events'
+      ? insertMissedDeliveriesStatement(on.shard.db, job, page, PAGE_GUARD, on.view)
+      : resetPageStatement(on.shard.db, job, page, PAGE_GUARD, on.view);
+  const outcome = outcomeOf(step, step.candidates.length - wanted.length);
+  const taken = await takePageOnShard(on.shard.db, job.id, outcome, write, now);
+  const moved = await advanceRecoveryJobStatement(
+    env.DB,
+    job.id,
+    taken.outcome,
+    Date.now(),
+    taken.enqueued,
+  ).all();
+  return {
+    enqueue: toDeliveryTargets(taken.written, on.shard.name),
+    moved: moved.results.length > 0,
+  };
 }

@@ -6,6 +6,7 @@
  */
 import type { IRequest } from 'itty-router';
 import * as v from 'valibot';
+import { everyEventShard } from '../../db/event-shards.ts';
 import {
   findRecoveryJob,
   listRecoveryJobs,
@@ -13,8 +14,10 @@ import {
   type RecoveryFilter,
   type RecoveryJob,
 } from '../../db/recovery-jobs.ts';
-import { countRecoverable } from '../../db/recovery-pages.ts';
-import { contextOf } from '../../http/context.ts';
+import { countRecoverable, sumRecoveryCounts } from '../../db/recovery-pages.ts';
+import { subscriptionsViewsOf } from '../../db/recovery-shard-pages.ts';
+import { SUBSCRIPTIONS_TABLE } from '../../db/subscription-snapshot.ts';
+import { contextOf, settingsIn } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
@@ -81,7 +84,8 @@ type RecoveryBody = v.InferOutput<typeof RecoverySchema>;
 /**
  * `POST /admin/deliveries/recover`: starts a job re-enqueuing every delivery matching the
  * filter that is not delivered, created from `since` (inclusive) to `until` (exclusive) and
- * before the job started, oldest first, in pages of 100. Each is reset to `pending`, due
+ * before the job started, in pages of 100: oldest first in each event shard, one shard after
+ * another. Each is reset to `pending`, due
  * now, and enqueued once with trigger `recover` and the operator (the Cloudflare Access
  * user, else the body's `operator`); a delivery whose subscription is disabled or deleted
  * is skipped and counted (sending it would only fail it again, or revive what an operator
@@ -110,18 +114,28 @@ export async function startRecovery(
 /**
  * `POST /admin/deliveries/recover/preview`: how many deliveries the filter matches now,
  * without starting anything: `matched` (at most {@link PREVIEW_CAP}; `capped` when more
- * match), and `skipped_disabled`, those of them a job would skip.
+ * match), and `skipped_disabled`, those of them a job would skip. Every event shard is
+ * counted (one bounded query each, in parallel) and the counts summed.
  *
  * @returns 200 `{ status: 'success', data: { matched, skipped_disabled, capped } }`.
  * @throws {HttpError} 400 `validation_failed` naming the field.
  */
 export async function previewRecovery(
-  _request: IRequest,
+  request: IRequest,
   env: Env,
   _ctx: ExecutionContext,
   body: RecoveryBody,
 ): Promise<Response> {
-  const count = await countRecoverable(env.DB, filterOf(body), Date.now(), PREVIEW_CAP);
+  const filter = filterOf(body);
+  const now = Date.now();
+  const shards = everyEventShard(env, settingsIn(contextOf(request)));
+  const views = await subscriptionsViewsOf(env.DB, shards);
+  const counts = await Promise.all(
+    shards.map((shard, index) =>
+      countRecoverable(shard.db, filter, now, PREVIEW_CAP, views[index] ?? SUBSCRIPTIONS_TABLE),
+    ),
+  );
+  const count = sumRecoveryCounts(counts, PREVIEW_CAP);
   return jsonResponse({
     status: 'success',
     data: { matched: count.matched, skipped_disabled: count.skippedDisabled, capped: count.capped },

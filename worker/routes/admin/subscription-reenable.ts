@@ -5,10 +5,14 @@
  * writes and enqueues the missed ones page by page (worker/relay/recover.ts).
  */
 import type { IRequest } from 'itty-router';
-import { countMissedEvents } from '../../db/missed-event-pages.ts';
+import { toDeliveryTargets } from '../../db/deliveries.ts';
+import { type EventShard, everyEventShard } from '../../db/event-shards.ts';
+import { countMissedEvents, sumMissedEventCounts } from '../../db/missed-event-pages.ts';
+import { subscriptionsViewsOf } from '../../db/recovery-shard-pages.ts';
 import { requeueSubscriptionDeliveries } from '../../db/subscription-health.ts';
+import { SUBSCRIPTIONS_TABLE } from '../../db/subscription-snapshot.ts';
 import type { SubscriptionRecord } from '../../db/subscriptions.ts';
-import { contextOf } from '../../http/context.ts';
+import { contextOf, settingsIn } from '../../http/context.ts';
 import { logEvent } from '../../http/log.ts';
 import { enqueueRequestedDeliveries } from '../../relay/operator-request.ts';
 import { launchRecoveryJob } from '../../relay/recover.ts';
@@ -33,7 +37,8 @@ export interface ReenableAnswer {
 /**
  * The re-enable's side effects: `before` was disabled and this request enabled it.
  * The missed events are those fanned out between its disable and now (now read after the
- * enable was written: an event fanned out later saw it enabled and made its own delivery).
+ * enable was written: an event fanned out later saw it enabled and made its own delivery),
+ * counted on every event shard and summed.
  *
  * @param before - the subscription as it was, disabled.
  * @param requeuePending - whether the operator asked to deliver what waited.
@@ -51,10 +56,24 @@ export async function reenableEffects(
 ): Promise<ReenableAnswer> {
   const now = Date.now();
   const since = before.health.disabledAt ?? before.createdAt;
-  const missed = await countMissedEvents(env.DB, before.id, since, now, MISSED_EVENTS_CAP);
+  const shards = everyEventShard(env, settingsIn(contextOf(request)));
+  const views = await subscriptionsViewsOf(env.DB, shards);
+  const counts = await Promise.all(
+    shards.map((shard, index) =>
+      countMissedEvents(
+        shard.db,
+        before.id,
+        since,
+        now,
+        MISSED_EVENTS_CAP,
+        views[index] ?? SUBSCRIPTIONS_TABLE,
+      ),
+    ),
+  );
+  const missed = sumMissedEventCounts(counts, MISSED_EVENTS_CAP);
   const missedEvents = { count: missed.count, capped: missed.capped };
   if (!requeuePending) return { missed_events: missedEvents };
-  const requeued = await requeueWaiting(request, env, before, { now, operator });
+  const requeued = await requeueWaiting(request, env, before, { now, operator, shards });
   if (missed.count === 0) return { requeued, missed_events: missedEvents, recovery_job: null };
   const filter = { since, until: now, subscriptionId: before.id, status: null, eventType: null };
   const { job } = await launchRecoveryJob(env, 'missed_events', filter, operator);
@@ -71,21 +90,32 @@ export async function reenableEffects(
  * Re-enqueues what waited for a subscription while it was disabled: its pending deliveries
  * and those failed since its run of failures began (an operator's disable of a healthy
  * subscription has none: since it was disabled). Their attempts are recorded as a recovery
- * the operator asked for.
+ * the operator asked for. Every event shard is re-queued (in parallel), each delivery
+ * enqueued with its shard.
  *
  * @param before - the subscription as it was, disabled.
- * @param at - the time (epoch ms) and the operator, if known.
+ * @param at - the time (epoch ms), the operator, if known, and the event shards.
  * @returns how many deliveries were re-enqueued.
  */
 async function requeueWaiting(
   request: IRequest,
   env: Env,
   before: SubscriptionRecord,
-  at: { readonly now: number; readonly operator: string | null },
+  at: {
+    readonly now: number;
+    readonly operator: string | null;
+    readonly shards: readonly EventShard[];
+  },
 ): Promise<number> {
   const since = before.health.failingSince ?? before.health.disabledAt ?? at.now;
-  const ids = await requeueSubscriptionDeliveries(env.DB, before.id, since, at.now);
-  const targets = ids.map((deliveryId) => ({ deliveryId, subscriptionId: before.id }));
+  const perShard = await Promise.all(
+    at.shards.map(async (shard) => {
+      const ids = await requeueSubscriptionDeliveries(shard.db, before.id, since, at.now);
+      const rows = ids.map((id) => ({ id, subscription_id: before.id }));
+      return toDeliveryTargets(rows, shard.name);
+    }),
+  );
+  const targets = perShard.flat();
   await enqueueRequestedDeliveries(env.DELIVERIES, targets, {
     trigger: 'recover',
     operator: at.operator,
@@ -94,7 +124,7 @@ async function requeueWaiting(
   logEvent('info', 'subscription_requeued', {
     request_id: contextOf(request).requestId,
     subscription_id: before.id,
-    deliveries: ids.length,
+    deliveries: targets.length,
   });
-  return ids.length;
+  return targets.length;
 }
