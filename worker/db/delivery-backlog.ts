@@ -4,7 +4,7 @@
  */
 
 /** The oldest due delivery, and how many are due. */
-interface OldestDueDelivery {
+export interface OldestDueDelivery {
   readonly id: string;
   readonly eventId: string;
   readonly subscriptionId: string;

@@ -110,3 +110,17 @@ export function eventShardNamed(env: object, name: string | undefined): EventSha
 export function everyEventShard(env: object, settings: Settings): readonly EventShard[] {
   return everyShard(settings.shards).map((name) => eventShardNamed(env, name));
 }
+
+/**
+ * The shard a queue message body names in its `shard` field (a delivery's, a confirmation
+ * check's); {@link MAIN_SHARD} when it names none.
+ *
+ * @param env - the Worker's bindings.
+ * @param body - the message body as received (any shape).
+ * @throws {HttpError} 503 `configuration_error` when no D1 database is bound under the name.
+ */
+export function shardOfMessage(env: object, body: unknown): EventShard {
+  const name =
+    typeof body === 'object' && body !== null ? (body as { shard?: unknown }).shard : undefined;
+  return eventShardNamed(env, typeof name === 'string' ? name : undefined);
+}

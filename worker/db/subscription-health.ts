@@ -16,7 +16,7 @@ const HOUR_MS = 3_600_000;
 export const SUCCESS_RATE_WINDOW_HOURS = 24;
 
 /** One attempt, as the health sees it. */
-interface AttemptHealthInput {
+export interface AttemptHealthInput {
   /** Whether the subscriber answered 2xx. */
   readonly succeeded: boolean;
   /** When the attempt settled, epoch ms. */
@@ -58,6 +58,34 @@ export async function recordAttemptHealth(
   attempt: AttemptHealthInput,
   recordedWith: readonly D1PreparedStatement[] = [],
 ): Promise<AttemptHealthState | undefined> {
+  return recordHealth(db, SUBSCRIPTION_OF_DELIVERY, deliveryId, attempt, recordedWith);
+}
+
+/**
+ * {@link recordAttemptHealth} for an attempt whose delivery is stored in another database
+ * than `DB` (an event shard, worker/db/event-shards.ts): the subscription is named, since
+ * `DB` holds no row of the delivery. Its own record is written to the shard before this.
+ *
+ * @param subscriptionId - the delivery's subscription.
+ * @param attempt - its outcome, time and the reason of a state change.
+ * @returns the subscription's state after it, or `undefined` when the subscription is gone.
+ */
+export async function recordSubscriptionAttemptHealth(
+  db: D1Database,
+  subscriptionId: string,
+  attempt: AttemptHealthInput,
+): Promise<AttemptHealthState | undefined> {
+  return recordHealth(db, '?1', subscriptionId, attempt, []);
+}
+
+// The statements both share: `subscription` is the SQL naming the subscription from ?1.
+async function recordHealth(
+  db: D1Database,
+  subscription: string,
+  subject: string,
+  attempt: AttemptHealthInput,
+  recordedWith: readonly D1PreparedStatement[],
+): Promise<AttemptHealthState | undefined> {
   const hour = Math.floor(attempt.at / HOUR_MS);
   const [succeeded, failed] = attempt.succeeded ? [1, 0] : [0, 1];
   // On a success: a failing subscriber is healthy again. On a failure: a healthy one is
@@ -74,28 +102,23 @@ export async function recordAttemptHealth(
     db
       .prepare(
         `INSERT INTO subscription_attempt_hours (subscription_id, hour, succeeded, failed)
-         SELECT s.id, ?2, ?3, ?4 FROM subscriptions AS s WHERE s.id = ${SUBSCRIPTION_OF_DELIVERY}
+         SELECT s.id, ?2, ?3, ?4 FROM subscriptions AS s WHERE s.id = ${subscription}
          ON CONFLICT (subscription_id, hour) DO UPDATE
            SET succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed`,
       )
-      .bind(deliveryId, hour, succeeded, failed),
+      .bind(subject, hour, succeeded, failed),
     db
       .prepare(
         `DELETE FROM subscription_attempt_hours
-         WHERE subscription_id = ${SUBSCRIPTION_OF_DELIVERY} AND hour <= ?2`,
+         WHERE subscription_id = ${subscription} AND hour <= ?2`,
       )
-      .bind(deliveryId, hour - SUCCESS_RATE_WINDOW_HOURS),
+      .bind(subject, hour - SUCCESS_RATE_WINDOW_HOURS),
     db
-      .prepare(
-        `UPDATE subscriptions SET ${move}
-         WHERE id = ${SUBSCRIPTION_OF_DELIVERY} AND enabled = 1`,
-      )
-      .bind(deliveryId, attempt.at, attempt.reason),
+      .prepare(`UPDATE subscriptions SET ${move} WHERE id = ${subscription} AND enabled = 1`)
+      .bind(subject, attempt.at, attempt.reason),
     db
-      .prepare(
-        `SELECT id, enabled, failing_since FROM subscriptions WHERE id = ${SUBSCRIPTION_OF_DELIVERY}`,
-      )
-      .bind(deliveryId),
+      .prepare(`SELECT id, enabled, failing_since FROM subscriptions WHERE id = ${subscription}`)
+      .bind(subject),
   ]);
   const row = results.at(-1)?.results[0];
   if (row === undefined) return undefined;

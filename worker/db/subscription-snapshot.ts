@@ -41,11 +41,32 @@ export async function subscriptionsViewFor(
   shard: EventShard,
 ): Promise<SubscriptionsView> {
   if (shard.name === MAIN_SHARD) return SUBSCRIPTIONS_TABLE;
+  return readSubscriptionsSnapshot(main);
+}
+
+/**
+ * A snapshot of the subscriptions, read from `DB` now (one query), for statements on shards
+ * other than `DB`.
+ *
+ * @param main - the `DB` binding.
+ * @throws whatever D1 throws.
+ */
+export async function readSubscriptionsSnapshot(main: D1Database): Promise<SubscriptionsView> {
   const fields = COLUMNS.map((column) => `'${column}', ${column}`).join(', ');
   const row = await main
     .prepare(`SELECT json_group_array(json_object(${fields})) AS snapshot FROM subscriptions`)
     .first<{ snapshot: string }>();
   return { snapshot: row?.snapshot ?? '[]' };
+}
+
+/**
+ * The view a statement on `shard` uses, given a snapshot already read: the table on `DB`.
+ *
+ * @param shard - where the statement runs.
+ * @param snapshot - from {@link readSubscriptionsSnapshot}.
+ */
+export function viewOn(shard: EventShard, snapshot: SubscriptionsView): SubscriptionsView {
+  return shard.name === MAIN_SHARD ? SUBSCRIPTIONS_TABLE : snapshot;
 }
 
 /**

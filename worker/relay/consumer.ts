@@ -9,6 +9,7 @@
  */
 
 import { findDelivery } from '../db/deliveries.ts';
+import { shardOfMessage } from '../db/event-shards.ts';
 import { logEvent } from '../http/log.ts';
 import { consumeConfirmationMessage, isConfirmationMessage } from './confirmation-check.ts';
 import { deadLetterDelivery } from './dead-letter.ts';
@@ -136,7 +137,8 @@ async function deliver(message: Message<unknown>, env: Env): Promise<void> {
   }
   const { deliveryId } = message.body;
   const subscriptionId =
-    message.body.subscriptionId ?? (await findDelivery(env.DB, deliveryId))?.subscriptionId;
+    message.body.subscriptionId ??
+    (await findDelivery(shardOfMessage(env, message.body).db, deliveryId))?.subscriptionId;
   if (subscriptionId === undefined) {
     logEvent('info', 'delivery_skipped', { delivery_id: deliveryId, reason: 'not_found' });
     message.ack();
@@ -164,6 +166,6 @@ async function deadLetter(message: Message<unknown>, env: Env): Promise<void> {
     message.ack();
     return;
   }
-  await deadLetterDelivery(env, message.body.deliveryId);
+  await deadLetterDelivery(env, shardOfMessage(env, message.body), message.body.deliveryId);
   message.ack();
 }

@@ -4,8 +4,16 @@
  * subscription is disabled). Each builds the event's data from D1 and hands it to
  * `emitOperationalEvent` (worker/relay/operational-events.ts).
  */
+
+import { loadSettings } from '../config.ts';
 import { findDelivery } from '../db/deliveries.ts';
-import { findOldestDueDelivery } from '../db/delivery-backlog.ts';
+import { findOldestDueDelivery, type OldestDueDelivery } from '../db/delivery-backlog.ts';
+import {
+  type EventShard,
+  eventShardNamed,
+  everyEventShard,
+  MAIN_SHARD,
+} from '../db/event-shards.ts';
 import { findWebhookEvent } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import { OPERATIONAL_DATA_SCHEMAS } from './operational-event-schemas.ts';
@@ -21,6 +29,7 @@ const isOperationalType = (type: string): boolean => Object.hasOwn(OPERATIONAL_D
  * (an alert about an alert could feed on itself when the subscriber that lists them is down).
  *
  * @param env - `DB`, `DELIVERIES`.
+ * @param shard - the event shard storing the delivery.
  * @param deliveryId - the delivery being dead-lettered.
  * @param now - epoch ms.
  * @returns the event raised, or `undefined` when none was.
@@ -28,12 +37,13 @@ const isOperationalType = (type: string): boolean => Object.hasOwn(OPERATIONAL_D
  */
 export async function announceDeadLetter(
   env: Env,
+  shard: EventShard,
   deliveryId: string,
   now: number,
 ): Promise<EmittedEvent | undefined> {
-  const delivery = await findDelivery(env.DB, deliveryId);
+  const delivery = await findDelivery(shard.db, deliveryId);
   if (delivery?.status !== 'pending') return undefined;
-  const event = await findWebhookEvent(env.DB, delivery.eventId);
+  const event = await findWebhookEvent(shard.db, delivery.eventId);
   if (event === undefined || isOperationalType(event.eventType)) return undefined;
   return emitOperationalEvent(env, {
     type: 'delivery.dead_lettered',
@@ -101,9 +111,10 @@ export async function announceUnconfirmed(
  * Raises `relay.backlog` when the oldest due `pending` delivery has waited at least
  * `thresholdSec`: since its creation when it was never attempted, since its next attempt
  * was due otherwise. One event per hour window (the id carries the window), however many
- * cron runs see the backlog.
+ * cron runs see the backlog. The oldest is the oldest of every event shard (one query each),
+ * and the due count their sum.
  *
- * @param env - `DB`, `DELIVERIES`.
+ * @param env - `DB`, `DELIVERIES`, the event shards `D1_SHARDS` names.
  * @param now - the sweep time, epoch ms.
  * @param thresholdSec - `RELAY_BACKLOG_ALERT_SEC`, seconds; 0 turns the alert off.
  * @returns the event raised, or `undefined` when there is no backlog (or the alert is off).
@@ -115,7 +126,7 @@ export async function announceBacklog(
   thresholdSec: number,
 ): Promise<EmittedEvent | undefined> {
   if (thresholdSec === 0) return undefined;
-  const oldest = await findOldestDueDelivery(env.DB, now);
+  const oldest = await oldestDueOfEveryShard(env, now);
   if (oldest === undefined) return undefined;
   const ageSeconds = Math.floor((now - oldest.dueAt) / 1000);
   if (ageSeconds < thresholdSec) return undefined;
@@ -132,4 +143,29 @@ export async function announceBacklog(
       due_deliveries: oldest.dueCount,
     },
   });
+}
+
+// The oldest due delivery over every event shard, with the due count summed; `DB` alone
+// when the settings cannot be read (the cron skips the sweep then anyway).
+async function oldestDueOfEveryShard(
+  env: Env,
+  now: number,
+): Promise<OldestDueDelivery | undefined> {
+  const loaded = loadSettings(env);
+  const shards = loaded.ok
+    ? everyEventShard(env, loaded.settings)
+    : [eventShardNamed(env, MAIN_SHARD)];
+  const found = await Promise.all(shards.map((shard) => findOldestDueDelivery(shard.db, now)));
+  let oldest: OldestDueDelivery | undefined;
+  let dueCount = 0;
+  for (const candidate of found) {
+    if (candidate === undefined) continue;
+    dueCount += candidate.dueCount;
+    const older =
+      oldest === undefined ||
+      candidate.dueAt < oldest.dueAt ||
+      (candidate.dueAt === oldest.dueAt && candidate.id < oldest.id);
+    if (older) oldest = candidate;
+  }
+  return oldest === undefined ? undefined : { ...oldest, dueCount };
 }

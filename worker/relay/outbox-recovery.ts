@@ -5,6 +5,7 @@
  */
 import { findDelivery } from '../db/deliveries.ts';
 import { listDeliveryAttempts } from '../db/delivery-attempts.ts';
+import { shardOfMessage } from '../db/event-shards.ts';
 import { logEvent } from '../http/log.ts';
 import { type OutboxRow, outboxMessage, type SettleDecision } from './outbox-store.ts';
 import { settleDelivery } from './settle-delivery.ts';
@@ -16,16 +17,17 @@ import { settleDelivery } from './settle-delivery.ts';
  * without an answer (`interrupted: ...`) and retried on the schedule, never sent again
  * silently.
  *
- * @param env - bindings (`DB`).
- * @param row - the outbox row, marked out since `sendingSince`.
+ * @param env - bindings (`DB`, the event shards).
+ * @param row - the outbox row, marked out since `sendingSince` (its body names the shard).
  * @returns what the outbox does with the row next.
  * @throws whatever D1 throws (the row stays marked out, to be checked again).
  */
 export async function recoverInterrupted(env: Env, row: OutboxRow): Promise<SettleDecision> {
   const startedAt = row.sendingSince ?? Date.now();
-  const delivery = await findDelivery(env.DB, row.deliveryId);
+  const shard = shardOfMessage(env, row.body);
+  const delivery = await findDelivery(shard.db, row.deliveryId);
   if (delivery === undefined || delivery.status !== 'pending') return {};
-  const attempts = await listDeliveryAttempts(env.DB, row.deliveryId);
+  const attempts = await listDeliveryAttempts(shard.db, row.deliveryId);
   if (attempts.some((attempt) => attempt.startedAt >= startedAt)) {
     // Recorded before the stop: only the outbox's own step was lost.
     const dueAt = delivery.nextAttemptAt ?? Date.now();

@@ -5,6 +5,7 @@
  */
 import { loadSettings } from '../config.ts';
 import { findDelivery } from '../db/deliveries.ts';
+import type { EventShard } from '../db/event-shards.ts';
 import { findSubscription, type SubscriptionRecord } from '../db/subscriptions.ts';
 import { findWebhookEvent } from '../db/webhook-events.ts';
 import { standardWebhookHeaders } from './standard-webhooks.ts';
@@ -65,6 +66,8 @@ export type PreparedDelivery = SkippedDelivery | RefusedDelivery | ReadyDelivery
  * `pending` delivery of a stored event to an enabled subscription gets an attempt.
  *
  * @param deliveryId - `dlv_<uuid>`, from the message.
+ * @param shard - the event shard storing it (the message's `shard`); the subscription is
+ *   read from `DB`.
  * @param env - bindings (`DB`) and settings (`ALLOW_LOCAL_SUBSCRIBERS`, `SUBSCRIBER_PORTS`,
  *   `SUBSCRIBER_DNS_RESOLVER`).
  * @param send - the fetch for the DNS-over-HTTPS lookup of the subscriber's host.
@@ -73,6 +76,7 @@ export type PreparedDelivery = SkippedDelivery | RefusedDelivery | ReadyDelivery
  */
 export async function prepareDelivery(
   deliveryId: string,
+  shard: EventShard,
   env: Env,
   send: typeof fetch,
 ): Promise<PreparedDelivery> {
@@ -83,13 +87,13 @@ export async function prepareDelivery(
     // would spend its attempts and dead-letter it during a long misconfiguration.
     return { kind: 'skipped', reason: 'configuration_error', markFailed: false };
   }
-  const delivery = await findDelivery(env.DB, deliveryId);
+  const delivery = await findDelivery(shard.db, deliveryId);
   if (delivery === undefined || delivery.status !== 'pending') {
     const reason = delivery === undefined ? 'not_found' : delivery.status;
     return { kind: 'skipped', reason, markFailed: false };
   }
   const [event, subscription] = await Promise.all([
-    findWebhookEvent(env.DB, delivery.eventId),
+    findWebhookEvent(shard.db, delivery.eventId),
     findSubscription(env.DB, delivery.subscriptionId),
   ]);
   if (event === undefined || subscription === undefined || !subscription.enabled) {

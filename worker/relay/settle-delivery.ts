@@ -6,6 +6,7 @@
 import { parseRetryAfter } from '../../lib/shared.ts';
 import { markDeliveryFailed } from '../db/deliveries.ts';
 import { type AttemptOutcome, deliveryAttemptStatements } from '../db/delivery-attempts.ts';
+import { type EventShard, shardOfMessage } from '../db/event-shards.ts';
 import { logEvent } from '../http/log.ts';
 import { operatorRequestOf } from './operator-request.ts';
 import type { RefusedDelivery, SkippedDelivery } from './prepare-delivery.ts';
@@ -26,8 +27,9 @@ export type DeliveryAttemptResult = SkippedDelivery | RefusedDelivery | SentDeli
  *   subscriber asks to stop; an admin re-enables it), anything else retries on the
  *   schedule, honouring `Retry-After`.
  *
- * @param message - the DELIVERIES message (its `attempts` picks the retry delay).
- * @param env - bindings (`DB`).
+ * @param message - the DELIVERIES message (its `attempts` picks the retry delay; its `shard`,
+ *   where the delivery is stored).
+ * @param env - bindings (`DB`, the event shards).
  * @param deliveryId - the delivery the message names.
  * @param result - what the prepare and send steps came to.
  * @throws whatever D1 throws (the caller retries the message).
@@ -38,31 +40,44 @@ export async function settleDelivery(
   deliveryId: string,
   result: DeliveryAttemptResult,
 ): Promise<void> {
+  const shard = shardOfMessage(env, message.body);
   if (result.kind === 'skipped') {
-    if (result.markFailed) await markDeliveryFailed(env.DB, deliveryId, Date.now());
+    if (result.markFailed) await markDeliveryFailed(shard.db, deliveryId, Date.now());
     logEvent('info', 'delivery_skipped', { delivery_id: deliveryId, reason: result.reason });
     message.ack();
     return;
   }
   const delaySeconds =
     result.kind === 'refused'
-      ? await settleRefused(message, env, deliveryId, result)
-      : await settleSent(message, env, deliveryId, result);
+      ? await settleRefused(message, env, { deliveryId, shard }, result)
+      : await settleSent(message, env, { deliveryId, shard }, result);
   if (delaySeconds === undefined) message.ack();
   else message.retry({ delaySeconds });
+}
+
+/** A delivery and the shard that stores it. */
+interface StoredDelivery {
+  readonly deliveryId: string;
+  readonly shard: EventShard;
+}
+
+// The subscription a message names, when it names one.
+function subscriptionOf(body: unknown): string | undefined {
+  const id = (body as { subscriptionId?: unknown }).subscriptionId;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** Records and logs an attempt that sent no request; returns the retry delay, if any. */
 async function settleRefused(
   message: Message<unknown>,
   env: Env,
-  deliveryId: string,
+  { deliveryId, shard }: StoredDelivery,
   { startedAt, error, retry }: RefusedDelivery,
 ): Promise<number | undefined> {
   const settledAt = Date.now();
   const delaySeconds = retry ? retryDelay(message.attempts, undefined) : undefined;
   const record = await deliveryAttemptStatements(
-    env.DB,
+    shard.db,
     deliveryId,
     {
       startedAt,
@@ -76,7 +91,8 @@ async function settleRefused(
     },
     settledAt,
   );
-  await recordAttemptWithHealth(env, deliveryId, { status: null, error, at: settledAt }, record);
+  const delivery = { deliveryId, shard, subscriptionId: subscriptionOf(message.body) };
+  await recordAttemptWithHealth(env, delivery, { status: null, error, at: settledAt }, record);
   logEvent('warn', 'delivery_not_sent', {
     delivery_id: deliveryId,
     attempt: message.attempts,
@@ -90,7 +106,7 @@ async function settleRefused(
 async function settleSent(
   message: Message<unknown>,
   env: Env,
-  deliveryId: string,
+  { deliveryId, shard }: StoredDelivery,
   { eventId, subscriptionId, sendResult: result, settledAt }: SentDelivery,
 ): Promise<number | undefined> {
   const { retryAfter, ...sent } = result;
@@ -113,8 +129,9 @@ async function settleSent(
   // The attempt's record and its count for the subscriber's health, in one round trip; a
   // 410 Gone (the subscriber asks to stop) or failures for the whole disable span disable
   // the subscription.
-  const record = await deliveryAttemptStatements(env.DB, deliveryId, outcome, settledAt);
-  await recordAttemptWithHealth(env, deliveryId, { ...result, at: settledAt }, record);
+  const record = await deliveryAttemptStatements(shard.db, deliveryId, outcome, settledAt);
+  const delivery = { deliveryId, shard, subscriptionId };
+  await recordAttemptWithHealth(env, delivery, { ...result, at: settledAt }, record);
   logEvent(delaySeconds === undefined ? 'info' : 'warn', 'delivery_attempted', {
     delivery_id: deliveryId,
     event_id: eventId,

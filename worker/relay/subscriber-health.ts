@@ -6,10 +6,15 @@
  * Subscriber health paragraphs).
  */
 import { loadSettings } from '../config.ts';
+import { findDelivery } from '../db/deliveries.ts';
+import { type EventShard, MAIN_SHARD } from '../db/event-shards.ts';
 import {
   type AttemptCounts,
+  type AttemptHealthInput,
+  type AttemptHealthState,
   disableForHealth,
   recordAttemptHealth,
+  recordSubscriptionAttemptHealth,
   SUCCESS_RATE_WINDOW_HOURS,
 } from '../db/subscription-health.ts';
 import type { SubscriptionRecord } from '../db/subscriptions.ts';
@@ -55,31 +60,29 @@ export function healthState(record: SubscriptionRecord): HealthState {
  * announced as `subscription.disabled`.
  *
  * @param env - bindings (`DB`) and settings (`SUBSCRIPTION_DISABLE_AFTER_HOURS`).
- * @param deliveryId - the delivery the attempt belongs to.
+ * @param delivery - the delivery the attempt belongs to, its shard and subscription.
  * @param attempt - its status or error and its time.
- * @param record - the statements recording the attempt and the delivery's new state.
- * @throws whatever D1 throws (the caller retries the message; nothing of the attempt landed).
+ * @param record - the statements recording the attempt and the delivery's new state (on the
+ *   delivery's shard).
+ * @throws whatever D1 throws (the caller retries the message; in `DB` nothing of the attempt
+ *   landed, in another shard perhaps its record without its count).
  */
 export async function recordAttemptWithHealth(
   env: Env,
-  deliveryId: string,
+  delivery: AttemptDelivery,
   attempt: AttemptResult,
   record: readonly D1PreparedStatement[],
 ): Promise<void> {
   const succeeded = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
   const when = new Date(attempt.at).toISOString();
-  const state = await recordAttemptHealth(
-    env.DB,
-    deliveryId,
-    {
-      succeeded,
-      at: attempt.at,
-      reason: succeeded
-        ? `delivered (HTTP ${attempt.status}) at ${when}`
-        : `${failureOf(attempt)} at ${when}`,
-    },
-    record,
-  );
+  const health = {
+    succeeded,
+    at: attempt.at,
+    reason: succeeded
+      ? `delivered (HTTP ${attempt.status}) at ${when}`
+      : `${failureOf(attempt)} at ${when}`,
+  };
+  const state = await recordWhereStored(env, delivery, health, record);
   if (state === undefined || !state.enabled || succeeded) return;
   if (attempt.status === 410) {
     const reason = `410 Gone from the subscriber at ${when}`;
@@ -91,6 +94,34 @@ export async function recordAttemptWithHealth(
   if (hours === 0 || since === null || attempt.at - since < hours * HOUR_MS) return;
   const reason = `every attempt failed for ${hours} h since ${new Date(since).toISOString()}`;
   await disable(env, state.subscriptionId, { at: attempt.at, reason, failingSince: since });
+}
+
+/** The delivery an attempt belongs to, where it is stored and its subscription. */
+export interface AttemptDelivery {
+  readonly deliveryId: string;
+  /** The event shard holding it (worker/db/event-shards.ts). */
+  readonly shard: EventShard;
+  /** Its subscription, when the caller knows it (read from the shard otherwise). */
+  readonly subscriptionId?: string | undefined;
+}
+
+/**
+ * The attempt's record and its health. In `DB` both are one transaction. In another shard the
+ * record lands there first, then the health in `DB` (subscriptions live there): a failure
+ * between the two loses one attempt's count, never the attempt, and the message's retry finds
+ * the delivery settled or records the next attempt.
+ */
+async function recordWhereStored(
+  env: Env,
+  { deliveryId, shard, subscriptionId }: AttemptDelivery,
+  health: AttemptHealthInput,
+  record: readonly D1PreparedStatement[],
+): Promise<AttemptHealthState | undefined> {
+  if (shard.name === MAIN_SHARD) return recordAttemptHealth(env.DB, deliveryId, health, record);
+  if (record.length > 0) await shard.db.batch([...record]);
+  const subscription = subscriptionId ?? (await findDelivery(shard.db, deliveryId))?.subscriptionId;
+  if (subscription === undefined) return undefined;
+  return recordSubscriptionAttemptHealth(env.DB, subscription, health);
 }
 
 /**

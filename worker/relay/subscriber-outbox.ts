@@ -1,5 +1,7 @@
 import { DurableObject } from 'cloudflare:workers';
-import { findDeliveryOrder } from '../db/delivery-order.ts';
+import { loadSettings } from '../config.ts';
+import { findDeliveryOrderAcrossShards } from '../db/delivery-order.ts';
+import { type EventShard, everyEventShard, shardOfMessage } from '../db/event-shards.ts';
 import { findSubscription } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
 import { deadLetterDelivery } from './dead-letter.ts';
@@ -224,14 +226,20 @@ export class SubscriberOutbox extends DurableObject<Env> {
     let reference: string | null = null;
     try {
       if (ordered) {
-        const order = await findDeliveryOrder(this.env.DB, row.deliveryId);
+        const order = await findDeliveryOrderAcrossShards(
+          this.env.DB,
+          eventShards(this.env),
+          shardOfMessage(this.env, row.body),
+          row.deliveryId,
+        );
         reference = order?.reference ?? null;
         if (order?.blocked === true) {
           logEvent('info', 'delivery_held_for_order', { delivery_id: row.deliveryId, reference });
           return { parkMs: ORDER_RECHECK_MS, reference };
         }
       }
-      const prepared = await prepareDelivery(row.deliveryId, this.env, this.network);
+      const shard = shardOfMessage(this.env, row.body);
+      const prepared = await prepareDelivery(row.deliveryId, shard, this.env, this.network);
       const result =
         prepared.kind === 'ready'
           ? await recheckSentDelivery(
@@ -266,9 +274,18 @@ export class SubscriberOutbox extends DurableObject<Env> {
       this.#store.scheduleRetry(row.deliveryId, decision.retryInSec, now);
       return;
     }
-    if (decision.retryInSec !== undefined) await deadLetterDelivery(this.env, row.deliveryId);
+    if (decision.retryInSec !== undefined) {
+      await deadLetterDelivery(this.env, shardOfMessage(this.env, row.body), row.deliveryId);
+    }
     this.#store.remove(row.deliveryId);
     // Settled (delivered, failed, dead-lettered): the later events of its reference may go.
     if (decision.reference != null) this.#store.wake(decision.reference, now);
   }
+}
+
+// Every event shard an earlier event of a reference may be stored in; with unreadable
+// settings none (nothing is sent then anyway: the prepare step skips every delivery).
+function eventShards(env: Env): readonly EventShard[] {
+  const loaded = loadSettings(env);
+  return loaded.ok ? everyEventShard(env, loaded.settings) : [];
 }

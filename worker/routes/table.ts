@@ -116,7 +116,12 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     'webhook-signature',
     'Webhook ingress: stores the event and fans it out to the matching subscriptions.',
     ingestWebhook,
-    { body: required(WebhookEnvelopeSchema), response: WebhookAckSchema, extraErrors: [503] },
+    {
+      body: required(WebhookEnvelopeSchema),
+      response: WebhookAckSchema,
+      // 409: a copy of the event is being stored under another generation of shards.
+      extraErrors: [409, 503],
+    },
   ),
   route(
     'POST',

@@ -1,18 +1,8 @@
 import type { IRequest } from 'itty-router';
 import { SignatureVerificationError, verifyRequestSignature } from '../../lib/index.ts';
 import { parseJsonBody, readBody } from '../../lib/shared.ts';
-import {
-  type DeliveryTarget,
-  type DeliveryTargetRow,
-  fanOutDeliveriesStatement,
-  toDeliveryTargets,
-} from '../db/deliveries.ts';
-import {
-  findWebhookEvent,
-  insertWebhookEventStatement,
-  UNCHECKED,
-  type WebhookEventRecord,
-} from '../db/webhook-events.ts';
+import type { Settings } from '../config.ts';
+import { UNCHECKED, type WebhookEventRecord } from '../db/webhook-events.ts';
 import { withHttpErrors } from '../http/body.ts';
 import { contextOf, settingsIn } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
@@ -23,10 +13,19 @@ import { type ConfirmationDecision, confirmsType, decideConfirmation } from '../
 import { applyCheck, enqueueCheck, scheduleOutcome } from '../relay/confirmation-check.ts';
 import { enqueueDeliveries } from '../relay/enqueue.ts';
 import { referenceOf, WebhookEnvelopeSchema } from '../relay/envelope.ts';
+import {
+  type EventWrite,
+  findStoredEvent,
+  type StoreOutcome,
+  storeWebhookEvent,
+} from '../relay/event-store.ts';
 import { announceUnconfirmed } from '../relay/operational-alerts.ts';
 
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
 export const WEBHOOKS_PATH = '/webhooks';
+
+/** `Retry-After` of a 409 `event_in_flight`, in seconds: a copy settles within a request. */
+const IN_FLIGHT_RETRY_AFTER_SEC = 5;
 
 /** Accepted skew of the provider's `X-Timestamp`, in seconds, past and future. */
 export const WEBHOOK_TOLERANCE_SEC = 300;
@@ -101,7 +100,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
   // looked up, since the answer may settle it. Other event types are never looked up, so
   // their insert alone tells a copy: one D1 round trip fewer on the ingress.
   if (confirmsType(env, event.eventType)) {
-    const existing = await storedEvent(env, event.eventId, context.requestId);
+    const existing = await storedEvent(env, settings, event.eventId, context.requestId);
     const settles = existing?.status === 'awaiting_confirmation' && existing.rawBody === rawBody;
     if (existing !== undefined && !settles) {
       logAccepted(context.requestId, event, { duplicate: true, status: existing.status }, secret);
@@ -114,24 +113,16 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
   const checked = decision.reason !== null;
   const outcome = scheduleOutcome(decision, 1, event.receivedAt);
   const fansOut = outcome.status === 'received' || outcome.status === 'confirmed';
-  let stored: boolean;
-  let deliveries: DeliveryTarget[];
-  try {
-    // One transaction: the event and its delivery rows (a duplicate writes neither).
-    const insert = await insertWebhookEventStatement(
-      env.DB,
-      event,
-      outcome.status,
-      checked ? { ...outcome, checks: 1 } : UNCHECKED,
-    );
-    const [inserted, fanOut] = await env.DB.batch<DeliveryTargetRow>(
-      fansOut ? [insert, fanOutDeliveriesStatement(env.DB, event)] : [insert],
-    );
-    stored = inserted?.meta.changes === 1;
-    deliveries = stored ? toDeliveryTargets(fanOut?.results) : [];
-  } catch (error) {
-    throw storeFailed(context.requestId, event.eventId, error);
-  }
+  // One transaction: the event and its delivery rows (a duplicate writes neither).
+  const write = await store(env, settings, context.requestId, {
+    event,
+    status: outcome.status,
+    confirmation: checked ? { ...outcome, checks: 1 } : UNCHECKED,
+    fansOut,
+  });
+  if (write.kind === 'in_flight') throw inFlight(context.requestId, event.eventId);
+  const stored = write.kind === 'stored';
+  const deliveries = write.kind === 'stored' ? write.deliveries : [];
   logAccepted(
     context.requestId,
     event,
@@ -153,7 +144,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
       event.receivedAt,
     );
   }
-  if (!stored && checked) await settleAwaitingDuplicate(env, event, decision);
+  if (!stored && checked) await settleAwaitingDuplicate(env, settings, event, decision);
   await enqueueDeliveries(env.DELIVERIES, deliveries, context.requestId);
   return jsonResponse({ status: 'success', event_id: event.eventId, duplicate: !stored });
 }
@@ -166,13 +157,49 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
  */
 async function storedEvent(
   env: Env,
+  settings: Settings,
   eventId: string,
   requestId: string,
 ): Promise<WebhookEventRecord | undefined> {
   try {
-    return await findWebhookEvent(env.DB, eventId);
+    return (await findStoredEvent(env, settings, eventId, Date.now()))?.record;
   } catch (error) {
+    if (error instanceof HttpError) throw error;
     throw storeFailed(requestId, eventId, error);
+  }
+}
+
+/**
+ * A copy of the event written under another generation of shards is still settling (see
+ * worker/relay/event-store.ts): nothing is kept, and the provider's retry settles it.
+ */
+function inFlight(requestId: string, eventId: string): HttpError {
+  logEvent('warn', 'webhook_event_in_flight', { request_id: requestId, event_id: eventId });
+  return new HttpError(
+    409,
+    'event_in_flight',
+    `A copy of event ${eventId} is being stored; retry shortly`,
+    { headers: { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SEC) } },
+  );
+}
+
+/**
+ * Stores the event where its id is placed (worker/relay/event-store.ts).
+ *
+ * @throws {HttpError} 503 `configuration_error` (a shard binding missing).
+ * @throws {InternalError} 500 `internal_error` when D1 fails (nothing acknowledged).
+ */
+async function store(
+  env: Env,
+  settings: Settings,
+  requestId: string,
+  write: EventWrite,
+): Promise<StoreOutcome> {
+  try {
+    return await storeWebhookEvent(env, settings, write);
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw storeFailed(requestId, write.event.eventId, error);
   }
 }
 
@@ -218,11 +245,12 @@ function logAccepted(
  */
 async function settleAwaitingDuplicate(
   env: Env,
+  settings: Settings,
   event: { readonly eventId: string; readonly rawBody: string; readonly receivedAt: number },
   decision: ConfirmationDecision,
 ): Promise<void> {
   if (decision.status !== 'confirmed' && decision.status !== 'unconfirmed') return;
-  const stored = await findWebhookEvent(env.DB, event.eventId);
+  const stored = (await findStoredEvent(env, settings, event.eventId, Date.now()))?.record;
   if (stored?.status !== 'awaiting_confirmation' || stored.rawBody !== event.rawBody) return;
   await applyCheck(env, stored, stored.confirmation?.checks ?? 0, decision, Date.now());
 }

@@ -6,6 +6,7 @@
  */
 import { type QueueResult, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
+import { shardOfMessage } from '../../../worker/db/event-shards.ts';
 import { findDelivery } from '../../../worker/db/deliveries.ts';
 import { OutboxGate } from '../../../worker/relay/outbox-limits.ts';
 import type { SubscriberOutbox } from '../../../worker/relay/subscriber-outbox.ts';
@@ -44,7 +45,8 @@ export async function prepareOutboxes(
   for (const message of messages) {
     const deliveryId = (message.body as { deliveryId?: unknown } | null)?.deliveryId;
     if (typeof deliveryId !== 'string') continue;
-    const delivery = await findDelivery(env.DB, deliveryId);
+    // The message names the event shard holding the delivery (absent: DB).
+    const delivery = await findDelivery(shardOfMessage(env, message.body).db, deliveryId);
     if (delivery === undefined) continue;
     const stub = outboxOf(delivery.subscriptionId);
     await runInDurableObject(stub, (instance) => {

@@ -1,0 +1,104 @@
+/**
+ * Helpers of the event sharding tests: the three test databases (test/support/worker-test-options.ts
+ * binds the two beside `DB`), event ids placed in a chosen shard, where an event's rows are,
+ * and the ingress called with `D1_SHARDS` set.
+ */
+import { env } from 'cloudflare:workers';
+import { expect } from 'vitest';
+import { shardIndex } from '../../../worker/db/shards.ts';
+import type { DeliveryMessage } from '../../../worker/relay/consumer.ts';
+import { fetchGateway } from '../helpers.ts';
+import { recordingQueue } from '../relay/delivery-helpers.ts';
+import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
+
+/** The test databases, in placement order. */
+export const SHARDS = ['DB', 'DB_SHARD_1', 'DB_SHARD_2'] as const;
+
+/** One of {@link SHARDS}. */
+export type ShardName = (typeof SHARDS)[number];
+
+/** `D1_SHARDS` spreading over the three from the start. */
+export const THREE_SHARDS = SHARDS.join(',');
+
+/** The test's database bound as `name`. */
+export function database(name: ShardName): D1Database {
+  return env[name];
+}
+
+/**
+ * A fresh event id whose shard among the three is `name` (drawn until one lands there: a
+ * third of the ids do).
+ */
+export async function eventIdIn(name: ShardName): Promise<string> {
+  const wanted = SHARDS.indexOf(name);
+  for (let draw = 0; draw < 200; draw += 1) {
+    const id = `evt_${crypto.randomUUID()}`;
+    if ((await shardIndex(id, SHARDS.length)) === wanted) return id;
+  }
+  throw new Error(`no event id placed in ${name} after 200 draws`);
+}
+
+/** The shards holding a row of `eventId`. */
+export async function holdersOf(eventId: string): Promise<ShardName[]> {
+  const found = await Promise.all(
+    SHARDS.map(async (name) => {
+      const row = await database(name)
+        .prepare('SELECT 1 AS found FROM webhook_events WHERE event_id = ?1')
+        .bind(eventId)
+        .first();
+      return row === null ? undefined : name;
+    }),
+  );
+  return found.filter((name): name is ShardName => name !== undefined);
+}
+
+/** The deliveries of `eventId` stored in `name`. */
+export async function deliveriesIn(
+  name: ShardName,
+  eventId: string,
+): Promise<{ id: string; subscription_id: string; status: string; attempts: number }[]> {
+  const { results } = await database(name)
+    .prepare(
+      'SELECT id, subscription_id, status, attempts FROM deliveries WHERE event_id = ?1 ORDER BY id',
+    )
+    .bind(eventId)
+    .all<{ id: string; subscription_id: string; status: string; attempts: number }>();
+  return results;
+}
+
+/** What one signed POST /webhooks answered, and the delivery messages it enqueued. */
+export interface Ingested {
+  readonly status: number;
+  readonly body: { code?: string; duplicate?: boolean };
+  readonly retryAfter: string | null;
+  readonly messages: DeliveryMessage[];
+}
+
+/**
+ * Posts a signed webhook of `eventType` with id `eventId` through the real Worker, with
+ * `D1_SHARDS` as given and a recording `DELIVERIES`.
+ */
+export async function ingest(
+  shards: string,
+  eventId: string,
+  eventType: string,
+  data: Record<string, unknown> = { reference: `ref_${crypto.randomUUID()}` },
+  timestamp = '2030-01-01T00:00:00.000Z',
+): Promise<Ingested> {
+  const queue = recordingQueue();
+  const body = JSON.stringify(
+    envelope({ event_id: eventId, event_type: eventType, data, timestamp }),
+  );
+  const res = await fetchGateway(await webhookRequest(body), {
+    D1_SHARDS: shards,
+    DELIVERIES: queue.queue,
+  } as Partial<Env>);
+  const messages = queue.batches.flat().map((message) => message.body as DeliveryMessage);
+  expect([200, 409]).toContain(res.status);
+  return {
+    status: res.status,
+    body: (await res.json()) as Ingested['body'],
+    retryAfter: res.headers.get('Retry-After'),
+    messages,
+  };
+}
