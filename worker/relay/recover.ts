@@ -200,10 +200,29 @@ function walkOf(env: Env, job: RecoveryJob): { shard: EventShard; next?: string 
   return next === undefined ? { shard } : { shard, next };
 }
 
-/** What a step took: the deliveries to enqueue (with their shard) and whether the job moved. */
+/**
+ * What a step took: how many deliveries it enqueued, whether it moved the job, and whether
+ * the page taken was the walk's last (as recorded: on a shard, a run that did not take the
+ * page may have read another number of rows than the one that did).
+ */
 interface TakenStep {
-  readonly enqueue: readonly DeliveryTarget[];
+  readonly enqueued: number;
   readonly moved: boolean;
+  readonly done: boolean;
+}
+
+/** Enqueues a page's reset or written deliveries with trigger `recover` and the job's operator. */
+async function enqueueRecovered(
+  env: Env,
+  job: RecoveryJob,
+  deliveries: readonly DeliveryTarget[],
+  now: number,
+): Promise<void> {
+  await enqueueRequestedDeliveries(env.DELIVERIES, deliveries, {
+    trigger: 'recover',
+    operator: job.operator,
+    requestedAt: now,
+  });
 }
 
 async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Promise<void> {
@@ -227,23 +246,16 @@ async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Prom
     walk.shard.name === MAIN_SHARD
       ? await takeOnMain(env, job, step, now)
       : await takeOnShard(env, job, { shard: walk.shard, view }, step, now);
-  // Whoever reset or wrote a page's deliveries enqueues them, once, before anything else
-  // can fail: on a shard that run may not be the one that moves the job.
-  await enqueueRequestedDeliveries(env.DELIVERIES, taken.enqueue, {
-    trigger: 'recover',
-    operator: job.operator,
-    requestedAt: now,
-  });
   if (!taken.moved) return;
   logEvent('info', 'recovery_page_taken', {
     job_id: jobId,
     page,
     ...(walk.shard.name === MAIN_SHARD ? {} : { shard: walk.shard.name }),
     matched: candidates.length,
-    enqueued: taken.enqueue.length,
-    last: last && walk.next === undefined,
+    enqueued: taken.enqueued,
+    last: taken.done,
   });
-  if (!last || walk.next !== undefined) await env.DELIVERIES.send(next);
+  if (!taken.done) await env.DELIVERIES.send(next);
 }
 
 /** Takes the page on `DB`: its writes and the job's move are one transaction. */
@@ -257,13 +269,17 @@ async function takeOnMain(
     job.kind === 'missed_events'
       ? await takeMissedEventsPage(env.DB, job, step, now)
       : withSubscriptions(await takeRecoveryPage(env.DB, job, step, now), step.candidates);
-  return reset === null ? { enqueue: [], moved: false } : { enqueue: reset, moved: true };
+  const done = step.last && step.next === undefined;
+  if (reset === null) return { enqueued: 0, moved: false, done };
+  await enqueueRecovered(env, job, reset, now);
+  return { enqueued: reset.length, moved: true, done };
 }
 
 /**
- * Takes the page on another shard (guarded by the page's row there), then moves the job in
- * `DB` with what that row recorded: a step run again after the first run took the page but
- * failed before moving the job moves it with the same counts and writes nothing again.
+ * Takes the page on another shard (guarded by the page's row there), enqueues what this run
+ * reset or wrote (only the run that took the page has any), then moves the job in `DB` with
+ * what the page's row recorded: a step run again after the first run took the page but
+ * failed before moving the job moves it with the same counts and enqueues nothing again.
  */
 async function takeOnShard(
   env: Env,
@@ -280,6 +296,8 @@ async function takeOnShard(
       : resetPageStatement(on.shard.db, job, page, PAGE_GUARD, on.view);
   const outcome = outcomeOf(step, step.candidates.length - wanted.length);
   const taken = await takePageOnShard(on.shard.db, job.id, outcome, write, now);
+  const written = toDeliveryTargets(taken.written, on.shard.name);
+  await enqueueRecovered(env, job, written, now);
   const moved = await advanceRecoveryJobStatement(
     env.DB,
     job.id,
@@ -287,8 +305,6 @@ async function takeOnShard(
     Date.now(),
     taken.enqueued,
   ).all();
-  return {
-    enqueue: toDeliveryTargets(taken.written, on.shard.name),
-    moved: moved.results.length > 0,
-  };
+  const done = taken.outcome.last && taken.outcome.next === undefined;
+  return { enqueued: written.length, moved: moved.results.length > 0, done };
 }
