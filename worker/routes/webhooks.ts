@@ -134,8 +134,9 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     },
     secret,
   );
-  if (stored && outcome.delaySeconds !== undefined) {
-    await enqueueCheck(env.DELIVERIES, { eventId: event.eventId, check: 1 }, outcome.delaySeconds);
+  if (write.kind === 'stored' && outcome.delaySeconds !== undefined) {
+    const check = { eventId: event.eventId, check: 1, shard: write.shard.name };
+    await enqueueCheck(env.DELIVERIES, check, outcome.delaySeconds);
   }
   if (stored && outcome.status === 'unconfirmed') {
     await announceUnconfirmed(
@@ -250,9 +251,11 @@ async function settleAwaitingDuplicate(
   decision: ConfirmationDecision,
 ): Promise<void> {
   if (decision.status !== 'confirmed' && decision.status !== 'unconfirmed') return;
-  const stored = (await findStoredEvent(env, settings, event.eventId, Date.now()))?.record;
+  const found = await findStoredEvent(env, settings, event.eventId, Date.now());
+  const stored = found?.record;
   if (stored?.status !== 'awaiting_confirmation' || stored.rawBody !== event.rawBody) return;
-  await applyCheck(env, stored, stored.confirmation?.checks ?? 0, decision, Date.now());
+  const checks = stored.confirmation?.checks ?? 0;
+  await applyCheck(env, stored, checks, decision, Date.now(), found?.shard);
 }
 
 /**
