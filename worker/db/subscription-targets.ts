@@ -8,11 +8,12 @@
 import { OPERATIONAL_TYPES, REPLAY_AUDIENCE } from './admin-deliveries.ts';
 import { type EventShard, MAIN_SHARD } from './event-shards.ts';
 import {
+  readSubscriptionsSnapshot,
   SUBSCRIPTIONS_TABLE,
   type SubscriptionsView,
   snapshotBinds,
   subscriptionsCte,
-  subscriptionsViewFor,
+  viewOn,
 } from './subscription-snapshot.ts';
 
 /** A subscription as a retry or replay checks it. */
@@ -94,17 +95,11 @@ export async function findDeliveryTargetInShards(
   deliveryId: string,
 ): Promise<(DeliveryTargetCheck & { readonly shard: EventShard }) | undefined> {
   // Every shard other than DB reads the same snapshot: taken once.
-  const other = shards.find((shard) => shard.name !== MAIN_SHARD);
-  const snapshot =
-    other === undefined ? SUBSCRIPTIONS_TABLE : await subscriptionsViewFor(main, other);
+  const snapshot = shards.every((shard) => shard.name === MAIN_SHARD)
+    ? SUBSCRIPTIONS_TABLE
+    : await readSubscriptionsSnapshot(main);
   const found = await Promise.all(
-    shards.map((shard) =>
-      findDeliveryTarget(
-        shard.db,
-        deliveryId,
-        shard.name === MAIN_SHARD ? SUBSCRIPTIONS_TABLE : snapshot,
-      ),
-    ),
+    shards.map((shard) => findDeliveryTarget(shard.db, deliveryId, viewOn(shard, snapshot))),
   );
   const index = found.findIndex((target) => target !== undefined);
   const target = found[index];

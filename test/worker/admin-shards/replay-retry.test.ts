@@ -9,11 +9,14 @@
  */
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { errorBody, fetchGateway, useCapturedLogs } from '../helpers.ts';
 import {
   createReceiverSubscription,
   disableTestSubscriptions,
+  receivedUnder,
   recordingQueue,
+  runQueue,
 } from '../relay/delivery-helpers.ts';
 import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
 import {
@@ -92,7 +95,7 @@ describe('GET /admin/events/:id over three shards', () => {
 });
 
 describe('POST /admin/events/:id/replay over three shards', () => {
-  it('should reset and add the deliveries in DB_SHARD_2, skip a disabled subscription and name the shard', async () => {
+  it('should reset and add the deliveries in DB_SHARD_2, skip a disabled subscription, name the shard and be delivered', async () => {
     const type = `replay_${crypto.randomUUID()}`;
     const early = await createReceiverSubscription({ eventTypes: [type] });
     const stored = await storeShardedEvent(type, { eventId: await eventIdIn('DB_SHARD_2') });
@@ -134,6 +137,27 @@ describe('POST /admin/events/:id/replay over three shards', () => {
       .bind(stored.eventId)
       .first<{ n: number }>();
     expect(inMain?.n).toBe(0);
+    // The consumer finds each delivery in the shard its message names and sends it.
+    await runQueue(
+      DELIVERIES_QUEUE,
+      bodies.map((body) => ({ body })),
+      THREE_SHARDS,
+    );
+    for (const { key } of [early, late]) {
+      const received = await receivedUnder(key);
+      expect(received.map((request) => JSON.parse(request.body).event_id)).toEqual([
+        stored.eventId,
+      ]);
+    }
+    const attempts = await env.DB_SHARD_2.prepare(
+      'SELECT attempt, trigger, operator FROM delivery_attempts WHERE delivery_id = ?1',
+    )
+      .bind(existing)
+      .all();
+    expect(attempts.results).toEqual([
+      { attempt: 1, trigger: 'schedule', operator: null },
+      { attempt: 2, trigger: 'replay', operator: 'ada@ops' },
+    ]);
   });
 
   it('should record a forced replay of an unconfirmed event in DB_SHARD_1, its shard', async () => {
