@@ -21,6 +21,7 @@ import { logEvent } from '../http/log.ts';
 import { type ConfirmationMessage, confirmationMessage } from './confirmation-check.ts';
 import { enqueueDeliveryTargets, sendInBatches } from './enqueue.ts';
 import { announceBacklog } from './operational-alerts.ts';
+import { ShardSweep } from './sweep-shards.ts';
 
 /**
  * How long past its due time a `pending` delivery may wait before the sweeper
@@ -116,7 +117,9 @@ export interface SweepPlan {
  * cascading, at most `plan.purgeStatementsPerShard` statements of 500 per shard
  * ({@link purgeExpiredEvents}); recovery jobs that finished (`done` or `failed`) before the
  * same cutoff are deleted from `DB`, at most {@link RECOVERY_JOB_PURGE_BATCH_SIZE} (a running
- * one is kept, however old). The shards are swept in parallel.
+ * one is kept, however old). The shards are swept in parallel; a shard whose statement fails
+ * is left out of the rest of the run (logged `relay_sweep_shard_failed`), the others are
+ * swept, and the run throws that failure at its end.
  * First of all, when the oldest due `pending` delivery has been due for `backlogAlertSec` or
  * more, `relay.backlog` is raised, once per hour window (worker/relay/operational-alerts.ts);
  * a failure there is logged, not thrown, so the sweep still runs.
@@ -129,8 +132,8 @@ export interface SweepPlan {
  *   by default every event shard of the settings, 500 claims of each kind and 10 purge
  *   statements per shard (`DB` alone with invalid settings).
  * @returns what was done, every shard together.
- * @throws whatever D1 or Queues throw (a claimed delivery not sent is simply retried by
- *   the next run after the grace period).
+ * @throws whatever D1 or Queues throw, a shard's D1 failure once the other shards are swept
+ *   (a claimed delivery not sent is simply retried by the next run after the grace period).
  *
  * @example
  * ```ts
@@ -147,37 +150,32 @@ export async function sweepRelay(
   // First: the re-enqueue below moves the due time of what it sends.
   const backlogEventId = await raiseBacklog(env, now, backlogAlertSec);
   const { shards, claimLimit } = plan;
+  const run = new ShardSweep(shards);
   const overdueBefore = now - SWEEP_GRACE_MS;
   const ids = (
-    await Promise.all(
-      shards.map(async (shard) =>
-        inShard(await claimOverdueDeliveries(shard.db, overdueBefore, now, claimLimit), shard),
-      ),
+    await run.each('claim_deliveries', async (shard) =>
+      inShard(await claimOverdueDeliveries(shard.db, overdueBefore, now, claimLimit), shard),
     )
   ).flat();
   await enqueueDeliveryTargets(env.DELIVERIES, ids);
   const checks = (
-    await Promise.all(
-      shards.map(async (shard) =>
-        (
-          await claimOverdueChecks(shard.db, overdueBefore, now, claimLimit)
-        ).map((claimed) => checkMessage(claimed, shard)),
-      ),
+    await run.each('claim_checks', async (shard) =>
+      (
+        await claimOverdueChecks(shard.db, overdueBefore, now, claimLimit)
+      ).map((claimed) => checkMessage(claimed, shard)),
     )
   ).flat();
   await sendInBatches<ConfirmationMessage>(env.DELIVERIES, checks);
   const cutoff = now - retentionDays * DAY_MS;
   const limits = { batchSize: EVENT_PURGE_BATCH_SIZE, maxStatements: plan.purgeStatementsPerShard };
-  const progress = await Promise.all(
-    shards.map((shard) => purgeExpiredEvents(shard.db, cutoff, limits)),
-  );
+  const progress = await run.each('purge', (shard) => purgeExpiredEvents(shard.db, cutoff, limits));
   const purged = progress.reduce((sum, shard) => sum + shard.purged, 0);
   const more = progress.some((shard) => shard.more);
-  const purgedRecoveryJobs = await purgeRecoveryJobsBefore(
-    env.DB,
-    cutoff,
-    RECOVERY_JOB_PURGE_BATCH_SIZE,
-  );
+  // Recovery jobs live in DB: not purged in a run where DB failed (as before shards).
+  const purgedRecoveryJobs = run.failed(MAIN_SHARD)
+    ? 0
+    : await purgeRecoveryJobsBefore(env.DB, cutoff, RECOVERY_JOB_PURGE_BATCH_SIZE);
+  run.throwIfFailed();
   logEvent('info', 'relay_swept', {
     shards: shards.length,
     requeued: ids.length,

@@ -2,7 +2,8 @@
  * The relay's cron housekeeping over three event shards (`D1_SHARDS = DB,DB_SHARD_1,DB_SHARD_2`),
  * through the Worker's `scheduled` handler on the three real D1 databases and a recording
  * `DELIVERIES`: each shard's overdue deliveries are re-enqueued naming their shard and reach
- * the subscriber; expired events are purged in every shard; the run's D1 statements stay
+ * the subscriber; expired events are purged in every shard; a shard that fails does not stop
+ * the others; the run's D1 statements stay
  * within its plan. The plan itself (worker/cron-budget.ts) is checked for every shard count.
  */
 import {
@@ -12,6 +13,7 @@ import {
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runScheduled } from '../../../worker/cron.ts';
 import {
   cronPeriodMs,
   eventPurgeStatements,
@@ -22,6 +24,7 @@ import {
 import worker from '../../../worker/index.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { SWEEP_GRACE_MS } from '../../../worker/relay/sweeper.ts';
+import { faultyD1 } from '../fault-bindings.ts';
 import { useCapturedLogs } from '../helpers.ts';
 import {
   createReceiverSubscription,
@@ -39,7 +42,7 @@ import {
   THREE_SHARDS,
 } from './shard-events.ts';
 
-useCapturedLogs();
+const logs = useCapturedLogs();
 afterEach(disableTestSubscriptions);
 
 const DAY_MS = 86_400_000;
@@ -122,6 +125,51 @@ describe('relay housekeeping over event shards', () => {
         expect((await eventIn(shard, kept))?.eventId, `${shard} lost a fresh event`).toBe(kept);
         expect(await deliveriesIn(shard, kept)).toHaveLength(1);
       }
+    });
+
+    it('should sweep the other shards when one fails, fail the run, and sweep that one on the next run', async () => {
+      const eventType = `sweep_fault_${crypto.randomUUID()}`;
+      const { subscription } = await createReceiverSubscription({ eventTypes: [eventType] });
+      const now = Date.now();
+      const due = await Promise.all(SHARDS.map((shard) => storeIn(shard, { eventType })));
+      const old = await storeIn('DB_SHARD_2', { eventType, receivedAt: now - 31 * DAY_MS });
+      const broken = faultyD1(env.DB_SHARD_1, {
+        failOn: /^\s*UPDATE deliveries SET next_attempt_at/,
+      });
+      const recorder = recordingQueue();
+      const later = now + SWEEP_GRACE_MS + 1000;
+
+      await expect(
+        runScheduled(createScheduledController({ scheduledTime: later }), {
+          ...env,
+          ...THREE_SHARDS,
+          RELAY_RETENTION_DAYS: '30',
+          DB_SHARD_1: broken,
+          DELIVERIES: recorder.queue,
+        }),
+      ).rejects.toThrow(/injected fault/);
+
+      expect(broken.injected).toBe(1);
+      const sent = recorder.batches.flat().map((message) => message.body);
+      const [inDb, inOne, inTwo] = due.map((event) => event.deliveryIds[0]);
+      expect(sent).toContainEqual({ deliveryId: inDb, subscriptionId: subscription.id });
+      expect(sent).toContainEqual({
+        deliveryId: inTwo,
+        subscriptionId: subscription.id,
+        shard: 'DB_SHARD_2',
+      });
+      expect(sent.map((body) => (body as { deliveryId?: string }).deliveryId)).not.toContain(inOne);
+      expect(await eventIn('DB_SHARD_2', old.eventId)).toBeUndefined();
+      expect(logs.lines()).toContainEqual(
+        expect.objectContaining({ event: 'relay_sweep_shard_failed', shard: 'DB_SHARD_1' }),
+      );
+
+      const next = await runCron(later + 60_000);
+      expect(next).toContainEqual({
+        deliveryId: inOne,
+        subscriptionId: subscription.id,
+        shard: 'DB_SHARD_1',
+      });
     });
 
     it('should visit every shard within the statements of its plan', async () => {
