@@ -8,14 +8,8 @@
  * With several event shards (`D1_SHARDS`) a job walks them one after another: a page reads
  * one shard, and the shard's last page moves the job's cursor to the start of the next.
  */
-import { settingsOf } from '../config.ts';
-import { type DeliveryTarget, toDeliveryTargets } from '../db/deliveries.ts';
-import { type EventShard, everyEventShard, MAIN_SHARD } from '../db/event-shards.ts';
-import {
-  insertMissedDeliveriesStatement,
-  readMissedEventsPage,
-  takeMissedEventsPage,
-} from '../db/missed-event-pages.ts';
+
+import { readMissedEventsPage } from '../db/missed-event-pages.ts';
 import {
   failRecoveryJob,
   findRecoveryJob,
@@ -24,22 +18,10 @@ import {
   type RecoveryJobKind,
   startRecoveryJob,
 } from '../db/recovery-jobs.ts';
-import {
-  type RecoveryCandidate,
-  type RecoveryStep,
-  readRecoveryPage,
-  resetPageStatement,
-  takeRecoveryPage,
-} from '../db/recovery-pages.ts';
-import {
-  advanceRecoveryJobStatement,
-  outcomeOf,
-  PAGE_GUARD,
-  takePageOnShard,
-} from '../db/recovery-shard-pages.ts';
-import { type SubscriptionsView, subscriptionsViewFor } from '../db/subscription-snapshot.ts';
+import { readRecoveryPage } from '../db/recovery-pages.ts';
+import { subscriptionsViewFor } from '../db/subscription-snapshot.ts';
 import { logEvent } from '../http/log.ts';
-import { enqueueRequestedDeliveries } from './operator-request.ts';
+import { takeRecoveryStep, walkOf } from './recovery-take.ts';
 
 /**
  * Deliveries per page of a recovery: one `sendBatch` (the Queues limit is 100 messages).
@@ -171,60 +153,6 @@ export async function launchRecoveryJob(
   return launched;
 }
 
-/** The reset deliveries with their subscriptions, read with the page (reset ids are among them). */
-function withSubscriptions(
-  ids: readonly string[] | null,
-  candidates: readonly RecoveryCandidate[],
-): DeliveryTarget[] | null {
-  if (ids === null) return null;
-  const subscriptionOf = new Map(candidates.map((c) => [c.id, c.subscriptionId]));
-  return ids.flatMap((deliveryId) => {
-    const subscriptionId = subscriptionOf.get(deliveryId);
-    return subscriptionId === undefined ? [] : [{ deliveryId, subscriptionId }];
-  });
-}
-
-/**
- * Where the job's walk is: the shard its cursor is in, and the one after it. Shards are
- * walked in the order every generation lists them, so a shard a later generation adds comes
- * after those the walk has passed (it holds only deliveries newer than the job).
- *
- * @throws {Error} when the cursor's shard is no longer in `D1_SHARDS`.
- */
-function walkOf(env: Env, job: RecoveryJob): { shard: EventShard; next?: string } {
-  const shards = everyEventShard(env, settingsOf(env));
-  const at = job.shard === undefined ? 0 : shards.findIndex((s) => s.name === job.shard);
-  const shard = shards[at];
-  if (shard === undefined) throw new Error(`shard ${job.shard} is no longer in D1_SHARDS`);
-  const next = shards[at + 1]?.name;
-  return next === undefined ? { shard } : { shard, next };
-}
-
-/**
- * What a step took: how many deliveries it enqueued, whether it moved the job, and whether
- * the page taken was the walk's last (as recorded: on a shard, a run that did not take the
- * page may have read another number of rows than the one that did).
- */
-interface TakenStep {
-  readonly enqueued: number;
-  readonly moved: boolean;
-  readonly done: boolean;
-}
-
-/** Enqueues a page's reset or written deliveries with trigger `recover` and the job's operator. */
-async function enqueueRecovered(
-  env: Env,
-  job: RecoveryJob,
-  deliveries: readonly DeliveryTarget[],
-  now: number,
-): Promise<void> {
-  await enqueueRequestedDeliveries(env.DELIVERIES, deliveries, {
-    trigger: 'recover',
-    operator: job.operator,
-    requestedAt: now,
-  });
-}
-
 async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Promise<void> {
   const job = await findRecoveryJob(env.DB, jobId);
   if (job === undefined || job.state !== 'running') return;
@@ -242,69 +170,15 @@ async function runRecoveryStep({ jobId, page }: RecoveryMessage, env: Env): Prom
   const last = candidates.length < RECOVERY_PAGE_SIZE;
   const now = Date.now();
   const step = { page, candidates, last, ...(walk.next === undefined ? {} : { next: walk.next }) };
-  const taken =
-    walk.shard.name === MAIN_SHARD
-      ? await takeOnMain(env, job, step, now)
-      : await takeOnShard(env, job, { shard: walk.shard, view }, step, now);
+  const taken = await takeRecoveryStep(env, job, { shard: walk.shard, view }, step, now);
   if (!taken.moved) return;
   logEvent('info', 'recovery_page_taken', {
     job_id: jobId,
     page,
-    ...(walk.shard.name === MAIN_SHARD ? {} : { shard: walk.shard.name }),
+    shard: walk.shard.name,
     matched: candidates.length,
     enqueued: taken.enqueued,
     last: taken.done,
   });
   if (!taken.done) await env.DELIVERIES.send(next);
-}
-
-/** Takes the page on `DB`: its writes and the job's move are one transaction. */
-async function takeOnMain(
-  env: Env,
-  job: RecoveryJob,
-  step: RecoveryStep,
-  now: number,
-): Promise<TakenStep> {
-  const reset =
-    job.kind === 'missed_events'
-      ? await takeMissedEventsPage(env.DB, job, step, now)
-      : withSubscriptions(await takeRecoveryPage(env.DB, job, step, now), step.candidates);
-  const done = step.last && step.next === undefined;
-  if (reset === null) return { enqueued: 0, moved: false, done };
-  await enqueueRecovered(env, job, reset, now);
-  return { enqueued: reset.length, moved: true, done };
-}
-
-/**
- * Takes the page on another shard (guarded by the page's row there), enqueues what this run
- * reset or wrote (only the run that took the page has any), then moves the job in `DB` with
- * what the page's row recorded: a step run again after the first run took the page but
- * failed before moving the job moves it with the same counts and enqueues nothing again.
- */
-async function takeOnShard(
-  env: Env,
-  job: RecoveryJob,
-  on: { readonly shard: EventShard; readonly view: SubscriptionsView },
-  step: RecoveryStep,
-  now: number,
-): Promise<TakenStep> {
-  const wanted = step.candidates.filter((candidate) => candidate.enabled).map((c) => c.id);
-  const page = { page: step.page, wanted, now };
-  const write =
-    job.kind === 'missed_events'
-      ? insertMissedDeliveriesStatement(on.shard.db, job, page, PAGE_GUARD, on.view)
-      : resetPageStatement(on.shard.db, job, page, PAGE_GUARD, on.view);
-  const outcome = outcomeOf(step, step.candidates.length - wanted.length);
-  const taken = await takePageOnShard(on.shard.db, job.id, outcome, write, now);
-  const written = toDeliveryTargets(taken.written, on.shard.name);
-  await enqueueRecovered(env, job, written, now);
-  const moved = await advanceRecoveryJobStatement(
-    env.DB,
-    job.id,
-    taken.outcome,
-    Date.now(),
-    taken.enqueued,
-  ).all();
-  const done = taken.outcome.last && taken.outcome.next === undefined;
-  return { enqueued: written.length, moved: moved.results.length > 0, done };
 }
