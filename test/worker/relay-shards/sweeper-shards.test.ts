@@ -139,14 +139,16 @@ describe('relay housekeeping over event shards', () => {
       const recorder = recordingQueue();
       const later = now + SWEEP_GRACE_MS + 1000;
 
+      // DB_SHARD_1 is a test binding, not in the Worker's own Env type.
+      const workerEnv = {
+        ...env,
+        ...THREE_SHARDS,
+        RELAY_RETENTION_DAYS: '30',
+        DB_SHARD_1: broken,
+        DELIVERIES: recorder.queue,
+      } as Env;
       await expect(
-        runScheduled(createScheduledController({ scheduledTime: later }), {
-          ...env,
-          ...THREE_SHARDS,
-          RELAY_RETENTION_DAYS: '30',
-          DB_SHARD_1: broken,
-          DELIVERIES: recorder.queue,
-        }),
+        runScheduled(createScheduledController({ scheduledTime: later }), workerEnv),
       ).rejects.toThrow(/injected fault/);
 
       expect(broken.injected).toBe(1);
