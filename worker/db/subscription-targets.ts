@@ -56,7 +56,7 @@ export interface DeliveryTargetCheck {
  * @param view - how `db` reads the subscriptions; by default the table (`db` is `DB`).
  * @returns `undefined` when there is no such delivery in `db`.
  */
-export async function findDeliveryTarget(
+async function findDeliveryTarget(
   db: D1Database,
   deliveryId: string,
   view: SubscriptionsView = SUBSCRIPTIONS_TABLE,
