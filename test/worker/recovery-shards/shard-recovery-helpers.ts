@@ -19,7 +19,7 @@ import { recordingQueue, runQueue } from '../relay/delivery-helpers.ts';
 export const THREE_SHARDS = { D1_SHARDS: SHARDS.join(',') } satisfies Partial<Env>;
 
 /** The shard the placement puts `eventId` in, with three shards. */
-export async function homeOf(eventId: string): Promise<ShardName> {
+async function homeOf(eventId: string): Promise<ShardName> {
   const sharded = { ...env, ...THREE_SHARDS };
   const placed = await placeEvent(sharded, settingsOf(sharded), eventId, Date.now());
   return placed.home.name as ShardName;
