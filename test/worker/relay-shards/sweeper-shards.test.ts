@@ -198,7 +198,7 @@ describe('relay housekeeping over event shards', () => {
     });
 
     it('should stay under the invocation limit for any number of shards a configuration can hold', () => {
-      // Up to 980 shards in all: seven generations of 128 with no binding in common.
+      // Up to 980 shards in all: more than seven generations of 128 with no binding in common.
       for (let shards = 1; shards <= 980; shards++) {
         const plan = planCronRun(shards);
         expect(plan.maxQueries, `${shards} shards`).toBeLessThan(INVOCATION_QUERY_LIMIT);
