@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RECOVERY_PAGE_SIZE } from '../../../worker/relay/recover.ts';
 import { faultyD1 } from '../fault-bindings.ts';
 import { fetchGateway, useCapturedLogs } from '../helpers.ts';
-import { database } from '../proxy/shard-helpers.ts';
+import { database, SHARDS } from '../proxy/shard-helpers.ts';
 import {
   createReceiverSubscription,
   disableTestSubscriptions,
@@ -124,14 +124,25 @@ describe('bulk recovery over event shards', () => {
       expect(sent.steps).toEqual(
         [1, 2, 3].map((page) => ({ kind: 'recover', jobId: job.id, page })),
       );
-      // Each delivery was reset at the time of its own page, due then.
-      const due = await database('DB_SHARD_2')
-        .prepare(
-          'SELECT COUNT(*) AS n FROM deliveries WHERE id = ?1 AND next_attempt_at IS NOT NULL',
-        )
-        .bind(recovered.find((d) => d.shard === 'DB_SHARD_2')?.deliveryId ?? '')
-        .first<{ n: number }>();
-      expect(due?.n).toBe(1);
+      // Each delivery was reset while the job ran, due at once (updated and due together).
+      const done = await recoveryJob(job.id);
+      const [from, to] = [Date.parse(done.started_at), Date.parse(done.finished_at ?? '')];
+      for (const shard of SHARDS) {
+        const ids = recovered.filter((d) => d.shard === shard).map((d) => d.deliveryId);
+        const { results } = await database(shard)
+          .prepare(
+            `SELECT next_attempt_at AS due, updated_at FROM deliveries
+             WHERE id IN (SELECT value FROM json_each(?1))`,
+          )
+          .bind(JSON.stringify(ids))
+          .all<{ due: number; updated_at: number }>();
+        expect(results).toHaveLength(ids.length);
+        for (const row of results) {
+          expect(row.due).toBe(row.updated_at);
+          expect(row.due).toBeGreaterThanOrEqual(from);
+          expect(row.due).toBeLessThanOrEqual(to);
+        }
+      }
     }, 60_000);
 
     it('should take each page once when every page message is delivered twice, one after the other', async () => {
