@@ -9,7 +9,11 @@
  * (by the run's scheduled time), so every shard is reached within a few runs.
  */
 
-/** D1 queries one Worker invocation may make on the Paid plan. */
+/**
+ * D1 queries one Worker invocation may make on the Paid plan.
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
 export const INVOCATION_QUERY_LIMIT = 1000;
 
 /**

@@ -30,7 +30,7 @@ export type ShardName = (typeof SHARDS)[number];
 export const THREE_SHARDS = { D1_SHARDS: SHARDS.join(',') } as Partial<Env>;
 
 /** The test's database bound as `name`. */
-export function database(name: ShardName): D1Database {
+function database(name: ShardName): D1Database {
   return env[name];
 }
 
