@@ -4,7 +4,9 @@
  * ingress) or whose message got lost past its due time, starts the confirmation checks of
  * money events that are overdue (a lost re-check message, or a step longer than Queues can
  * delay), purges events and finished recovery jobs past retention, and raises
- * `relay.backlog` when the oldest due delivery has waited too long.
+ * `relay.backlog` when the oldest due delivery has waited too long. It does so in every event
+ * shard the run visits (worker/cron-budget.ts decides which, and how much in each), and what
+ * it enqueues names the shard the row is in.
  */
 import { loadSettings } from '../config.ts';
 import { claimOverdueDeliveries, type DeliveryTarget } from '../db/deliveries.ts';
