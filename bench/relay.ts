@@ -1,7 +1,9 @@
 // Webhook relay, under `wrangler dev`, with load from this second process (autocannon):
 // (1) ingest throughput of POST /webhooks with unique signed events against a Worker that
 // answers 200 and writes the same access-log line (the floor), 10 connections,
-// DURATION_SEC after WARMUP_SEC, ROUNDS rounds with the order rotated, medians; (2) a
+// DURATION_SEC after WARMUP_SEC, ROUNDS rounds with the order rotated, medians, and the same
+// POST to a second gateway whose events are spread over three local D1 databases (b3; after
+// the load, a check that every database stored some of them); (2) a
 // duplicate storm: STORM_EVENTS unique events, each sent 3 times concurrently; (3) the time
 // from ingest to the first delivery attempt at examples/receiver, over 100 events.
 // Run: npm run bench -- relay   (DURATION_SEC, WARMUP_SEC, ROUNDS, STORM_EVENTS to change)
@@ -19,14 +21,17 @@ import {
   runLoad,
 } from './load.ts';
 import { EVENT_TYPE, percentile } from './relay-subscribers.ts';
+import { assertRowsSpread, startShardedGateway } from './sharded-gateway.ts';
 import { assertSignSyncMatchesSdk, signSync } from './sign-sync.ts';
 
 // 197xx/198xx: apart from `npm start` (8787-8789) and the e2e test (187xx).
 const SANDBOX_PORT = 19888;
 const GATEWAY = { port: 19787, inspectorPort: 19887 };
 const FLOOR = { port: 19790, inspectorPort: 19890 };
+const SHARDED_GATEWAY = { port: 19791, inspectorPort: 19891 };
 const STORM_EVENTS = Number(process.env.STORM_EVENTS ?? 200);
 const LATENCY_EVENTS = 100;
+const SHARDED_CASE = '(b3) relay POST /webhooks, 3 shards';
 const ADMIN = { Authorization: 'Bearer dev-admin-token', 'Content-Type': 'application/json' };
 /** Longest wait for one request outside the load runs, in milliseconds. */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -135,6 +140,8 @@ await runBenchmark(async () => {
     GATEWAY.inspectorPort,
     FLOOR.port,
     FLOOR.inspectorPort,
+    SHARDED_GATEWAY.port,
+    SHARDED_GATEWAY.inspectorPort,
   ]);
   await assertSignSyncMatchesSdk();
   // The ingress throughput is what is measured: the gateway runs with no per-address limit.
@@ -148,13 +155,33 @@ await runBenchmark(async () => {
     FLOOR,
     join(state, 'floor'),
   );
-  const probe = await post(`${gateway}/webhooks`, signedEvent(nextEventId('probe')));
-  if (probe.status !== 200) throw new Error(`probe ingest failed: ${probe.status}`);
+  // After the plain gateway, whose wrangler dev has built the console's assets; the same
+  // settings as the plain gateway (startRelayGateway's).
+  const sharded = await startShardedGateway(
+    join(state, 'shards'),
+    [
+      '--env-file',
+      join(root, '.dev.vars.example'),
+      '--var',
+      `UPSTREAM_BASE_URL:http://${HOST}:${SANDBOX_PORT}`,
+      '--var',
+      'ALLOW_LOCAL_SUBSCRIBERS:true',
+      '--var',
+      'WEBHOOK_RATE_LIMIT_PER_MINUTE:0',
+    ],
+    SHARDED_GATEWAY,
+  );
+  const shardedGateway = `http://${HOST}:${SHARDED_GATEWAY.port}`;
+  for (const url of [gateway, shardedGateway]) {
+    const probe = await post(`${url}/webhooks`, signedEvent(nextEventId('probe')));
+    if (probe.status !== 200) throw new Error(`probe ingest at ${url} failed: ${probe.status}`);
+  }
 
   // (1) Throughput, before any subscription exists (ingest = verify, validate, store).
   const cases: Record<string, string> = {
     '(a) Worker answering 200 + access-log line': `http://${HOST}:${FLOOR.port}/webhooks`,
     '(b) relay POST /webhooks': `${gateway}/webhooks`,
+    [SHARDED_CASE]: `${shardedGateway}/webhooks`,
   };
   const summary = await compareCases(
     Object.fromEntries(
@@ -163,6 +190,13 @@ await runBenchmark(async () => {
         (seconds: number) => load(name, url, seconds),
       ]),
     ),
+  );
+
+  await assertRowsSpread(
+    sharded,
+    'webhook_events',
+    { name: '(b3)', rows: 'webhook events' },
+    summary[SHARDED_CASE]?.answered ?? 0,
   );
 
   // (2) Duplicate storm: every event sent 3 times at once, all events concurrently.
@@ -234,10 +268,15 @@ await runBenchmark(async () => {
 
   // Report.
   printComparison(summary);
-  const [a, b] = Object.values(summary);
+  const [a, b, b3] = Object.values(summary);
   if (a !== undefined && b !== undefined) {
     console.log(
       `\nb/a req/s = ${(b.rps / a.rps).toFixed(2)}, b p99 / a p99 = ${(b.p99 / a.p99).toFixed(2)}`,
+    );
+  }
+  if (b !== undefined && b3 !== undefined) {
+    console.log(
+      `b3/b req/s = ${(b3.rps / b.rps).toFixed(3)}, b3 p99 / b p99 = ${(b3.p99 / b.p99).toFixed(2)}`,
     );
   }
   console.log(describePlan());

@@ -1,7 +1,8 @@
-// The gateway with its idempotency keys spread over three local D1 databases, for the
-// gateway benchmark's (c3) case: a configuration generated into the run's state (never into
-// the repository), the migrations applied to each database, and after the load a check that
-// every database got some of the keys.
+// The gateway with its idempotency keys and webhook events spread over three local D1
+// databases, for the gateway benchmark's (c3) case and the relay benchmark's (b3): a
+// configuration generated into the run's state (never into the repository), the migrations
+// applied to each database, and after the load a check that every database got some of the
+// keys (or events).
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,12 +24,12 @@ function replaceOnce(text: string, from: string, to: string): string {
 
 /**
  * Writes, into `dir`, a copy of the repository's wrangler.toml (its top level only, paths
- * made absolute) that spreads the idempotency keys over `DB` and `extra` more local D1
- * databases: each bound under its name with its own placeholder id, and `D1_SHARDS`
- * listing `DB` then them, as one generation. The Worker is renamed (`-shards` appended) so
- * that wrangler's registry of local dev sessions keeps it apart from a plain gateway. The
- * copy has no `[build]`: its relative command would run from `dir`, and the console's
- * assets are already built by the plain gateway's `wrangler dev`, started first.
+ * made absolute) that spreads the idempotency keys and webhook events over `DB` and
+ * `extra` more local D1 databases: each bound under its name with its own placeholder id,
+ * and `D1_SHARDS` listing `DB` then them, as one generation. The Worker is renamed
+ * (`-shards` appended) so that wrangler's registry of local dev sessions keeps it apart
+ * from a plain gateway. The copy has no `[build]`: its relative command would run from
+ * `dir`, and the console's assets are already built by the plain gateway's `wrangler dev`, started first.
  *
  * @param extra - binding names of the added databases, e.g. `['DB_SHARD_1', 'DB_SHARD_2']`.
  * @returns the configuration file's path.
@@ -84,10 +85,10 @@ export interface ShardedGateway {
 }
 
 /**
- * Starts the gateway whose idempotency keys are spread over `DB`, `DB_SHARD_1` and
- * `DB_SHARD_2` (`D1_SHARDS`, one generation), with its configuration and local state in
- * `state` and the migrations applied to each database. Start it after a plain gateway's
- * `wrangler dev`, which builds the console's assets this one serves.
+ * Starts the gateway whose idempotency keys and webhook events are spread over `DB`,
+ * `DB_SHARD_1` and `DB_SHARD_2` (`D1_SHARDS`, one generation), with its configuration and
+ * local state in `state` and the migrations applied to each database. Start it after a
+ * plain gateway's `wrangler dev`, which builds the console's assets this one serves.
  *
  * @param args - further wrangler dev arguments (`--env-file`, `--var`...).
  * @throws when a migration or wrangler dev fails (see `startWorker`).
@@ -104,39 +105,57 @@ export async function startShardedGateway(
 }
 
 /**
- * Prints how many idempotency keys each of the sharded gateway's databases holds after the
+ * Prints how many rows of `table` each of the sharded gateway's databases holds after the
  * load (its warm-ups included).
  *
- * @param answered - the POSTs the gateway answered in the measured runs: each claimed a key.
- * @throws {BenchmarkError} when a database holds none (the keys were not spread, so the
- *   (c3) figure measured one shard), or the databases hold fewer keys than `answered`.
+ * @param label - the case, e.g. `(c3)`, and what the rows are, e.g. `idempotency keys`.
+ * @param answered - the requests the gateway answered 2xx in the measured runs: each stored
+ *   one row.
+ * @throws {BenchmarkError} when a database holds none (the rows were not spread, so the
+ *   case measured one shard), or the databases hold fewer rows than `answered`.
  */
-export async function assertKeysSpread(sharded: ShardedGateway, answered: number): Promise<void> {
+export async function assertRowsSpread(
+  sharded: ShardedGateway,
+  table: string,
+  label: { readonly name: string; readonly rows: string },
+  answered: number,
+): Promise<void> {
   const counts: [string, number][] = [];
   for (const binding of ['DB', ...EXTRA_SHARDS]) {
-    counts.push([
-      binding,
-      await countRows(sharded.state, sharded.config, binding, 'idempotency_keys'),
-    ]);
+    counts.push([binding, await countRows(sharded.state, sharded.config, binding, table)]);
   }
   const total = counts.reduce((sum, [, count]) => sum + count, 0);
   const share = (count: number) => ((100 * count) / Math.max(total, 1)).toFixed(1);
   console.log(
-    `\n(c3)'s idempotency keys per database after the load: ${counts
+    `\n${label.name}'s ${label.rows} per database after the load: ${counts
       .map(([binding, count]) => `${binding} ${count} (${share(count)} %)`)
       .join(', ')}; ${total} in all`,
   );
   const empty = counts.filter(([, count]) => count === 0).map(([binding]) => binding);
   if (empty.length > 0) {
     throw new BenchmarkError(
-      `(c3): no idempotency key in ${empty.join(', ')}: the keys were not spread over the ` +
-        'three databases, so (c3) measured something else than three shards.',
+      `${label.name}: no ${label.rows} in ${empty.join(', ')}: they were not spread over the ` +
+        `three databases, so ${label.name} measured something else than three shards.`,
     );
   }
   if (total < answered) {
     throw new BenchmarkError(
-      `(c3): ${total} idempotency keys stored for ${answered} POSTs answered 2xx in the ` +
-        'measured runs alone: some answers claimed no key.',
+      `${label.name}: ${total} ${label.rows} stored for ${answered} requests answered 2xx in ` +
+        'the measured runs alone: some answers stored nothing.',
     );
   }
+}
+
+/**
+ * The (c3) check of {@link assertRowsSpread}: the idempotency keys.
+ *
+ * @param answered - the POSTs the gateway answered in the measured runs: each claimed a key.
+ */
+export function assertKeysSpread(sharded: ShardedGateway, answered: number): Promise<void> {
+  return assertRowsSpread(
+    sharded,
+    'idempotency_keys',
+    { name: '(c3)', rows: 'idempotency keys' },
+    answered,
+  );
 }
