@@ -15,6 +15,7 @@ import { type KeysetCursor, type KeysetPage, type KeysetQuery, keysetPage } from
  * astral character).
  *
  * @returns negative when `a` comes first, positive when `b` does, 0 for the same key.
+ * @internal Exported for the tests, which check it against D1's own order.
  */
 export function compareNewestFirst(a: KeysetCursor, b: KeysetCursor): number {
   if (a.at !== b.at) return b.at - a.at;
@@ -31,6 +32,7 @@ export function compareNewestFirst(a: KeysetCursor, b: KeysetCursor): number {
  * @param keyOf - the (time, id) of a row.
  * @returns the `pageSize` newest rows, newest first; `next` is the key of the last row taken
  *   when any shard had a row that was not taken, else `null`. One page is returned as given.
+ * @internal Exported for the tests, which walk pages merged from in-memory shards.
  */
 export function mergeKeysetPages<Row>(
   pages: readonly KeysetPage<Row>[],

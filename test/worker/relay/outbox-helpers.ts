@@ -6,8 +6,8 @@
  */
 import { type QueueResult, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { shardOfMessage } from '../../../worker/db/event-shards.ts';
 import { findDelivery } from '../../../worker/db/deliveries.ts';
+import { shardOfMessage } from '../../../worker/db/event-shards.ts';
 import { OutboxGate } from '../../../worker/relay/outbox-limits.ts';
 import type { SubscriberOutbox } from '../../../worker/relay/subscriber-outbox.ts';
 
