@@ -29,7 +29,8 @@ function replaceOnce(text: string, from: string, to: string): string {
  * and `D1_SHARDS` listing `DB` then them, as one generation. The Worker is renamed
  * (`-shards` appended) so that wrangler's registry of local dev sessions keeps it apart
  * from a plain gateway. The copy has no `[build]`: its relative command would run from
- * `dir`, and the console's assets are already built by the plain gateway's `wrangler dev`, started first.
+ * `dir`, and the console's assets are already built by the plain gateway's `wrangler dev`,
+ * started first.
  *
  * @param extra - binding names of the added databases, e.g. `['DB_SHARD_1', 'DB_SHARD_2']`.
  * @returns the configuration file's path.
