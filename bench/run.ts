@@ -8,7 +8,7 @@ const BENCHMARKS = {
     './gateway.ts',
     'gateway throughput against a logging floor, POST with 1 and 3 D1 shards, CPU ms/request',
   ],
-  relay: ['./relay.ts', 'webhook ingest throughput, duplicate storm, ingest to first delivery'],
+  relay: ['./relay.ts', 'webhook ingest with 1 and 3 D1 shards, duplicate storm, first delivery'],
   'relay-isolation': [
     './relay-isolation.ts',
     "a healthy subscriber's first attempts while another stalls until the timeout",
