@@ -42,6 +42,8 @@ import { meterOutboxStorage, newStorageMeter, type StorageMeter } from './outbox
 /** Repetitions per unit: counts are per-unit averages; sizes need many rows to beat page rounding. */
 const SAMPLES = 400;
 const POST_SAMPLES = 100;
+/** Repetitions per unit with the events on a shard other than `DB` (counts only differ). */
+const SHARD_SAMPLES = 100;
 /** Old events and expired keys laid out for one cron run to purge (more than one run may). */
 const PURGE_BACKLOG = 6000;
 const DAY_MS = 86_400_000;
@@ -107,25 +109,59 @@ function perUnit(unit: string, meter: Meter, samples: number, extra: Record<stri
   };
 }
 
-/** `subscriptions` matching subscriptions, `SAMPLES` new webhooks through the ingress. */
-async function measureIngest(subscriptions: number) {
+/**
+ * Where the measured events are stored: in `DB` (one shard, as deployed by default), or in a
+ * shard other than `DB` (`D1_SHARDS` naming only `DB_SHARD_1`, so every event goes there
+ * while the subscriptions stay in `DB`): what `DB` still does for such an event is metered
+ * apart, the load `DB` carries for the events of every other shard.
+ */
+type Placement = 'db' | 'other_shard';
+
+/** The metered bindings of one placement: `DB`, and the events' shard when it is another. */
+function meteredStorage(placement: Placement) {
+  const onDb = newMeter();
+  if (placement === 'db') {
+    return { onDb, onShard: onDb, events: env.DB, bindings: { DB: meteredDb(onDb) } };
+  }
+  const onShard = newMeter();
+  return {
+    onDb,
+    onShard,
+    events: env.DB_SHARD_1,
+    bindings: {
+      D1_SHARDS: 'DB_SHARD_1',
+      DB: meteredDb(onDb),
+      DB_SHARD_1: meteredDb(onShard, env.DB_SHARD_1),
+    } as Partial<Env>,
+  };
+}
+
+/** The `DB` part of a unit measured with its events on another shard. */
+function dbPart(unit: string, meter: Meter, samples: number) {
+  const { statements, roundTrips, rowsRead, rowsWritten } = perUnit(unit, meter, samples, {});
+  return { statements, roundTrips, rowsRead, rowsWritten };
+}
+
+/** `subscriptions` matching subscriptions, `samples` new webhooks through the ingress. */
+async function measureIngest(subscriptions: number, placement: Placement, samples: number) {
   const eventType = `scale_${subscriptions}_subscriptions_${crypto.randomUUID()}`;
   for (let i = 0; i < subscriptions; i++)
     await createReceiverSubscription({ eventTypes: [eventType] });
-  const meter = newMeter();
+  const storage = meteredStorage(placement);
+  const meter = storage.onShard;
   const sent: unknown[] = [];
   const workerEnv: Env = {
     ...env,
-    DB: meteredDb(meter),
+    ...storage.bindings,
     DELIVERIES: meteredQueue(meter, sent),
     RATE_LIMITER: meteredNamespace(meter, 'RATE_LIMITER', env.RATE_LIMITER),
     WEBHOOK_RATE_LIMIT_PER_MINUTE: UNREFUSED_LIMIT,
   };
   let beforeAnswer = 0;
   let bodyBytes = 0;
-  const sizeBefore = await databaseBytes();
+  const sizeBefore = await databaseBytes(storage.events);
   await withMeteredFetch(meter, async () => {
-    for (let i = 0; i < SAMPLES; i++) {
+    for (let i = 0; i < samples; i++) {
       const body = eventBody(eventType);
       bodyBytes += new TextEncoder().encode(body).byteLength;
       const call = await callWorker(await webhookRequest(body), workerEnv, meter);
@@ -135,27 +171,30 @@ async function measureIngest(subscriptions: number) {
       beforeAnswer += call.beforeAnswer;
     }
   });
-  const bytesStored = ((await databaseBytes()) - sizeBefore) / SAMPLES;
-  expect(sent).toHaveLength(SAMPLES * subscriptions);
-  const measured = perUnit(`ingest_${subscriptions}`, meter, SAMPLES, {
+  const bytesStored = ((await databaseBytes(storage.events)) - sizeBefore) / samples;
+  expect(sent).toHaveLength(samples * subscriptions);
+  const name = placement === 'db' ? `ingest_${subscriptions}` : `ingest_${subscriptions}_shard`;
+  const measured = perUnit(name, meter, samples, {
     bytesStored,
-    bodyBytes: bodyBytes / SAMPLES,
-    roundTripsBeforeAnswer: beforeAnswer / SAMPLES,
+    bodyBytes: bodyBytes / samples,
+    roundTripsBeforeAnswer: beforeAnswer / samples,
+    ...(placement === 'db' ? {} : { onDb: dbPart(name, storage.onDb, samples) }),
   });
   return { measured, sent };
 }
 
 /** One delivery attempt per message (a batch of one each, settled before the next). */
-async function measureAttempts(messages: readonly unknown[]) {
-  const meter = newMeter();
+async function measureAttempts(messages: readonly unknown[], placement: Placement) {
+  const storageMeter = meteredStorage(placement);
+  const meter = storageMeter.onShard;
   const storage: StorageMeter = newStorageMeter();
   const workerEnv: Env = {
     ...env,
+    ...storageMeter.bindings,
     ALLOW_LOCAL_SUBSCRIBERS: 'true',
-    DB: meteredDb(meter),
     SUBSCRIBER_OUTBOX: meteredNamespace(meter, 'SUBSCRIBER_OUTBOX', env.SUBSCRIBER_OUTBOX),
   };
-  const sizeBefore = await databaseBytes();
+  const sizeBefore = await databaseBytes(storageMeter.events);
   let pendingAlarms = 0;
   await withMeteredFetch(meter, async () => {
     for (const [index, body] of messages.entries()) {
@@ -171,18 +210,21 @@ async function measureAttempts(messages: readonly unknown[]) {
       const settled = await settleOutboxes(outboxes, await getQueueResult(batch, ctx));
       expect(settled.explicitAcks).toEqual([id]);
       const deliveryId = (body as { deliveryId: string }).deliveryId;
-      const row = await env.DB.prepare('SELECT status FROM deliveries WHERE id = ?1')
+      const row = await storageMeter.events
+        .prepare('SELECT status FROM deliveries WHERE id = ?1')
         .bind(deliveryId)
         .first<{ status: string }>();
       expect(row?.status).toBe('delivered');
       for (const { stub } of outboxes) pendingAlarms += await storage.alarmSet(stub);
     }
   });
-  const bytesStored = ((await databaseBytes()) - sizeBefore) / messages.length;
-  return perUnit('attempt', meter, messages.length, {
+  const bytesStored = ((await databaseBytes(storageMeter.events)) - sizeBefore) / messages.length;
+  const name = placement === 'db' ? 'attempt' : 'attempt_shard';
+  return perUnit(name, meter, messages.length, {
     bytesStored,
     pendingAlarms: pendingAlarms / messages.length,
     outboxStorage: storage.perUnit(messages.length),
+    ...(placement === 'db' ? {} : { onDb: dbPart(name, storageMeter.onDb, messages.length) }),
   });
 }
 
@@ -312,13 +354,17 @@ async function measurePurge() {
 it('measures the units of the load model', { timeout: 600_000 }, async () => {
   captureLogs();
   const units: unknown[] = [];
-  let attemptsOf: unknown[] = [];
-  for (const subscriptions of [0, 1, 3]) {
-    const { measured, sent } = await measureIngest(subscriptions);
-    units.push(measured);
-    if (subscriptions === 1) attemptsOf = sent;
+  for (const placement of ['db', 'other_shard'] as const) {
+    // Events on another shard: fewer samples, their counts are what differs (sizes are the same rows).
+    const samples = placement === 'db' ? SAMPLES : SHARD_SAMPLES;
+    let attemptsOf: unknown[] = [];
+    for (const subscriptions of [0, 1, 3]) {
+      const { measured, sent } = await measureIngest(subscriptions, placement, samples);
+      units.push(measured);
+      if (subscriptions === 1) attemptsOf = sent;
+    }
+    units.push(await measureAttempts(attemptsOf, placement));
   }
-  units.push(await measureAttempts(attemptsOf));
   units.push(...(await measurePosts()));
   units.push(await measurePurge());
   const res = await fetch(inject('scaleSinkUrl'), {

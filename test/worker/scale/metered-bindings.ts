@@ -176,9 +176,13 @@ export async function withMeteredFetch<T>(meter: Meter, work: () => Promise<T>):
   }
 }
 
-/** The D1 database's size in bytes now (`meta.size_after` of a read; not metered). */
-export async function databaseBytes(): Promise<number> {
-  const result = await env.DB.prepare('SELECT 1').run();
+/**
+ * A D1 database's size in bytes now (`meta.size_after` of a read; not metered).
+ *
+ * @param db - the database. @default env.DB
+ */
+export async function databaseBytes(db: D1Database = env.DB): Promise<number> {
+  const result = await db.prepare('SELECT 1').run();
   const size = (result.meta as { size_after?: number }).size_after;
   if (typeof size !== 'number') throw new Error('D1 reported no size_after');
   return size;
