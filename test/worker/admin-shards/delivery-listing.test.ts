@@ -8,14 +8,9 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { HOUR_MS } from '../../../worker/db/admin-deliveries.ts';
 import { fetchGateway, useCapturedLogs } from '../helpers.ts';
-import { SHARDS, type ShardName } from '../proxy/shard-helpers.ts';
 import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
-import {
-  eventIdIn,
-  insertShardDelivery,
-  storeShardedEvent,
-  THREE_SHARDS,
-} from './sharded-events.ts';
+import { eventIdIn, SHARDS, type ShardName, THREE_SHARDS } from '../shard-databases.ts';
+import { insertShardDelivery, storeShardedEvent } from './sharded-events.ts';
 
 useCapturedLogs();
 

@@ -7,15 +7,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fetchGateway, useCapturedLogs } from '../helpers.ts';
-import { SHARDS } from '../proxy/shard-helpers.ts';
 import { adminRequest, dataOf, type EventSummary } from '../routes/admin/admin-helpers.ts';
+import { eventIdIn, SHARDS, THREE_SHARDS } from '../shard-databases.ts';
 import {
-  eventIdIn,
   expectEveryShard,
   newestFirst,
   type ShardedEvent,
   storeShardedEvent,
-  THREE_SHARDS,
 } from './sharded-events.ts';
 
 useCapturedLogs();

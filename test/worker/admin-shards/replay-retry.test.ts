@@ -19,13 +19,8 @@ import {
   runQueue,
 } from '../relay/delivery-helpers.ts';
 import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
-import {
-  deliveryIn,
-  eventIdIn,
-  failDeliveryIn,
-  storeShardedEvent,
-  THREE_SHARDS,
-} from './sharded-events.ts';
+import { eventIdIn, THREE_SHARDS } from '../shard-databases.ts';
+import { deliveryIn, failDeliveryIn, storeShardedEvent } from './sharded-events.ts';
 
 useCapturedLogs();
 afterEach(disableTestSubscriptions);

@@ -5,7 +5,7 @@
  */
 import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
-import { loadSettings } from '../../../worker/config.ts';
+import { settingsOf } from '../../../worker/config.ts';
 import type { DeliveryStatus } from '../../../worker/db/deliveries.ts';
 import { fanOutDeliveriesStatement } from '../../../worker/db/deliveries.ts';
 import { type EventShard, placeEvent } from '../../../worker/db/event-shards.ts';
@@ -15,32 +15,13 @@ import {
   type WebhookEventStatus,
 } from '../../../worker/db/webhook-events.ts';
 import { referenceOf, type WebhookEnvelope } from '../../../worker/relay/envelope.ts';
-import { SHARDS, type ShardName } from '../proxy/shard-helpers.ts';
 import { envelope } from '../routes/webhook-helpers.ts';
+import { SHARDS, type ShardName, THREE_SHARDS } from '../shard-databases.ts';
 
-/** `D1_SHARDS` of these tests: one generation of the three test databases. */
-export const THREE_SHARDS: Partial<Env> = { D1_SHARDS: SHARDS.join(',') };
-
-/** The Worker's bindings under {@link THREE_SHARDS}, for the placement. */
-const shardedEnv = { ...env, ...THREE_SHARDS };
-
-/** Most ids drawn to find one the placement puts in a given shard (1/3 each: never reached). */
-const MAX_DRAWS = 200;
-
-/** The shard the real placement puts `eventId` in under {@link THREE_SHARDS}. */
-async function homeOf(eventId: string, now = Date.now()): Promise<EventShard> {
-  const loaded = loadSettings(shardedEnv);
-  if (!loaded.ok) throw new Error(`test settings invalid: ${JSON.stringify(loaded.problems)}`);
-  return (await placeEvent(shardedEnv, loaded.settings, eventId, now)).home;
-}
-
-/** A fresh event id starting with `prefix` that the placement puts in `shard`. */
-export async function eventIdIn(shard: ShardName, prefix = 'evt_'): Promise<string> {
-  for (let draw = 0; draw < MAX_DRAWS; draw += 1) {
-    const eventId = `${prefix}${crypto.randomUUID()}`;
-    if ((await homeOf(eventId)).name === shard) return eventId;
-  }
-  throw new Error(`no event id placed in ${shard} after ${MAX_DRAWS} draws`);
+/** The shard the real placement puts `eventId` in under {@link THREE_SHARDS}, at `now`. */
+async function homeOf(eventId: string, now: number): Promise<EventShard> {
+  const sharded = { ...env, ...THREE_SHARDS };
+  return (await placeEvent(sharded, settingsOf(sharded), eventId, now)).home;
 }
 
 /** Options of {@link storeShardedEvent}. */

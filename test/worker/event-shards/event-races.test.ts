@@ -12,7 +12,8 @@ import { loadSettings, type Settings } from '../../../worker/config.ts';
 import { storeWebhookEvent } from '../../../worker/relay/event-store.ts';
 import { heldD1 } from '../proxy/held-d1.ts';
 import { envelope } from '../routes/webhook-helpers.ts';
-import { deliveriesIn, eventIdIn, holdersOf } from './event-shard-helpers.ts';
+import { eventIdIn } from '../shard-databases.ts';
+import { deliveriesIn, holdersOf } from './event-shard-helpers.ts';
 
 /** The start of the second generation: one shard (DB), then three. */
 const SWITCH = Date.UTC(2031, 2, 1);

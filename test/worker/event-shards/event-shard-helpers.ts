@@ -3,40 +3,12 @@
  * binds the two beside `DB`), event ids placed in a chosen shard, where an event's rows are,
  * and the ingress called with `D1_SHARDS` set.
  */
-import { env } from 'cloudflare:workers';
 import { expect } from 'vitest';
-import { shardIndex } from '../../../worker/db/shards.ts';
 import type { DeliveryMessage } from '../../../worker/relay/consumer.ts';
 import { fetchGateway } from '../helpers.ts';
 import { recordingQueue } from '../relay/delivery-helpers.ts';
 import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
-
-/** The test databases, in placement order. */
-export const SHARDS = ['DB', 'DB_SHARD_1', 'DB_SHARD_2'] as const;
-
-/** One of {@link SHARDS}. */
-export type ShardName = (typeof SHARDS)[number];
-
-/** `D1_SHARDS` spreading over the three from the start. */
-export const THREE_SHARDS = SHARDS.join(',');
-
-/** The test's database bound as `name`. */
-export function database(name: ShardName): D1Database {
-  return env[name];
-}
-
-/**
- * A fresh event id whose shard among the three is `name` (drawn until one lands there: a
- * third of the ids do).
- */
-export async function eventIdIn(name: ShardName): Promise<string> {
-  const wanted = SHARDS.indexOf(name);
-  for (let draw = 0; draw < 200; draw += 1) {
-    const id = `evt_${crypto.randomUUID()}`;
-    if ((await shardIndex(id, SHARDS.length)) === wanted) return id;
-  }
-  throw new Error(`no event id placed in ${name} after 200 draws`);
-}
+import { database, SHARDS, type ShardName } from '../shard-databases.ts';
 
 /** The shards holding a row of `eventId`. */
 export async function holdersOf(eventId: string): Promise<ShardName[]> {

@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { useCapturedLogs } from '../helpers.ts';
 import { createReceiverSubscription, disableTestSubscriptions } from '../relay/delivery-helpers.ts';
-import { deliveriesIn, holdersOf, type Ingested, ingest, SHARDS } from './event-shard-helpers.ts';
+import { SHARDS } from '../shard-databases.ts';
+import { deliveriesIn, holdersOf, type Ingested, ingest } from './event-shard-helpers.ts';
 
 useCapturedLogs();
 

@@ -15,13 +15,8 @@ import {
   recordingQueue,
 } from '../relay/delivery-helpers.ts';
 import { webhookRequest } from '../routes/webhook-helpers.ts';
-import {
-  database,
-  deliveriesIn,
-  eventIdIn,
-  holdersOf,
-  THREE_SHARDS,
-} from './event-shard-helpers.ts';
+import { database, eventIdIn, THREE_SHARDS_SETTING } from '../shard-databases.ts';
+import { deliveriesIn, holdersOf } from './event-shard-helpers.ts';
 
 useCapturedLogs();
 afterEach(disableTestSubscriptions);
@@ -41,7 +36,7 @@ async function payment(reference: string, complete: boolean): Promise<void> {
 async function post(body: string) {
   const queue = recordingQueue();
   const res = await fetchGateway(await webhookRequest(body), {
-    D1_SHARDS: THREE_SHARDS,
+    D1_SHARDS: THREE_SHARDS_SETTING,
     CONFIRM_MONEY_EVENTS: 'true',
     UPSTREAM_BASE_URL: inject('confirmSandboxUrl'),
     DELIVERIES: queue.queue,

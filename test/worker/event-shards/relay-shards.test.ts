@@ -21,19 +21,18 @@ import {
 import { heldDeliveries, outboxOf } from '../relay/outbox-helpers.ts';
 import {
   database,
-  deliveriesIn,
   eventIdIn,
-  holdersOf,
-  ingest,
   SHARDS,
   type ShardName,
   THREE_SHARDS,
-} from './event-shard-helpers.ts';
+  THREE_SHARDS_SETTING,
+} from '../shard-databases.ts';
+import { deliveriesIn, holdersOf, ingest } from './event-shard-helpers.ts';
 
 useCapturedLogs();
 afterEach(disableTestSubscriptions);
 
-const overrides = { D1_SHARDS: THREE_SHARDS } as Partial<Env>;
+const overrides = THREE_SHARDS;
 
 const receivedIds = async (key: string) =>
   (await receivedUnder(key)).map((request) => request.headers['webhook-id']);
@@ -48,7 +47,7 @@ describe('webhook events over three shards', () => {
     }
     const messages = [];
     for (const { id, shard } of placed) {
-      const answer = await ingest(THREE_SHARDS, id, type);
+      const answer = await ingest(THREE_SHARDS_SETTING, id, type);
       expect(answer).toMatchObject({ status: 200, body: { duplicate: false } });
       expect(await holdersOf(id)).toEqual([shard]);
       const [delivery] = await deliveriesIn(shard, id);
@@ -94,8 +93,8 @@ describe('webhook events over three shards', () => {
     await createReceiverSubscription({ eventTypes: [type] });
     for (const shard of SHARDS) {
       const id = await eventIdIn(shard);
-      expect((await ingest(THREE_SHARDS, id, type)).body.duplicate).toBe(false);
-      const copy = await ingest(THREE_SHARDS, id, type);
+      expect((await ingest(THREE_SHARDS_SETTING, id, type)).body.duplicate).toBe(false);
+      const copy = await ingest(THREE_SHARDS_SETTING, id, type);
       expect(copy).toMatchObject({ status: 200, body: { duplicate: true }, messages: [] });
       expect(await holdersOf(id)).toEqual([shard]);
       expect(await deliveriesIn(shard, id)).toHaveLength(1);
@@ -110,7 +109,7 @@ describe('webhook events over three shards', () => {
     const every = await createReceiverSubscription({ eventTypes: null });
     for (const shard of SHARDS.slice(1)) {
       const id = await eventIdIn(shard);
-      await ingest(THREE_SHARDS, id, type);
+      await ingest(THREE_SHARDS_SETTING, id, type);
       const targets = new Set((await deliveriesIn(shard, id)).map((d) => d.subscription_id));
       // `every` takes every type (other files' subscriptions to every type may be there too).
       expect(targets.has(matching.subscription.id)).toBe(true);
@@ -130,14 +129,14 @@ describe('webhook events over three shards', () => {
     const earlierId = await eventIdIn('DB_SHARD_1');
     const laterId = await eventIdIn('DB_SHARD_2');
     const earlier = await ingest(
-      THREE_SHARDS,
+      THREE_SHARDS_SETTING,
       earlierId,
       type,
       { reference },
       '2030-01-01T00:00:00.000Z',
     );
     const later = await ingest(
-      THREE_SHARDS,
+      THREE_SHARDS_SETTING,
       laterId,
       type,
       { reference },
@@ -166,7 +165,7 @@ describe('webhook events over three shards', () => {
     const type = `test_${crypto.randomUUID()}`;
     await createReceiverSubscription({ eventTypes: [type] });
     const id = await eventIdIn('DB_SHARD_2');
-    const { messages } = await ingest(THREE_SHARDS, id, type);
+    const { messages } = await ingest(THREE_SHARDS_SETTING, id, type);
     const result = await runQueue(
       DELIVERIES_DEAD_LETTER_QUEUE,
       messages.map((body) => ({ body })),
@@ -199,7 +198,7 @@ describe('webhook events over three shards', () => {
     const ids: string[] = [];
     for (const { shard, since } of due) {
       const id = await eventIdIn(shard);
-      const { messages } = await ingest(THREE_SHARDS, id, type);
+      const { messages } = await ingest(THREE_SHARDS_SETTING, id, type);
       await database(shard)
         .prepare('UPDATE deliveries SET created_at = ?2, next_attempt_at = ?2 WHERE id = ?1')
         .bind(messages[0]?.deliveryId, since)

@@ -11,7 +11,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RECOVERY_PAGE_SIZE } from '../../../worker/relay/recover.ts';
 import { faultyD1 } from '../fault-bindings.ts';
 import { fetchGateway, useCapturedLogs } from '../helpers.ts';
-import { database, SHARDS } from '../proxy/shard-helpers.ts';
 import {
   createReceiverSubscription,
   disableTestSubscriptions,
@@ -19,6 +18,7 @@ import {
 } from '../relay/delivery-helpers.ts';
 import { type RecoveryJobData, recoverRequest, recoveryJob } from '../relay/recovery-helpers.ts';
 import { dataOf } from '../routes/admin/admin-helpers.ts';
+import { database, SHARDS, THREE_SHARDS } from '../shard-databases.ts';
 import {
   type DriveOptions,
   driveJob,
@@ -27,7 +27,6 @@ import {
   type SeededDelivery,
   seedOnShards,
   statusesOf,
-  THREE_SHARDS,
 } from './shard-recovery-helpers.ts';
 
 useCapturedLogs();

@@ -9,7 +9,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { insertWebhookEventStatement } from '../../../worker/db/webhook-events.ts';
 import { RECOVERY_PAGE_SIZE } from '../../../worker/relay/recover.ts';
 import { fetchGateway, useCapturedLogs } from '../helpers.ts';
-import { database, SHARDS, type ShardName } from '../proxy/shard-helpers.ts';
 import {
   createReceiverSubscription,
   disableTestSubscriptions,
@@ -17,6 +16,7 @@ import {
 } from '../relay/delivery-helpers.ts';
 import { recoveryJob } from '../relay/recovery-helpers.ts';
 import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
+import { database, SHARDS, type ShardName, THREE_SHARDS } from '../shard-databases.ts';
 import {
   driveJob,
   enqueuedShards,
@@ -24,7 +24,6 @@ import {
   expectedShards,
   type SeededDelivery,
   seedOnShards,
-  THREE_SHARDS,
 } from './shard-recovery-helpers.ts';
 
 useCapturedLogs();

@@ -12,11 +12,8 @@ import type { DeliveryStatus } from '../../../worker/db/deliveries.ts';
 import { placeEvent } from '../../../worker/db/event-shards.ts';
 import { insertWebhookEventStatement } from '../../../worker/db/webhook-events.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
-import { database, SHARDS, type ShardName } from '../proxy/shard-helpers.ts';
 import { recordingQueue, runQueue } from '../relay/delivery-helpers.ts';
-
-/** The bindings override of a Worker with three event shards. */
-export const THREE_SHARDS = { D1_SHARDS: SHARDS.join(',') } satisfies Partial<Env>;
+import { database, SHARDS, type ShardName, THREE_SHARDS } from '../shard-databases.ts';
 
 /** The shard the placement puts `eventId` in, with three shards. */
 async function homeOf(eventId: string): Promise<ShardName> {

@@ -25,14 +25,8 @@ import {
   recordingQueue,
   runQueue,
 } from '../relay/delivery-helpers.ts';
-import {
-  deliveriesIn,
-  eventIn,
-  idPlacedIn,
-  type ShardName,
-  storeIn,
-  THREE_SHARDS,
-} from './shard-events.ts';
+import { eventIdIn, type ShardName, THREE_SHARDS } from '../shard-databases.ts';
+import { deliveriesIn, eventIn, storeIn } from './shard-events.ts';
 
 useCapturedLogs();
 afterEach(disableTestSubscriptions);
@@ -63,7 +57,7 @@ async function succeededCharge(eventId: string, reference?: string): Promise<str
 
 /** Stores a `charge_success` awaiting its second check in `shard`; returns its id. */
 async function awaitingIn(shard: ShardName, rawBody: (id: string) => Promise<string>) {
-  const eventId = await idPlacedIn(shard);
+  const eventId = await eventIdIn(shard, 'evt_shard_');
   const now = Date.now();
   await storeIn(shard, {
     eventId,

@@ -17,7 +17,8 @@ import {
   recordingQueue,
   runQueue,
 } from '../relay/delivery-helpers.ts';
-import { deliveriesIn, eventIn, idPlacedIn, SHARDS, THREE_SHARDS } from './shard-events.ts';
+import { eventIdIn, SHARDS, THREE_SHARDS } from '../shard-databases.ts';
+import { deliveriesIn, eventIn } from './shard-events.ts';
 
 useCapturedLogs();
 afterEach(disableTestSubscriptions);
@@ -36,7 +37,7 @@ describe('operational events over event shards', () => {
   it('should store an operational event in its placed shard, fan it out there and deliver it', async () => {
     const listener = await createReceiverSubscription({ eventTypes: ['event.unconfirmed'] });
     // The operational id is `event.unconfirmed:<money event id>`: pick one placed in DB_SHARD_1.
-    const operationalId = await idPlacedIn('DB_SHARD_1', 'event.unconfirmed:evt_op_');
+    const operationalId = await eventIdIn('DB_SHARD_1', 'event.unconfirmed:evt_op_');
     const moneyEventId = operationalId.slice('event.unconfirmed:'.length);
     const recorder = recordingQueue();
     const workerEnv = { ...env, ...THREE_SHARDS, DELIVERIES: recorder.queue };

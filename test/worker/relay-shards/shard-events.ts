@@ -5,10 +5,7 @@
  * fan-out reading the subscriptions of `DB`), what a shard holds, and D1 bindings that count
  * the statements prepared on them.
  */
-import { env } from 'cloudflare:workers';
-import { loadSettings } from '../../../worker/config.ts';
 import { fanOutDeliveriesStatement, listEventDeliveries } from '../../../worker/db/deliveries.ts';
-import { placeEvent } from '../../../worker/db/event-shards.ts';
 import { subscriptionsViewFor } from '../../../worker/db/subscription-snapshot.ts';
 import {
   type ConfirmationState,
@@ -19,37 +16,7 @@ import {
   type WebhookEventRecord,
   type WebhookEventStatus,
 } from '../../../worker/db/webhook-events.ts';
-
-/** The test databases, in placement order. */
-export const SHARDS = ['DB', 'DB_SHARD_1', 'DB_SHARD_2'] as const;
-
-/** One of {@link SHARDS}. */
-export type ShardName = (typeof SHARDS)[number];
-
-/** The setting that spreads events over the three test databases. */
-export const THREE_SHARDS = { D1_SHARDS: SHARDS.join(',') } as Partial<Env>;
-
-/** The test's database bound as `name`. */
-function database(name: ShardName): D1Database {
-  return env[name];
-}
-
-/**
- * A fresh id of the form `<prefix><uuid>` whose event placement with three shards is `shard`
- * (at most 200 draws; each lands on a given shard one time in three).
- *
- * @param prefix - what the id starts with; the part placed is the whole id.
- */
-export async function idPlacedIn(shard: ShardName, prefix = 'evt_shard_'): Promise<string> {
-  const loaded = loadSettings({ ...env, ...THREE_SHARDS });
-  if (!loaded.ok) throw new Error('the three-shard settings are invalid');
-  for (let draw = 0; draw < 200; draw++) {
-    const id = `${prefix}${crypto.randomUUID()}`;
-    const { home } = await placeEvent(env, loaded.settings, id, Date.now());
-    if (home.name === shard) return id;
-  }
-  throw new Error(`no id placed in ${shard} after 200 draws`);
-}
+import { database, eventIdIn, type ShardName } from '../shard-databases.ts';
 
 /** Options of {@link storeIn}. */
 export interface ShardEventInit {
@@ -77,7 +44,7 @@ export interface ShardEvent {
  */
 export async function storeIn(shard: ShardName, init: ShardEventInit): Promise<ShardEvent> {
   const db = database(shard);
-  const eventId = init.eventId ?? (await idPlacedIn(shard));
+  const eventId = init.eventId ?? (await eventIdIn(shard, 'evt_shard_'));
   const event: NewWebhookEvent = {
     eventId,
     eventType: init.eventType,
@@ -98,7 +65,7 @@ export async function storeIn(shard: ShardName, init: ShardEventInit): Promise<S
     await insert.run();
     return { eventId, deliveryIds: [] };
   }
-  const view = await subscriptionsViewFor(env.DB, { name: shard, db });
+  const view = await subscriptionsViewFor(database('DB'), { name: shard, db });
   const [, fanOut] = await db.batch<{ id: string }>([
     insert,
     fanOutDeliveriesStatement(db, event, view),

@@ -33,14 +33,8 @@ import {
   recordingQueue,
   runQueue,
 } from '../relay/delivery-helpers.ts';
-import {
-  countingBindings,
-  deliveriesIn,
-  eventIn,
-  SHARDS,
-  storeIn,
-  THREE_SHARDS,
-} from './shard-events.ts';
+import { SHARDS, THREE_SHARDS } from '../shard-databases.ts';
+import { countingBindings, deliveriesIn, eventIn, storeIn } from './shard-events.ts';
 
 const logs = useCapturedLogs();
 afterEach(disableTestSubscriptions);

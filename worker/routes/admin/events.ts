@@ -8,18 +8,19 @@ import * as v from 'valibot';
 import { replayDeliveries } from '../../db/admin-deliveries.ts';
 import { listEventDeliveries } from '../../db/deliveries.ts';
 import { listDeliveryAttempts } from '../../db/delivery-attempts.ts';
-import { type EventShard, eventShardsOf } from '../../db/event-shards.ts';
+import type { EventShard } from '../../db/event-shards.ts';
 import {
   appendForcedReplayStatement,
   type ForcedReplay,
   listForcedReplays,
 } from '../../db/forced-replays.ts';
 import { subscriptionsViewFor } from '../../db/subscription-snapshot.ts';
-import { findWebhookEvent, type WebhookEventRecord } from '../../db/webhook-events.ts';
+import type { WebhookEventRecord } from '../../db/webhook-events.ts';
 import { contextOf, settingsIn } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
+import { findStoredEvent } from '../../relay/event-store.ts';
 import { enqueueRequestedDeliveries } from '../../relay/operator-request.ts';
 import { toDeliveryAttemptView, toDeliveryView } from './deliveries.ts';
 import { amountOf } from './event-amount.ts';
@@ -191,16 +192,10 @@ async function foundEvent(
 ): Promise<{ event: WebhookEventRecord; shard: EventShard }> {
   const id = request.params.id ?? '';
   const settings = settingsIn(contextOf(request));
-  const shards = await eventShardsOf(env, settings, id, Date.now());
-  const events = await Promise.all(shards.map((shard) => findWebhookEvent(shard.db, id)));
-  const index = events.findIndex((event) => event !== undefined);
-  const event = events[index];
-  const shard = shards[index];
+  const found = await findStoredEvent(env, settings, id, Date.now());
   // JSON.stringify keeps control characters of a hostile id out of the message.
-  if (event === undefined || shard === undefined) {
-    throw new HttpError(404, 'not_found', `No event ${JSON.stringify(id)}`);
-  }
-  return { event, shard };
+  if (found === undefined) throw new HttpError(404, 'not_found', `No event ${JSON.stringify(id)}`);
+  return { event: found.record, shard: found.shard };
 }
 
 function parseBody(rawBody: string): unknown {
