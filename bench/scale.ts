@@ -28,7 +28,13 @@ import {
   QUEUE_OPERATIONS_PER_MESSAGE,
   READ_ON,
 } from './scale/platform.ts';
-import { ceilingsTable, costTable, targetText, unitsTable } from './scale/table.ts';
+import {
+  ceilingsTable,
+  costTable,
+  targetConfiguration,
+  targetText,
+  unitsTable,
+} from './scale/table.ts';
 import { solveTarget, type Target } from './scale/target.ts';
 import { type Measured, parseMeasured } from './scale/units.ts';
 
@@ -83,7 +89,12 @@ function modelOptions(): ModelOptions {
       'RATE_LIMIT_PER_OBJECT_PER_MINUTE',
     ),
     // Assumed (docs/assumptions.md, "Load model"): not published, not measured here.
-    assumed: { cpuMsPerInvocation: 3, outboxActiveMsPerDelivery: 300, limiterActiveMs: 10 },
+    assumed: {
+      cpuMsPerInvocation: 3,
+      outboxActiveMsPerDelivery: 300,
+      limiterActiveMs: 10,
+      consumerInvocationMs: 1000,
+    },
   };
 }
 
@@ -165,6 +176,10 @@ function main(): void {
     `\nPer invocation: the ingress (3 subscriptions) runs ${ingress.statements} of the ${LIMITS.d1QueriesPerInvocation.value.toLocaleString('en-US')} D1 queries allowed and ${otherSubrequests} other subrequests of ${LIMITS.subrequestsPerInvocation.value.toLocaleString('en-US')}; a cron run ${measured.purge.statements} D1 queries.`,
   );
   const event = models[0]?.event;
+  const offDb = measured.otherShard;
+  console.log(
+    `\nWith the event on a shard other than DB (${offDb.ingest[1].samples} samples each): ingest ${offDb.ingest[0].statements} / ${offDb.ingest[1].statements} / ${offDb.ingest[3].statements} D1 queries there (0 / 1 / 3 subscriptions) and ${offDb.ingest[0].onDb.statements} / ${offDb.ingest[1].onDb.statements} / ${offDb.ingest[3].onDb.statements} in DB; an attempt ${offDb.attempt.statements} there and ${offDb.attempt.onDb.statements} in DB (${offDb.attempt.onDb.roundTrips} round trips, ${offDb.attempt.onDb.rowsWritten} rows written).`,
+  );
   if (event !== undefined) {
     console.log(
       `\nPer event with ${options.subscriptionsPerEvent} subscription, delivered at the first attempt: ${event.d1Statements} D1 queries, ${event.d1RowsWritten} rows written, ${Math.round(event.d1Bytes)} B kept, ${event.queueMessages} queue message, ${event.limiterRequests + event.deliveries * event.outboxRequestsPerDelivery} Durable Object requests, ${event.workerInvocations} Worker invocations (the ingress, and its share of a consumer batch of ${options.consumerBatchSize}), ${event.fetches} fetch subrequest.`,
@@ -182,6 +197,7 @@ function main(): void {
   console.log(costTable(models[0] ?? runModel(measured, PLATFORM, options)));
   console.log(`\n### Target configuration\n`);
   console.log(targetText(target, TARGET));
+  console.log(`\n${targetConfiguration(target)}`);
 }
 
 try {

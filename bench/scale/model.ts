@@ -5,6 +5,7 @@
  * Ceilings are rates at 100 % of a limit; the target configuration (bench/scale/target.ts)
  * keeps headroom below them.
  */
+import { planCronRun } from '../../worker/cron-budget.ts';
 import { type Cost, eventCost, type KeyPurgeRule, type Measured, postCost } from './units.ts';
 
 const DAY_SEC = 86_400;
@@ -35,9 +36,9 @@ export interface Platform {
 /** The deployment the model is asked about. */
 export interface ModelOptions {
   /**
-   * D1 databases (`D1_SHARDS`). Idempotency keys are spread over them; webhook events, their
-   * deliveries and attempts are not yet (they stay in `DB`), so for events the model gives
-   * what the design reaches once they are, and today's code holds the 1-shard figures.
+   * D1 databases (`D1_SHARDS`, one generation). Idempotency keys and webhook events (with
+   * their deliveries and attempts) are spread over them; subscriptions, and what an event on
+   * another shard still reads and writes of them, stay in `DB`.
    */
   readonly shards: number;
   /** `RELAY_RETENTION_DAYS`. */
@@ -48,7 +49,7 @@ export interface ModelOptions {
   readonly subscriptionsPerEvent: number;
   /** The consumer's `max_batch_size`. */
   readonly consumerBatchSize: number;
-  /** Cron runs a day (`*\/15 * * * *`: 96). */
+  /** Cron runs a day (`*\/15 * * * *`: 96; `*\/5 * * * *`: 288). */
   readonly cronRunsPerDay: number;
   /**
    * `RATE_LIMIT_PER_OBJECT_PER_MINUTE`: what one limiter object counts. A sender whose limit
@@ -64,6 +65,8 @@ export interface ModelOptions {
     readonly outboxActiveMsPerDelivery: number;
     /** How long a limiter object stays active per request, in ms. */
     readonly limiterActiveMs: number;
+    /** How long one consumer invocation lasts (a batch handed to its outboxes), in ms. */
+    readonly consumerInvocationMs: number;
   };
 }
 
@@ -102,26 +105,51 @@ const fixed = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
 /**
  * Idempotency keys one cron run may purge over `shards` databases, as worker/cron.ts bounds
- * it: each shard gets min(`statementsPerShard`, max(1, floor(`statementsPerRun` / shards)))
- * statements of `batchSize` keys. It grows with the shards until the run's statements are
- * all used (with the cron's values, 90 shards of 10 statements), then stays at or below
- * that: the run's budget is shared, not multiplied.
+ * it: the run visits `planCronRun(shards).shardsPerRun` shards (worker/cron-budget.ts), each
+ * for min(the plan's key statements per shard, `statementsPerShard`, max(1, floor(
+ * `statementsPerRun` / shards))) statements of `batchSize` keys. The run's D1 queries are
+ * shared with the event purge, the claims and the backlog check: past a few dozen shards
+ * each gets fewer statements (3 at 90 shards), so the keys purged per run fall again.
  *
- * @param rule - the bounds (`measured.purge.keyPurge`).
+ * @param rule - the key purge's own bounds (`measured.purge.keyPurge`).
  * @param shards - the number of databases, at least 1.
  * @returns keys per run at most.
  */
 export function keysPurgedPerRun(rule: KeyPurgeRule, shards: number): number {
+  const plan = planCronRun(shards);
   const perShard = Math.min(
+    plan.keyStatementsPerShard,
     rule.statementsPerShard,
     Math.max(1, Math.floor(rule.statementsPerRun / shards)),
   );
-  return shards * perShard * rule.batchSize;
+  return plan.shardsPerRun * perShard * rule.batchSize;
 }
 
-/** The shard count past which the key purge's statements per shard shrink. */
-const keyPurgeFullShards = (rule: KeyPurgeRule) =>
-  Math.floor(rule.statementsPerRun / rule.statementsPerShard);
+/**
+ * Events one cron run may purge over `shards` databases: the plan's event statements per
+ * visited shard (worker/cron-budget.ts), each deleting as many events as one statement did in
+ * the measured run (its events purged over the plan's statements for one shard). What the key
+ * purge leaves unused goes to the events in a real run; the model counts without it.
+ *
+ * @param eventsPurged - events the measured one-shard run purged (`measured.purge`).
+ * @param shards - the number of databases, at least 1.
+ * @returns events per run at most.
+ */
+export function eventsPurgedPerRun(eventsPurged: number, shards: number): number {
+  const perStatement = eventsPerPurgeStatement(eventsPurged);
+  const plan = planCronRun(shards);
+  return plan.shardsPerRun * plan.eventStatementsPerShard * perStatement;
+}
+
+/**
+ * Events one purge statement deletes: what the measured one-shard cron run purged, over the
+ * statements the plan gives one shard.
+ *
+ * @param eventsPurged - events the measured run purged (`measured.purge`).
+ */
+export function eventsPerPurgeStatement(eventsPurged: number): number {
+  return eventsPurged / planCronRun(1).eventStatementsPerShard;
+}
 
 /**
  * Runs the model.
@@ -141,8 +169,11 @@ export function runModel(
     throw new Error(`shards must be a whole number of at least 1, got ${options.shards}`);
   }
   const n = options.shards;
-  const event = eventCost(measured, options.subscriptionsPerEvent, options.consumerBatchSize);
+  const event = eventCost(measured, options.subscriptionsPerEvent, options.consumerBatchSize, n);
   const post = postCost(measured);
+  const onDb = (shards: number) =>
+    eventCost(measured, options.subscriptionsPerEvent, options.consumerBatchSize, shards)
+      .d1StatementsOnDb;
   const keySeconds = options.idempotencyRetentionSec;
   const { purge } = measured;
   const ceilings: Ceiling[] = [
@@ -155,26 +186,36 @@ export function runModel(
       perShard: true,
     },
     {
-      name: 'D1 query rate (one thread per database)',
+      // With one shard, DB's; with more, a shard other than DB (DB's is the next row).
+      name: "D1 query rate of a shard's own events and keys (one thread per database)",
       limit: `${platform.d1QueriesPerSecond} queries/s per database`,
-      use: `${fixed(event.d1Statements)} queries per event, ${fixed(post.d1Statements)} per POST`,
-      eventsPerDay: per(n * platform.d1QueriesPerSecond * DAY_SEC, event.d1Statements),
+      use: `${fixed(eventCost(measured, options.subscriptionsPerEvent, options.consumerBatchSize, 2).d1StatementsAtHome)} queries per event on a shard but DB (${fixed(eventCost(measured, options.subscriptionsPerEvent, options.consumerBatchSize, 1).d1Statements)} in DB alone), ${fixed(post.d1Statements)} per POST`,
+      eventsPerDay: per(n * platform.d1QueriesPerSecond * DAY_SEC, event.d1StatementsAtHome),
       postsPerSecond: per(n * platform.d1QueriesPerSecond, post.d1Statements),
       perShard: true,
     },
     {
-      // Measured on one database; the event purge is not per shard yet (events stay in DB).
-      name: 'Retention purge of events (bounded per cron run)',
-      limit: `${purge.eventsPurged} events per run, ${options.cronRunsPerDay} runs a day`,
-      use: '1 event',
-      eventsPerDay: n * purge.eventsPurged * options.cronRunsPerDay,
-      postsPerSecond: null,
-      perShard: true,
+      // Subscriptions stay in DB: every event reads their snapshot there, and its attempts
+      // read the subscription and record its health there, wherever the event is stored.
+      name: 'D1 query rate of DB (subscriptions, their snapshot and health stay there)',
+      limit: `${platform.d1QueriesPerSecond} queries/s`,
+      use: `per event ${fixed(onDb(1))} with 1 shard, ${fixed(onDb(2))} with 2, ${fixed(onDb(1e9))} with many; a POST's keys as any shard's`,
+      eventsPerDay: per(platform.d1QueriesPerSecond * DAY_SEC, event.d1StatementsOnDb),
+      postsPerSecond: per(n * platform.d1QueriesPerSecond, post.d1Statements),
+      perShard: false,
     },
     {
-      // From worker/cron.ts's bounds: not a multiple of the shards past the full ones.
-      name: `Retention purge of idempotency keys (rises with shards up to ${keyPurgeFullShards(purge.keyPurge)})`,
-      limit: `${purge.keyPurge.batchSize} keys per statement, min(${purge.keyPurge.statementsPerShard}, max(1, floor(${purge.keyPurge.statementsPerRun} / N))) statements per shard and run, ${options.cronRunsPerDay} runs a day`,
+      // worker/cron-budget.ts: the run's 1,000 D1 queries are shared by every shard.
+      name: 'Retention purge of events (one cron run, every shard together)',
+      limit: `${fixed(eventsPerPurgeStatement(purge.eventsPurged))} events a statement, planCronRun(N) statements per shard (10 up to 42 shards), ${options.cronRunsPerDay} runs a day`,
+      use: '1 event',
+      eventsPerDay: eventsPurgedPerRun(purge.eventsPurged, n) * options.cronRunsPerDay,
+      postsPerSecond: null,
+      perShard: false,
+    },
+    {
+      name: 'Retention purge of idempotency keys (one cron run, every shard together)',
+      limit: `${purge.keyPurge.batchSize} keys a statement, planCronRun(N) statements per shard (10 up to 42 shards), ${options.cronRunsPerDay} runs a day`,
       use: '1 key',
       eventsPerDay: null,
       postsPerSecond: (keysPurgedPerRun(purge.keyPurge, n) * options.cronRunsPerDay) / DAY_SEC,

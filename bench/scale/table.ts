@@ -4,7 +4,7 @@
  * shard counts, the cost per million, and the target configuration. Dollar figures are
  * estimates rounded for display, not money the gateway handles.
  */
-import type { ModelResult } from './model.ts';
+import { eventsPerPurgeStatement, type ModelResult } from './model.ts';
 import type { Target, TargetResult } from './target.ts';
 import type { Measured, UnitMeasure } from './units.ts';
 
@@ -65,7 +65,7 @@ export function unitsTable(measured: Measured): string {
       ? `Outbox storage per attempt (its own SQLite, billed like D1): ${two(storage.rowsRead)} rows read, ${two(storage.rowsWritten)} rows written.`
       : 'Outbox storage per attempt: not metered in this run.',
     `One cron run purged ${group(purge.eventsPurged)} old events and ${group(purge.keysPurged)} expired keys of a larger backlog in one database, in ${purge.statements} D1 queries.`,
-    `Key purge per cron run (worker/cron.ts): ${group(purge.keyPurge.batchSize)} keys per statement, min(${purge.keyPurge.statementsPerShard}, max(1, floor(${purge.keyPurge.statementsPerRun} / N))) statements per shard of N.`,
+    `Purges per cron run over N shards (worker/cron-budget.ts planCronRun): the run visits up to every shard, each for as many key and event purge statements as its 1,000 D1 queries leave (10 each up to 42 shards, 3 at 90), ${group(purge.keyPurge.batchSize)} keys or ${group(eventsPerPurgeStatement(purge.eventsPurged))} events a statement.`,
   ];
   return [...lines, '', ...notes].join('\n');
 }
@@ -93,10 +93,10 @@ export function ceilingsTable(models: readonly ModelResult[]): string {
     ]),
   );
   const note =
-    'Idempotency keys are spread over the N shards (`D1_SHARDS`): the POSTs/s columns hold for ' +
-    "today's code. Webhook events, deliveries and attempts are not yet: they stay in `DB`, so " +
-    "today's code holds the N = 1 events/day column at any N, and the events/day columns for " +
-    'N > 1 are what the design reaches once they are spread.';
+    'Idempotency keys and webhook events (with their deliveries and attempts) are spread over ' +
+    "the N shards (`D1_SHARDS`): every column is today's code. Subscriptions stay in `DB`, and " +
+    "so does what an event stored elsewhere reads and writes of them: `DB`'s query rate does " +
+    'not multiply with the shards. The purges are shared by one cron run over every shard.';
   return [header, rule(3 + 2 * models.length), ...lines, '', note].join('\n');
 }
 
@@ -120,12 +120,41 @@ export function targetText(result: TargetResult, target: Target): string {
     (item) =>
       `- ${item.name}: ${Math.round(item.use * 100)} % of the limit${item.use > target.headroom ? ` (over the ${Math.round(target.headroom * 100)} % headroom: ${item.remedy})` : ''}`,
   );
+  const { queue } = result;
   return [
     `Target: ${group(target.eventsPerDay)} events a day kept ${target.retentionDays} days, ${group(target.peakPostsPerSecond)} idempotent POSTs/s at peak (${group(target.averagePostsPerSecond)}/s on average), each rate limit used at most ${Math.round(target.headroom * 100)} %, each database filled at most ${Math.round(target.sizeHeadroom * 100)} %.`,
-    `Shards needed: **${result.shards}** (${needs}). Events are not spread over shards yet: their needs are the design's, and today's code holds the N = 1 event ceilings.`,
-    `Queue: ${two((target.eventsPerDay / 86_400) * result.model.event.queueMessages)} messages/s on average, ${two(((target.eventsPerDay / 86_400) * result.model.event.queueMessages) / result.model.options.consumerBatchSize)} consumer invocations/s at max_batch_size ${result.model.options.consumerBatchSize}, each ending once its outboxes hold the messages.`,
+    `Cron: every ${result.cron.minutes} minutes (${result.cron.runsPerDay} runs a day). Shards needed: **${result.shards}** (${needs}).`,
+    `Queue: ${two(queue.messagesPerSecond)} messages/s on average, ${two(queue.invocationsPerSecond)} consumer invocations/s at max_batch_size ${queue.maxBatchSize}, ${queue.maxConcurrency} concurrent at most with the headroom.`,
     'Not raised by shards:',
     ...beyond,
     `Monthly cost (usage, 30 days): events ${dollars(result.monthly.events)}, POSTs ${dollars(result.monthly.posts)}, total **${dollars(result.monthly.total)}**, plus the Workers Paid plan.`,
   ].join('\n');
+}
+
+/**
+ * The target's configuration as wrangler.toml lines (the generation of shards, the consumer,
+ * the cron) and its monthly cost by item: what docs/deploy.md writes down.
+ */
+export function targetConfiguration(result: TargetResult): string {
+  const names = [
+    'DB',
+    ...Array.from({ length: result.shards - 1 }, (_, index) => `DB_SHARD_${index + 1}`),
+  ];
+  const shown =
+    names.length <= 4 ? names.join(',') : `${names.slice(0, 3).join(',')},...,${names.at(-1)}`;
+  const lines = [
+    `D1_SHARDS = "${shown}"   # ${result.shards} [[d1_databases]] bindings, one generation`,
+    '[[queues.consumers]]  # edgepay-deliveries',
+    `max_batch_size = ${result.queue.maxBatchSize}`,
+    'max_batch_timeout = 1',
+    `max_concurrency = ${result.queue.maxConcurrency}`,
+    'max_retries = 7',
+    `crons = ["*/${result.cron.minutes} * * * *"]`,
+  ];
+  const cost = [
+    row(['item', 'a month']),
+    rule(2),
+    ...Object.entries(result.monthlyByItem).map(([item, value]) => row([item, dollars(value)])),
+  ];
+  return ['```toml', ...lines, '```', '', ...cost].join('\n');
 }

@@ -1,22 +1,37 @@
 /**
- * The target configuration of the load model: the fewest D1 shards that carry a given event
- * rate, retention and POST rate with headroom below every per-shard ceiling (events and keys
- * share the shards' size and query thread), the ceilings that shards do not raise (the key
- * purge's budget of statements per cron run among them), and the monthly cost. Events are
- * not spread over shards yet: for them this is the design's answer, not today's code's.
- * Pure, like bench/scale/model.ts.
+ * The target configuration of the load model: the cron period and the fewest D1 shards that
+ * carry a given event rate, retention and POST rate with headroom below every per-shard
+ * ceiling (events and keys share the shards' size and query thread) and below the retention
+ * purges, which one cron run shares over every shard (worker/cron-budget.ts); the ceilings
+ * that shards do not raise (`DB`'s query thread among them); the queue's settings; and the
+ * monthly cost by item. Pure, like bench/scale/model.ts.
  */
 import {
+  eventsPurgedPerRun,
   keysPurgedPerRun,
   type ModelOptions,
   type ModelResult,
   type Platform,
   runModel,
 } from './model.ts';
-import type { KeyPurgeRule, Measured } from './units.ts';
+import type { Measured } from './units.ts';
 
 const DAY_SEC = 86_400;
 const MONTH_DAYS = 30;
+const DAY_MINUTES = 1440;
+
+/**
+ * Cron periods the solver tries, in minutes, longest first: the `*\/M * * * *` forms whose
+ * period worker/cron-budget.ts `cronPeriodMs` reads (M divides 60, so runs stay evenly
+ * spaced across the hour).
+ */
+const CRON_MINUTES = [15, 10, 5, 3, 2, 1] as const;
+
+/**
+ * Most shards the solver tries: every one of them is visited by each cron run up to here
+ * (worker/cron-budget.ts), and a generation of `D1_SHARDS` lists at most 128.
+ */
+const MAX_SHARDS = 128;
 
 /** What the deployment must hold. */
 export interface Target {
@@ -40,23 +55,43 @@ interface Beyond {
   readonly remedy: string;
 }
 
+/** The queue consumer's settings for the target (wrangler.toml `[[queues.consumers]]`). */
+interface QueueSettings {
+  readonly messagesPerSecond: number;
+  readonly invocationsPerSecond: number;
+  readonly maxBatchSize: number;
+  /**
+   * Concurrent consumer invocations the average rate needs with the headroom: invocations a
+   * second times how long one lasts (`assumed.consumerInvocationMs`), over the headroom.
+   */
+  readonly maxConcurrency: number;
+}
+
 /** The model's answer for a target. */
 export interface TargetResult {
   readonly shards: number;
-  /** Shards each per-shard constraint needs on its own. */
+  /** The cron step in minutes (`*\/M * * * *`) and its runs a day. */
+  readonly cron: { readonly minutes: number; readonly runsPerDay: number };
+  /** Shards each per-shard constraint needs on its own (at the chosen cron step). */
   readonly needs: Readonly<Record<string, number>>;
   readonly beyond: readonly Beyond[];
   readonly model: ModelResult;
+  readonly queue: QueueSettings;
   /** Dollars a month: events, POSTs and their sum (usage, without the plan's $5 and inclusions). */
   readonly monthly: { readonly events: number; readonly posts: number; readonly total: number };
+  /** The month's dollars by item (events and POSTs together), as the cost table's items. */
+  readonly monthlyByItem: Readonly<Record<string, number>>;
 }
 
 /**
- * The fewest shards for `target`, and the model at that many.
+ * The longest cron step and the fewest shards for `target`, and the model at that many.
+ * The step is shortened from the configured one (`options.cronRunsPerDay`) only when no
+ * shard count lets a run purge a day's events and keys within the headroom.
  *
  * @param measured - the measurements.
  * @param platform - the published limits and prices.
- * @param options - the model's options; `shards` and `retentionDays` are replaced.
+ * @param options - the model's options; `shards`, `retentionDays` and (when the purges need
+ *   it) `cronRunsPerDay` are replaced.
  * @param target - the rates, retention and headroom.
  */
 export function solveTarget(
@@ -65,52 +100,87 @@ export function solveTarget(
   options: ModelOptions,
   target: Target,
 ): TargetResult {
-  const base = runModel(measured, platform, {
-    ...options,
-    shards: 1,
-    retentionDays: target.retentionDays,
-  });
-  const { event, post } = base;
+  const configured = DAY_MINUTES / options.cronRunsPerDay;
+  const steps = CRON_MINUTES.filter((minutes) => minutes <= configured);
+  const tries = (steps.length > 0 ? steps : [configured]).map((minutes) =>
+    solveAt(measured, platform, { ...options, cronRunsPerDay: DAY_MINUTES / minutes }, target),
+  );
+  const fits = tries.find((result) => purgeFits(result, target));
+  return fits ?? (tries[tries.length - 1] as TargetResult);
+}
+
+const purgeFits = (result: TargetResult, target: Target) =>
+  result.beyond
+    .filter((item) => item.name.startsWith('Retention purge'))
+    .every((item) => item.use <= target.headroom);
+
+function solveAt(
+  measured: Measured,
+  platform: Platform,
+  options: ModelOptions,
+  target: Target,
+): TargetResult {
+  const at = (shards: number) =>
+    runModel(measured, platform, { ...options, shards, retentionDays: target.retentionDays });
+  const { post } = at(1);
   const eventsPerSecond = target.eventsPerDay / DAY_SEC;
   const usable = (limit: number) => limit * target.headroom;
   const keysStored = target.averagePostsPerSecond * options.idempotencyRetentionSec;
-  const purgeRuns = options.cronRunsPerDay;
-  const keysPerDay = target.averagePostsPerSecond * DAY_SEC;
-  const rule = measured.purge.keyPurge;
-  // Keys a cron run must be able to purge for the day's keys to use `headroom` of it.
-  const keysPerRun = keysPerDay / purgeRuns / target.headroom;
+  const runs = options.cronRunsPerDay;
+  // Events and keys a cron run must be able to purge for a day's to use `headroom` of it.
+  const eventsPerRun = target.eventsPerDay / runs / target.headroom;
+  const keysPerRun = (target.averagePostsPerSecond * DAY_SEC) / runs / target.headroom;
+  const { purge } = measured;
+  const eventsPurge = (n: number) => eventsPurgedPerRun(purge.eventsPurged, n) >= eventsPerRun;
+  const keysPurge = (n: number) => keysPurgedPerRun(purge.keyPurge, n) >= keysPerRun;
+  // Every shard's own events cost what a shard other than DB measured (DB's own are a share).
+  const atHome = at(2).event.d1StatementsAtHome;
   const needs = {
     'D1 size': Math.ceil(
-      (target.eventsPerDay * target.retentionDays * event.d1Bytes + keysStored * post.d1Bytes) /
+      (target.eventsPerDay * target.retentionDays * at(1).event.d1Bytes +
+        keysStored * post.d1Bytes) /
         (platform.d1DatabaseBytes * target.sizeHeadroom),
     ),
-    'D1 query rate': Math.ceil(
-      (eventsPerSecond * event.d1Statements + target.peakPostsPerSecond * post.d1Statements) /
+    'D1 query rate of each shard': Math.ceil(
+      (eventsPerSecond * atHome + target.peakPostsPerSecond * post.d1Statements) /
         usable(platform.d1QueriesPerSecond),
     ),
-    'Retention purge, events': Math.ceil(
-      target.eventsPerDay / usable(measured.purge.eventsPurged * purgeRuns),
-    ),
-    'Retention purge, keys': keyPurgeShards(rule, keysPerRun, 1),
+    'Retention purge, events': fewest(1, eventsPurge),
+    'Retention purge, keys': fewest(1, keysPurge),
   };
-  // More shards than the key purge needs may purge fewer keys (each gets fewer statements
-  // once the run's are all used): from the most demanding need, the fewest that still do.
-  const shards = keyPurgeShards(rule, keysPerRun, Math.max(1, ...Object.values(needs)));
-  const model = runModel(measured, platform, {
-    ...options,
-    shards,
-    retentionDays: target.retentionDays,
-  });
+  const from = Math.max(1, needs['D1 size'], needs['D1 query rate of each shard']);
+  // More shards may purge less (each visit gets fewer statements): from the per-shard needs
+  // up, the fewest that carry both purges, or else the most a run purges.
+  const both = (n: number) => eventsPurge(n) && keysPurge(n);
+  const shards = fewest(from, both) ?? mostPurged(from, measured, eventsPerRun, keysPerRun);
+  const model = at(shards);
+  const { event } = model;
   const beyond: Beyond[] = [
+    {
+      name: 'D1 query rate of DB (subscriptions, their snapshot and health stay there)',
+      use:
+        (eventsPerSecond * event.d1StatementsOnDb +
+          (target.peakPostsPerSecond * post.d1Statements) / shards) /
+        platform.d1QueriesPerSecond,
+      remedy:
+        'fewer queries in DB per event (the subscription read and health write of each attempt), not more shards',
+    },
+    {
+      name: 'Retention purge of events (one cron run, every shard together)',
+      use: target.eventsPerDay / (eventsPurgedPerRun(purge.eventsPurged, shards) * runs),
+      remedy: 'more cron runs a day (a shorter cron step)',
+    },
+    {
+      name: 'Retention purge of idempotency keys (one cron run, every shard together)',
+      use:
+        (target.averagePostsPerSecond * DAY_SEC) /
+        (keysPurgedPerRun(purge.keyPurge, shards) * runs),
+      remedy: 'more cron runs a day (a shorter cron step), or more keys per purge statement',
+    },
     {
       name: 'Queue throughput (one queue)',
       use: (eventsPerSecond * event.queueMessages) / platform.queueMessagesPerSecond,
       remedy: 'more queues (deliveries spread by subscription)',
-    },
-    {
-      name: 'Retention purge of idempotency keys (one cron run, every shard together)',
-      use: keysPerDay / (keysPurgedPerRun(rule, shards) * purgeRuns),
-      remedy: 'more cron runs a day (a shorter cron step), or more keys per purge statement',
     },
     {
       name: 'Outbox object of a subscription receiving every event',
@@ -130,23 +200,68 @@ export function solveTarget(
   ];
   const monthlyEvents = target.eventsPerDay * MONTH_DAYS;
   const monthlyPosts = target.averagePostsPerSecond * DAY_SEC * MONTH_DAYS;
-  const events = (monthlyEvents / 1e6) * (model.costPerMillion.events.total ?? 0);
-  const posts = (monthlyPosts / 1e6) * (model.costPerMillion.posts.total ?? 0);
-  return { shards, needs, beyond, model, monthly: { events, posts, total: events + posts } };
+  const { events: perMillionEvents, posts: perMillionPosts } = model.costPerMillion;
+  const monthlyByItem = Object.fromEntries(
+    Object.keys(perMillionEvents).map((item) => [
+      item,
+      (monthlyEvents / 1e6) * (perMillionEvents[item] ?? 0) +
+        (monthlyPosts / 1e6) * (perMillionPosts[item] ?? 0),
+    ]),
+  );
+  const events = (monthlyEvents / 1e6) * (perMillionEvents.total ?? 0);
+  const posts = (monthlyPosts / 1e6) * (perMillionPosts.total ?? 0);
+  const messagesPerSecond = eventsPerSecond * event.queueMessages;
+  const invocationsPerSecond = messagesPerSecond / options.consumerBatchSize;
+  return {
+    shards,
+    cron: { minutes: DAY_MINUTES / runs, runsPerDay: runs },
+    needs: {
+      ...needs,
+      'Retention purge, events': needs['Retention purge, events'] ?? shards,
+      'Retention purge, keys': needs['Retention purge, keys'] ?? shards,
+    },
+    beyond,
+    model,
+    queue: {
+      messagesPerSecond,
+      invocationsPerSecond,
+      maxBatchSize: options.consumerBatchSize,
+      maxConcurrency: Math.max(
+        1,
+        Math.ceil(
+          (invocationsPerSecond * options.assumed.consumerInvocationMs) / 1000 / target.headroom,
+        ),
+      ),
+    },
+    monthly: { events, posts, total: events + posts },
+    monthlyByItem,
+  };
+}
+
+/** The fewest shard count from `from` up to {@link MAX_SHARDS} that `ok`, or `undefined`. */
+function fewest(from: number, ok: (shards: number) => boolean): number | undefined {
+  for (let shards = from; shards <= MAX_SHARDS; shards++) if (ok(shards)) return shards;
+  return undefined;
 }
 
 /**
- * The fewest shards from `from` whose cron run may purge `keysPerRun` idempotency keys, or,
- * when no count may, the fewest at the most a run purges (the target then lists the purge
- * over its headroom). Counts above `statementsPerRun` are not tried: each shard's one
- * statement would take the run past its budget of D1 queries.
+ * From `from` up, the shard count whose run purges the most of what the day needs (the
+ * smaller of the events' and the keys' shares carried), when none carries both.
  */
-function keyPurgeShards(rule: KeyPurgeRule, keysPerRun: number, from: number): number {
+function mostPurged(
+  from: number,
+  measured: Measured,
+  eventsPerRun: number,
+  keysPerRun: number,
+): number {
+  const carried = (n: number) =>
+    Math.min(
+      eventsPurgedPerRun(measured.purge.eventsPurged, n) / Math.max(eventsPerRun, 1e-9),
+      keysPurgedPerRun(measured.purge.keyPurge, n) / Math.max(keysPerRun, 1e-9),
+    );
   let best = from;
-  for (let shards = from; shards <= rule.statementsPerRun; shards++) {
-    const purged = keysPurgedPerRun(rule, shards);
-    if (purged >= keysPerRun) return shards;
-    if (purged > keysPurgedPerRun(rule, best)) best = shards;
+  for (let shards = from; shards <= Math.max(from, MAX_SHARDS); shards++) {
+    if (carried(shards) > carried(best)) best = shards;
   }
   return best;
 }

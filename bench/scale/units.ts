@@ -61,6 +61,22 @@ interface PurgeMeasure {
   readonly keyPurge: KeyPurgeRule;
 }
 
+/** What a shard other than `DB` leaves to `DB` for its events (D1's own counts, per unit). */
+export interface DbPart {
+  readonly statements: number;
+  readonly roundTrips: number;
+  readonly rowsRead: number;
+  readonly rowsWritten: number;
+}
+
+/**
+ * A unit measured with its event stored on a shard other than `DB`: the shard's figures, and
+ * in `onDb` what `DB` did for it (the subscriptions' snapshot read, what stays in `DB`).
+ */
+export interface ShardUnitMeasure extends UnitMeasure {
+  readonly onDb: DbPart;
+}
+
 /** Every measurement, by unit. */
 export interface Measured {
   /** Ingest of one new event with 0, 1 and 3 matching subscriptions. */
@@ -71,13 +87,19 @@ export interface Measured {
   readonly post: UnitMeasure;
   readonly postReplay: UnitMeasure;
   readonly purge: PurgeMeasure;
+  /** The same ingest and attempt with the event stored on a shard other than `DB`. */
+  readonly otherShard: {
+    readonly ingest: Readonly<Record<0 | 1 | 3, ShardUnitMeasure>>;
+    readonly attempt: ShardUnitMeasure;
+  };
 }
 
 /**
  * Sorts the measuring run's JSON into {@link Measured}.
  *
  * @param raw - `{ units: [...] }` as POSTed by the measuring file.
- * @throws {Error} when a unit is missing, or the cron run has no key purge rule.
+ * @throws {Error} when a unit is missing (a run saved before events were spread over shards
+ *   has no `*_shard` units: measure again), or the cron run has no key purge rule.
  */
 export function parseMeasured(raw: unknown): Measured {
   const units = (raw as { units?: unknown[] }).units ?? [];
@@ -96,6 +118,14 @@ export function parseMeasured(raw: unknown): Measured {
     post: find<UnitMeasure>('post'),
     postReplay: find<UnitMeasure>('post_replay'),
     purge: withKeyPurge(find<PurgeMeasure>('cron_run')),
+    otherShard: {
+      ingest: {
+        0: find<ShardUnitMeasure>('ingest_0_shard'),
+        1: find<ShardUnitMeasure>('ingest_1_shard'),
+        3: find<ShardUnitMeasure>('ingest_3_shard'),
+      },
+      attempt: find<ShardUnitMeasure>('attempt_shard'),
+    },
   };
 }
 
@@ -118,7 +148,18 @@ function withKeyPurge(purge: PurgeMeasure): PurgeMeasure {
 
 /** What one unit of the model's traffic costs the platform. */
 export interface Cost {
+  /** D1 queries, every database together. */
   readonly d1Statements: number;
+  /**
+   * D1 queries a shard other than `DB` makes for a unit it holds (with one shard: `DB`'s): the
+   * query rate of every shard but `DB` rises with the shards.
+   */
+  readonly d1StatementsAtHome: number;
+  /**
+   * D1 queries `DB` makes for the unit on average: all of them for a unit stored in `DB`
+   * (1 in N), the subscriptions' snapshot and what else stays in `DB` for the others.
+   */
+  readonly d1StatementsOnDb: number;
   readonly d1RowsRead: number;
   readonly d1RowsWritten: number;
   /** D1 bytes kept until the retention purge. */
@@ -141,40 +182,96 @@ const limiter = (unit: UnitMeasure) => unit.objectRequests.RATE_LIMITER ?? 0;
 /**
  * One event with `subscriptions` matching subscriptions, each delivered at its first attempt:
  * the measured ingest (interpolated from 0 and 1 subscriptions for other counts) plus one
- * measured attempt per delivery.
+ * measured attempt per delivery, averaged over `shards` shards: 1 in `shards` events is
+ * stored in `DB` (measured there), the others on another shard (measured there, plus what
+ * `DB` does for them).
  *
  * @param measured - the measurements.
  * @param subscriptions - matching subscriptions per event (0 or more).
  * @param consumerBatchSize - messages per consumer invocation (`max_batch_size`), full batches.
+ * @param shards - the event shards (`D1_SHARDS`), at least 1. @default 1
  */
 export function eventCost(
   measured: Measured,
   subscriptions: number,
   consumerBatchSize: number,
+  shards = 1,
 ): Cost {
-  const measuredIngest = (measured.ingest as Record<number, UnitMeasure>)[subscriptions];
-  const zero = measured.ingest[0];
-  const one = measured.ingest[1];
-  const ingest = (pick: (unit: UnitMeasure) => number) =>
-    measuredIngest === undefined
-      ? pick(zero) + subscriptions * (pick(one) - pick(zero))
-      : pick(measuredIngest);
+  const { otherShard } = measured;
+  const inDb = placedCost(measured.ingest, measured.attempt, subscriptions, (unit) => unit);
+  const other = placedCost(otherShard.ingest, otherShard.attempt, subscriptions, (unit) => unit);
+  const otherOnDb = placedCost(
+    otherShard.ingest,
+    otherShard.attempt,
+    subscriptions,
+    (unit) => (unit as ShardUnitMeasure).onDb,
+  );
+  const offDb = (shards - 1) / shards;
+  const mix = (pick: (cost: PlacedCost) => number) =>
+    pick(inDb) / shards + offDb * (pick(other) + pick(otherOnDb));
   const { attempt } = measured;
   const outbox = attempt.outboxStorage;
   return {
-    d1Statements: ingest((u) => u.statements) + subscriptions * attempt.statements,
-    d1RowsRead: ingest((u) => u.rowsRead) + subscriptions * attempt.rowsRead,
-    d1RowsWritten: ingest((u) => u.rowsWritten) + subscriptions * attempt.rowsWritten,
-    d1Bytes: ingest((u) => u.bytesStored) + subscriptions * attempt.bytesStored,
-    queueMessages: ingest((u) => u.queueMessages),
-    limiterRequests: ingest(limiter),
+    d1Statements: mix((c) => c.statements),
+    d1StatementsAtHome: shards === 1 ? inDb.statements : other.statements,
+    d1StatementsOnDb: inDb.statements / shards + offDb * otherOnDb.statements,
+    d1RowsRead: mix((c) => c.rowsRead),
+    d1RowsWritten: mix((c) => c.rowsWritten),
+    // The same rows wherever they are stored: taken where the samples were most.
+    d1Bytes: inDb.bytesStored,
+    queueMessages: inDb.queueMessages,
+    limiterRequests: inDb.limiterRequests,
     outboxRequestsPerDelivery:
       (attempt.objectRequests.SUBSCRIBER_OUTBOX ?? 0) + (attempt.pendingAlarms ?? 0),
     deliveries: subscriptions,
     outboxRowsRead: subscriptions * (outbox?.rowsRead ?? 0),
     outboxRowsWritten: subscriptions * (outbox?.rowsWritten ?? 0),
     workerInvocations: 1 + subscriptions / consumerBatchSize,
-    fetches: ingest((u) => u.fetches) + subscriptions * attempt.fetches,
+    fetches: inDb.fetches,
+  };
+}
+
+/** One event's measured figures where they were counted: its ingest and its attempts. */
+interface PlacedCost {
+  readonly statements: number;
+  readonly rowsRead: number;
+  readonly rowsWritten: number;
+  readonly bytesStored: number;
+  readonly queueMessages: number;
+  readonly limiterRequests: number;
+  readonly fetches: number;
+}
+
+/** The figures of a unit {@link placedCost} reads: the unit's own, or its `DB` part. */
+type Figures = Partial<Omit<UnitMeasure, 'objectRequests'>> & {
+  readonly objectRequests?: Readonly<Record<string, number>>;
+};
+
+// The ingest (interpolated for an unmeasured fan-out) plus one attempt per subscription,
+// each figure read from a unit through `view` (the unit itself, or its `DB` part).
+function placedCost(
+  ingestUnits: Readonly<Record<0 | 1 | 3, UnitMeasure>>,
+  attempt: UnitMeasure,
+  subscriptions: number,
+  view: (unit: UnitMeasure) => Figures,
+): PlacedCost {
+  const measuredIngest = (ingestUnits as Record<number, UnitMeasure>)[subscriptions];
+  type Pick = (figures: Figures) => number | undefined;
+  const value = (unit: UnitMeasure, pick: Pick) => pick(view(unit)) ?? 0;
+  const ingest = (pick: Pick) =>
+    measuredIngest === undefined
+      ? value(ingestUnits[0], pick) +
+        subscriptions * (value(ingestUnits[1], pick) - value(ingestUnits[0], pick))
+      : value(measuredIngest, pick);
+  const both = (pick: Pick) => ingest(pick) + subscriptions * value(attempt, pick);
+  return {
+    statements: both((u) => u.statements),
+    rowsRead: both((u) => u.rowsRead),
+    rowsWritten: both((u) => u.rowsWritten),
+    bytesStored: both((u) => u.bytesStored),
+    queueMessages: ingest((u) => u.queueMessages),
+    limiterRequests: ingest((u) => u.objectRequests?.RATE_LIMITER),
+    fetches: both((u) => u.fetches),
   };
 }
 
@@ -183,6 +280,9 @@ export function postCost(measured: Measured): Cost {
   const { post } = measured;
   return {
     d1Statements: post.statements,
+    // Keys are spread over every shard, `DB` among them: no part of a POST stays in `DB`.
+    d1StatementsAtHome: post.statements,
+    d1StatementsOnDb: post.statements,
     d1RowsRead: post.rowsRead,
     d1RowsWritten: post.rowsWritten,
     d1Bytes: post.bytesStored,

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import {
+  eventsPurgedPerRun,
   keysPurgedPerRun,
   type ModelOptions,
   type Platform,
   runModel,
 } from '../../bench/scale/model.ts';
+import { targetConfiguration } from '../../bench/scale/table.ts';
 import { solveTarget } from '../../bench/scale/target.ts';
-import { type Measured, parseMeasured, type UnitMeasure } from '../../bench/scale/units.ts';
+import {
+  type DbPart,
+  type Measured,
+  parseMeasured,
+  type ShardUnitMeasure,
+  type UnitMeasure,
+} from '../../bench/scale/units.ts';
 
 // Round figures, so every expected value below is worked out by hand.
 const PLATFORM: Platform = {
@@ -38,7 +46,12 @@ const OPTIONS: ModelOptions = {
   consumerBatchSize: 10,
   cronRunsPerDay: 96,
   limiterPerObjectPerMinute: 30_000,
-  assumed: { cpuMsPerInvocation: 0, outboxActiveMsPerDelivery: 0, limiterActiveMs: 0 },
+  assumed: {
+    cpuMsPerInvocation: 0,
+    outboxActiveMsPerDelivery: 0,
+    limiterActiveMs: 0,
+    consumerInvocationMs: 1000,
+  },
 };
 
 function unit(name: string, fields: Partial<UnitMeasure>): UnitMeasure {
@@ -56,6 +69,17 @@ function unit(name: string, fields: Partial<UnitMeasure>): UnitMeasure {
     fetches: 0,
     ...fields,
   };
+}
+
+const onDb = (statements: number, rowsWritten = 0): DbPart => ({
+  statements,
+  roundTrips: statements,
+  rowsRead: 0,
+  rowsWritten,
+});
+
+function shardUnit(name: string, fields: Partial<UnitMeasure>, db: DbPart): ShardUnitMeasure {
+  return { ...unit(name, fields), onDb: db };
 }
 
 // An event: 2 queries, 1 limiter request, 1,500 bytes and 6 rows written, plus per
@@ -108,6 +132,16 @@ const MEASURED: Measured = {
     // worker/cron.ts's bounds: 500 keys a statement, 10 statements a shard, 900 a run.
     keyPurge: { batchSize: 500, statementsPerShard: 10, statementsPerRun: 900 },
   },
+  // On a shard other than DB: the same ingest there and 1 query in DB (the subscriptions'
+  // snapshot); an attempt 1 query there and 2 in DB (its subscription, its health).
+  otherShard: {
+    ingest: {
+      0: shardUnit('ingest_0_shard', { statements: 2, rowsWritten: 6 }, onDb(1)),
+      1: shardUnit('ingest_1_shard', { statements: 3, rowsWritten: 10 }, onDb(1)),
+      3: shardUnit('ingest_3_shard', { statements: 5, rowsWritten: 18 }, onDb(1)),
+    },
+    attempt: shardUnit('attempt_shard', { statements: 1, rowsWritten: 4 }, onDb(2, 1)),
+  },
 };
 
 const ceiling = (shards: number, name: string) => {
@@ -127,16 +161,39 @@ describe('load model', () => {
 
   it('should meet the D1 query rate at the queries of an event and its attempts', () => {
     // 3 at ingest + 3 per attempt: 6 queries per event; 4 per POST.
-    expect(ceiling(1, 'D1 query rate').eventsPerDay).toBeCloseTo((1000 * 86_400) / 6, 6);
-    expect(ceiling(1, 'D1 query rate').postsPerSecond).toBe(250);
+    expect(ceiling(1, 'D1 query rate of a shard').eventsPerDay).toBeCloseTo((1000 * 86_400) / 6, 6);
+    expect(ceiling(1, 'D1 query rate of a shard').postsPerSecond).toBe(250);
+    expect(ceiling(1, 'D1 query rate of DB').eventsPerDay).toBeCloseTo((1000 * 86_400) / 6, 6);
   });
 
-  it('should multiply the D1 ceilings by the shards, and leave the single objects and the queue alone', () => {
-    for (const name of ['D1 size', 'D1 query rate']) {
-      expect(ceiling(3, name).eventsPerDay).toBeCloseTo(
-        3 * (ceiling(1, name).eventsPerDay ?? 0),
-        6,
-      );
+  it("should load DB with the subscriptions' queries of every event, whatever the shards", () => {
+    // 3 shards: 1 event in 3 in DB (6 queries), 2 in 3 elsewhere (1 + 2 in DB): 4 a event.
+    expect(ceiling(3, 'D1 query rate of DB').eventsPerDay).toBeCloseTo((1000 * 86_400) / 4, 6);
+    expect(ceiling(3, 'D1 query rate of DB').perShard).toBe(false);
+    // Many shards: toward 3 queries in DB per event, never more events than 1000/3 a second.
+    expect(ceiling(1000, 'D1 query rate of DB').eventsPerDay).toBeLessThan((1000 * 86_400) / 3);
+    expect(ceiling(1000, 'D1 query rate of DB').eventsPerDay).toBeGreaterThan(
+      (1000 * 86_400) / 3.01,
+    );
+    // Another shard's own: 3 at ingest + 1 per attempt, so its thread carries 4 per event.
+    expect(ceiling(3, 'D1 query rate of a shard').eventsPerDay).toBeCloseTo(
+      (3 * 1000 * 86_400) / 4,
+      6,
+    );
+    // Every query counted once: 2/3 x (4 + 3) + 1/3 x 6 per event, 6 2/3.
+    const model = runModel(MEASURED, PLATFORM, { ...OPTIONS, shards: 3 });
+    expect(model.event.d1Statements).toBeCloseTo(20 / 3, 9);
+    // Rows written: 2/3 x (10 + 4 + 1) + 1/3 x 15.
+    expect(model.event.d1RowsWritten).toBeCloseTo(15, 9);
+  });
+
+  it("should multiply the D1 size and a shard's query rate by the shards, and leave the single objects and the queue alone", () => {
+    expect(ceiling(3, 'D1 size').eventsPerDay).toBeCloseTo(
+      3 * (ceiling(1, 'D1 size').eventsPerDay ?? 0),
+      6,
+    );
+    // Keys are spread over every shard, DB among them: the POSTs' ceilings multiply.
+    for (const name of ['D1 size', 'D1 query rate of a shard', 'D1 query rate of DB']) {
       expect(ceiling(3, name).postsPerSecond).toBeCloseTo(
         3 * (ceiling(1, name).postsPerSecond ?? 0),
         6,
@@ -152,25 +209,29 @@ describe('load model', () => {
     expect(ceiling(1, 'Queue throughput').eventsPerDay).toBe(5000 * 86_400);
   });
 
-  it('should bound the event purge by what one cron run deletes, times the runs a day and the shards', () => {
+  it('should bound the event purge by the statements one cron run gives each shard', () => {
     expect(ceiling(1, 'Retention purge of events').eventsPerDay).toBe(5000 * 96);
     expect(ceiling(3, 'Retention purge of events').eventsPerDay).toBe(3 * 5000 * 96);
+    // worker/cron-budget.ts: 10 statements per shard up to 42 shards, 9 at 43, 3 at 90.
+    expect(eventsPurgedPerRun(5000, 42)).toBe(42 * 10 * 500);
+    expect(eventsPurgedPerRun(5000, 43)).toBe(43 * 9 * 500);
+    expect(ceiling(90, 'Retention purge of events').eventsPerDay).toBe(90 * 3 * 500 * 96);
+    expect(ceiling(90, 'Retention purge of events').perShard).toBe(false);
     expect(ceiling(1, 'Retention purge of events').postsPerSecond).toBeNull();
   });
 
-  it('should purge keys at 500 a statement, min(10, max(1, floor(900 / N))) statements per shard', () => {
+  it("should purge keys at 500 a statement, the cron plan's statements per shard (3 at 90 shards)", () => {
     const keysPerSecond = (shards: number) =>
       ceiling(shards, 'Retention purge of idempotency keys').postsPerSecond;
     const perRun = (keys: number) => (keys * 96) / 86_400;
     expect(keysPerSecond(1)).toBeCloseTo(perRun(5000), 9);
     expect(keysPerSecond(3)).toBeCloseTo(perRun(3 * 5000), 9);
-    // 90 shards use the run's 900 statements; 91 get 9 each (819), 100 get 9 (900 again).
-    expect(keysPerSecond(90)).toBeCloseTo(perRun(90 * 10 * 500), 9);
-    expect(keysPerSecond(91)).toBeCloseTo(perRun(91 * 9 * 500), 9);
-    expect(keysPerSecond(100)).toBeCloseTo(perRun(100 * 9 * 500), 9);
-    // Past 900 shards each still gets one statement.
-    expect(keysPerSecond(1000)).toBeCloseTo(perRun(1000 * 500), 9);
-    expect(keysPurgedPerRun(MEASURED.purge.keyPurge, 451)).toBe(451 * 1 * 500);
+    // The run's queries are shared with the event purge and the claims: 10 statements per
+    // shard up to 42 shards, 9 at 43, 3 at 90, 2 at 116.
+    expect(keysPerSecond(42)).toBeCloseTo(perRun(42 * 10 * 500), 9);
+    expect(keysPerSecond(43)).toBeCloseTo(perRun(43 * 9 * 500), 9);
+    expect(keysPerSecond(90)).toBeCloseTo(perRun(90 * 3 * 500), 9);
+    expect(keysPurgedPerRun(MEASURED.purge.keyPurge, 116)).toBe(116 * 2 * 500);
     expect(ceiling(1, 'Retention purge of idempotency keys').eventsPerDay).toBeNull();
   });
 
@@ -215,67 +276,68 @@ describe('target configuration', () => {
   };
 
   it('should take the shards the most demanding per-shard constraint needs', () => {
-    // 100 POSTs/s on average: few enough keys for the purge at any count tried here.
+    // 100 POSTs/s on average: few enough keys for the purges at the configured */15.
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, {
       ...target,
+      eventsPerDay: 2_000_000,
       averagePostsPerSecond: 100,
     });
-    // Size: 1e7 x 30 x 3,000 B + 100 x 86,400 keys x 1,000 B over 8 GB usable per shard.
-    const size = Math.ceil((1e7 * 30 * 3000 + 100 * 86_400 * 1000) / 8e9);
-    // Queries: 1e7 / 86,400 x 6 + 1,000 x 4 over 500/s usable per shard.
-    const rate = Math.ceil(((1e7 / 86_400) * 6 + 4000) / 500);
-    // Purge: 1e7 events a day over half of 480,000 per shard.
-    const purge = Math.ceil(1e7 / 240_000);
-    // Keys: 8,640,000 a day, 90,000 a run, 180,000 at half of a run: 5,000 per shard.
+    // Size: 2e6 x 30 x 3,000 B + 100 x 86,400 keys x 1,000 B over 8 GB usable per shard.
+    const size = Math.ceil((2e6 * 30 * 3000 + 100 * 86_400 * 1000) / 8e9);
+    // Queries of a shard but DB: 2e6 / 86,400 x 4 + 1,000 x 4 over 500/s usable per shard.
+    const rate = Math.ceil(((2e6 / 86_400) * 4 + 4000) / 500);
+    // Events: 2e6 a day over 96 runs at half: 41,667 a run, 10 statements of 500 a shard.
+    // Keys: 8,640,000 a day, 90,000 a run, 180,000 at half: 36 shards of 5,000.
     expect(result.needs).toEqual({
       'D1 size': size,
-      'D1 query rate': rate,
-      'Retention purge, events': purge,
+      'D1 query rate of each shard': rate,
+      'Retention purge, events': 9,
       'Retention purge, keys': 36,
     });
-    expect(result.shards).toBe(Math.max(size, rate, purge, 36));
+    expect(result.cron).toEqual({ minutes: 15, runsPerDay: 96 });
+    expect(result.shards).toBe(Math.max(size, rate, 9, 36));
     expect(result.model.options.shards).toBe(result.shards);
   });
 
-  it('should take the fewest shards whose key purge carries the keys, from the other needs up', () => {
-    // 250 POSTs/s: 21,600,000 keys a day, 225,000 a run, 450,000 at half of a run: 90 shards.
-    const keysOnly = { ...target, eventsPerDay: 0, peakPostsPerSecond: 0 };
-    const ninety = solveTarget(MEASURED, PLATFORM, OPTIONS, keysOnly);
-    expect(ninety.needs['Retention purge, keys']).toBe(90);
-    expect(ninety.shards).toBe(90);
-    // Size alone needs 95 (94.5 x 8 GB): 95 shards purge 95 x 9 x 500 = 427,500 keys a run,
-    // too few; 100 shards (9 statements each) purge 450,000 again.
-    const bytes = 94.5 * 8e9 - 250 * 86_400 * 1000;
-    const large = solveTarget(MEASURED, PLATFORM, OPTIONS, {
-      ...keysOnly,
-      eventsPerDay: bytes / (30 * 3000),
-    });
-    expect(large.needs['D1 size']).toBe(95);
-    expect(large.shards).toBe(100);
-    // The whole target: size needs 116, which get 7 statements each (406,000 keys a run);
-    // 150 shards get 6 (450,000).
-    const whole = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
-    expect(whole.needs['D1 size']).toBe(116);
-    expect(whole.shards).toBe(150);
-    const purge = (result: ReturnType<typeof solveTarget>) =>
-      result.beyond.find((item) => item.name.startsWith('Retention purge of idempotency keys'));
-    expect(purge(large)?.use).toBeCloseTo(0.5, 9);
+  it("should shorten the cron step until one run purges the day's keys and events within the headroom", () => {
+    // Size needs 116 (9.216e11 B over 8 GB). 21,600,000 keys a day: at */15 and */10 a run
+    // must purge 450,000 or 300,000, more than any count's (at most 210,000, at 42 shards);
+    // at */5, 150,000, but 116 to 128 shards get 2 statements each (at most 128,000); at */3,
+    // 90,000, which 116 shards purge (116,000).
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
+    expect(result.needs['D1 size']).toBe(116);
+    expect(result.cron).toEqual({ minutes: 3, runsPerDay: 480 });
+    expect(result.shards).toBe(116);
+    expect(result.model.options.cronRunsPerDay).toBe(480);
+    const purge = result.beyond.find((item) => item.name.startsWith('Retention purge of idem'));
+    expect(purge?.use).toBeCloseTo((250 * 86_400) / (116 * 2 * 500 * 480), 9);
+    // A configured step of 3 minutes is kept: nothing shorter is needed.
+    const configured = solveTarget(MEASURED, PLATFORM, { ...OPTIONS, cronRunsPerDay: 480 }, target);
+    expect(configured.cron.minutes).toBe(3);
   });
 
-  it('should show the key purge over its headroom when no shard count carries the keys', () => {
-    // 300 POSTs/s: 270,000 keys a run, over half of the 450,000 any count may purge.
+  it('should show the purge over its headroom when no step and no shard count carries the keys', () => {
+    // 3,000 POSTs/s: 259,200,000 keys a day, 180,000 a run every minute, 360,000 at half:
+    // over the 210,000 that 42 shards purge, the most of any count.
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, {
       ...target,
       eventsPerDay: 0,
       peakPostsPerSecond: 0,
-      averagePostsPerSecond: 300,
+      averagePostsPerSecond: 3000,
     });
-    expect(result.needs['Retention purge, keys']).toBe(90);
-    expect(result.shards).toBe(90);
-    const purge = result.beyond.find((item) =>
-      item.name.startsWith('Retention purge of idempotency keys'),
-    );
-    expect(purge?.use).toBeCloseTo((300 * 86_400) / (450_000 * 96), 9);
+    expect(result.cron.minutes).toBe(1);
+    const purge = result.beyond.find((item) => item.name.startsWith('Retention purge of idem'));
+    expect(purge?.use).toBeGreaterThan(0.5);
+    expect(keysPurgedPerRun(MEASURED.purge.keyPurge, result.shards)).toBe(210_000);
+  });
+
+  it("should put DB's query rate among the ceilings shards do not raise", () => {
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
+    const db = result.beyond.find((item) => item.name.startsWith('D1 query rate of DB'));
+    // 116 shards: 1/116 of the events in DB (6 queries), the rest 3 in DB each; and DB's
+    // 1/116 of the peak POSTs' keys (4 queries each).
+    const perEvent = 6 / 116 + (115 / 116) * 3;
+    expect(db?.use).toBeCloseTo(((1e7 / 86_400) * perEvent + 4000 / 116) / 1000, 9);
   });
 
   it('should spread a single caller at 1,000 POSTs/s over two limiter objects at half their rate', () => {
@@ -296,14 +358,24 @@ describe('target configuration', () => {
     ).toBe(1);
   });
 
-  it('should bill the month from the cost per million', () => {
+  it('should set the consumer from the queue rate, and bill the month by item', () => {
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
+    // 115.74 messages/s in batches of 10, 1 s each, at half: 24 concurrent invocations.
+    expect(result.queue.messagesPerSecond).toBeCloseTo(1e7 / 86_400, 9);
+    expect(result.queue.maxConcurrency).toBe(24);
     const perMillion = result.model.costPerMillion;
     expect(result.monthly.events).toBeCloseTo(300 * (perMillion.events.total ?? 0), 6);
     expect(result.monthly.posts).toBeCloseTo(
       ((250 * 86_400 * 30) / 1e6) * (perMillion.posts.total ?? 0),
       6,
     );
+    // 300 million messages, 3 operations each at $0.40 a million; POSTs send none.
+    expect(result.monthlyByItem.Queues).toBeCloseTo(360, 9);
+    expect(result.monthlyByItem.total).toBeCloseTo(result.monthly.total, 6);
+    const toml = targetConfiguration(result);
+    expect(toml).toContain('D1_SHARDS = "DB,DB_SHARD_1,DB_SHARD_2,...,DB_SHARD_115"');
+    expect(toml).toContain('max_concurrency = 24');
+    expect(toml).toContain('crons = ["*/3 * * * *"]');
   });
 });
 
@@ -312,12 +384,25 @@ describe('parseMeasured', () => {
     expect(() => parseMeasured({ units: [] })).toThrow(/ingest_0/);
   });
 
+  it('should refuse a run saved before events were measured on another shard', () => {
+    const units = [
+      ...Object.values(MEASURED.ingest),
+      MEASURED.attempt,
+      MEASURED.post,
+      MEASURED.postReplay,
+      MEASURED.purge,
+    ];
+    expect(() => parseMeasured({ units })).toThrow(/ingest_0_shard/);
+  });
+
   it('should refuse a cron run saved without its key purge rule', () => {
     const units = [
       ...Object.values(MEASURED.ingest),
       MEASURED.attempt,
       MEASURED.post,
       MEASURED.postReplay,
+      ...Object.values(MEASURED.otherShard.ingest),
+      MEASURED.otherShard.attempt,
     ];
     const { keyPurge: _rule, ...purge } = MEASURED.purge;
     expect(() => parseMeasured({ units: [...units, purge] })).toThrow(/keyPurge/);
