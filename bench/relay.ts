@@ -6,7 +6,9 @@
 // the load, a check that every database stored some of them); (2) a
 // duplicate storm: STORM_EVENTS unique events, each sent 3 times concurrently; (3) the time
 // from ingest to the first delivery attempt at examples/receiver, over 100 events.
-// Run: npm run bench -- relay   (DURATION_SEC, WARMUP_SEC, ROUNDS, STORM_EVENTS to change)
+// Run: npm run bench -- relay   (DURATION_SEC, WARMUP_SEC, ROUNDS, STORM_EVENTS to change;
+//      THREE_SHARDS=false leaves (b3) and its gateway out, to compare (a) and (b) with a run
+//      of code that had no (b3))
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { startReceiver } from '../examples/receiver/server.ts';
@@ -32,6 +34,7 @@ const SHARDED_GATEWAY = { port: 19791, inspectorPort: 19891 };
 const STORM_EVENTS = Number(process.env.STORM_EVENTS ?? 200);
 const LATENCY_EVENTS = 100;
 const SHARDED_CASE = '(b3) relay POST /webhooks, 3 shards';
+const THREE_SHARDS = process.env.THREE_SHARDS !== 'false';
 const ADMIN = { Authorization: 'Bearer dev-admin-token', 'Content-Type': 'application/json' };
 /** Longest wait for one request outside the load runs, in milliseconds. */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -157,22 +160,24 @@ await runBenchmark(async () => {
   );
   // After the plain gateway, whose wrangler dev has built the console's assets; the same
   // settings as the plain gateway (startRelayGateway's).
-  const sharded = await startShardedGateway(
-    join(state, 'shards'),
-    [
-      '--env-file',
-      join(root, '.dev.vars.example'),
-      '--var',
-      `UPSTREAM_BASE_URL:http://${HOST}:${SANDBOX_PORT}`,
-      '--var',
-      'ALLOW_LOCAL_SUBSCRIBERS:true',
-      '--var',
-      'WEBHOOK_RATE_LIMIT_PER_MINUTE:0',
-    ],
-    SHARDED_GATEWAY,
-  );
+  const sharded = THREE_SHARDS
+    ? await startShardedGateway(
+        join(state, 'shards'),
+        [
+          '--env-file',
+          join(root, '.dev.vars.example'),
+          '--var',
+          `UPSTREAM_BASE_URL:http://${HOST}:${SANDBOX_PORT}`,
+          '--var',
+          'ALLOW_LOCAL_SUBSCRIBERS:true',
+          '--var',
+          'WEBHOOK_RATE_LIMIT_PER_MINUTE:0',
+        ],
+        SHARDED_GATEWAY,
+      )
+    : undefined;
   const shardedGateway = `http://${HOST}:${SHARDED_GATEWAY.port}`;
-  for (const url of [gateway, shardedGateway]) {
+  for (const url of sharded === undefined ? [gateway] : [gateway, shardedGateway]) {
     const probe = await post(`${url}/webhooks`, signedEvent(nextEventId('probe')));
     if (probe.status !== 200) throw new Error(`probe ingest at ${url} failed: ${probe.status}`);
   }
@@ -181,7 +186,7 @@ await runBenchmark(async () => {
   const cases: Record<string, string> = {
     '(a) Worker answering 200 + access-log line': `http://${HOST}:${FLOOR.port}/webhooks`,
     '(b) relay POST /webhooks': `${gateway}/webhooks`,
-    [SHARDED_CASE]: `${shardedGateway}/webhooks`,
+    ...(sharded === undefined ? {} : { [SHARDED_CASE]: `${shardedGateway}/webhooks` }),
   };
   const summary = await compareCases(
     Object.fromEntries(
@@ -192,12 +197,14 @@ await runBenchmark(async () => {
     ),
   );
 
-  await assertRowsSpread(
-    sharded,
-    'webhook_events',
-    { name: '(b3)', rows: 'webhook events' },
-    summary[SHARDED_CASE]?.answered ?? 0,
-  );
+  if (sharded !== undefined) {
+    await assertRowsSpread(
+      sharded,
+      'webhook_events',
+      { name: '(b3)', rows: 'webhook events' },
+      summary[SHARDED_CASE]?.answered ?? 0,
+    );
+  }
 
   // (2) Duplicate storm: every event sent 3 times at once, all events concurrently.
   const stormFrom = new Date(Date.now() - 1000).toISOString();
