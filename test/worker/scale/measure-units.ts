@@ -3,6 +3,8 @@
  * bench/scale/vitest.config.ts in workerd with the real schema (migrations/ applied to a local
  * D1) and the real Worker: webhooks go through `POST /webhooks`, deliveries through the queue
  * consumer and the subscription outboxes, idempotent POSTs through the proxy to the sandbox.
+ * The ingest and the attempt run again with every event stored on a shard other than `DB`,
+ * `DB` metered apart (what the subscriptions that stay there cost such an event).
  * Each unit runs many times behind the meters of metered-bindings.ts; the per-unit averages
  * go to the sink of bench/scale/global-setup.ts as JSON. Any answer but the expected one fails
  * the run: a failed case is an error, not a figure. Not a `.test.ts` file: `npm test` skips it.
