@@ -1,25 +1,41 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
+import { fuzzRuns, PROJECTS } from './test/projects.ts';
+import { StallWatchdog } from './test/support/stall-watchdog.ts';
 import { workerTestOptions } from './test/support/worker-test-options.ts';
 
-// Projects: the SDK and sandbox under Node, the packed package as consumers install it
-// (package), the stack over HTTP (e2e), the gateway inside workerd.
-// test/global-setup.ts starts the sandbox emulator on a loopback port and provides its URL.
+// The projects of test/projects.ts (which files each holds; the tiers there pick which run):
+// the SDK and sandbox under Node (lib), the Node tests that drive other runtimes and tools
+// (tools), the packed package as consumers install it (package), the stack over HTTP (e2e),
+// the gateway inside workerd (worker). test/global-setup.ts starts the sandbox emulators and
+// the delivery receiver on loopback ports and provides their URLs.
+// Every wait is bounded: a test, a hook and a teardown by their timeouts, the rest of a file's
+// life (a worker that never starts, a lost message) by the stall watchdog, which ends the run
+// and names the file.
+const files = (name: keyof typeof PROJECTS) => {
+  const project: { include: readonly string[]; exclude?: readonly string[] } = PROJECTS[name];
+  return { include: [...project.include], exclude: [...(project.exclude ?? [])] };
+};
+
 export default defineConfig({
   test: {
+    reporters: ['default', new StallWatchdog()],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 30_000,
     projects: [
       {
         test: {
           name: 'lib',
-          include: [
-            'test/lib/**/*.test.ts',
-            'test/runtimes/**/*.test.ts',
-            // The CLI, and the scripts and documents the repository's tooling keeps in step.
-            'test/cli/**/*.test.ts',
-            'test/scripts/**/*.test.ts',
-            // The operator console's client code, under Node with stubbed fetch.
-            'test/console/**/*.test.ts',
-          ],
+          ...files('lib'),
+          environment: 'node',
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'tools',
+          ...files('tools'),
           environment: 'node',
           globalSetup: ['test/global-setup.ts'],
         },
@@ -27,9 +43,10 @@ export default defineConfig({
       {
         test: {
           name: 'package',
-          include: ['test/package/**/*.test.ts'],
+          ...files('package'),
           environment: 'node',
-          // Packs the package once and installs it into a fresh consumer project.
+          // Packs the package once (or takes the tarball the runner packed) and installs it
+          // into a fresh consumer project.
           globalSetup: ['test/package/setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -38,7 +55,7 @@ export default defineConfig({
       {
         test: {
           name: 'e2e',
-          include: ['test/e2e/**/*.test.ts'],
+          ...files('e2e'),
           environment: 'node',
           testTimeout: 90_000,
         },
@@ -48,14 +65,14 @@ export default defineConfig({
           cloudflareTest(({ inject }) =>
             workerTestOptions(inject('sandboxUrl'), {
               // Cases per property of the fuzz tests (the fuzz-*.test.ts files under
-              // test/worker): the full count in CI, a quick sample locally.
-              FUZZ_RUNS: process.env.FUZZ_RUNS ?? (process.env.CI ? '10000' : '200'),
+              // test/worker): the tier's count, `FUZZ_RUNS` when set.
+              FUZZ_RUNS: String(fuzzRuns()),
             }),
           ),
         ],
         test: {
           name: 'worker',
-          include: ['test/worker/**/*.test.ts'],
+          ...files('worker'),
           globalSetup: ['test/global-setup.ts'],
           setupFiles: ['test/worker/apply-migrations.ts'],
         },

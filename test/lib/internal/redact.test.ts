@@ -6,9 +6,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { redactPersonalData } from '../../../lib/internal/redact.ts';
+import { fuzzRuns } from '../../projects.ts';
 
-/** Cases per property: the rule is a pure function, so the full CI count always runs. */
-const RUNS = { numRuns: 10_000 } as const;
+/** Cases per property: the tier's count (`FUZZ_RUNS`; 10,000 in the full tier). */
+const RUNS = { numRuns: fuzzRuns() } as const;
 
 describe('redactPersonalData', () => {
   it.each([

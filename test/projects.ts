@@ -1,0 +1,89 @@
+/**
+ * The test suite's projects (which files each holds) and its two tiers (which projects and
+ * which static checks each runs). vitest.config.ts builds its projects from this table, the
+ * test runner (scripts/test.ts) picks a tier from it, and test/scripts/test-tiers.test.ts
+ * holds it to every test file in the repository. The README's
+ * Contributing section says when to run which tier.
+ */
+
+/** A vitest project's files, as globs from the repository root. */
+export interface ProjectFiles {
+  readonly include: readonly string[];
+  readonly exclude?: readonly string[];
+}
+
+/**
+ * Node tests that run a third-party tool or another runtime as a child process (deno, bun,
+ * typedoc, redocly, wrangler): seconds each, so they wait for the full tier.
+ */
+const TOOL_FILES = [
+  'test/runtimes/**/*.test.ts',
+  'test/lib/jsr.test.ts',
+  'test/scripts/api-reference.test.ts',
+  'test/scripts/openapi-lint.test.ts',
+  'test/scripts/deploy-doc.test.ts',
+  'test/scripts/wrangler-config.test.ts',
+  'test/scripts/wrangler-defaults.test.ts',
+  'test/scripts/registry-commands.test.ts',
+] as const;
+
+/** Every project of the suite, by the name vitest reports it under. */
+export const PROJECTS = {
+  /** The SDK, the sandbox, the CLI, the console's client code and the documents kept in step, under Node. */
+  lib: {
+    include: [
+      'test/lib/**/*.test.ts',
+      'test/cli/**/*.test.ts',
+      'test/console/**/*.test.ts',
+      'test/scripts/**/*.test.ts',
+    ],
+    exclude: TOOL_FILES,
+  },
+  /** The gateway inside workerd, with real D1, KV and Queues. */
+  worker: { include: ['test/worker/**/*.test.ts'] },
+  /** Node tests that drive another runtime or tool (see TOOL_FILES). */
+  tools: { include: TOOL_FILES },
+  /** The packed tarball installed into fresh consumer projects, in every runtime. */
+  package: { include: ['test/package/**/*.test.ts'] },
+  /** The `npm start` stack over HTTP, and the console in a real Chromium. */
+  e2e: { include: ['test/e2e/**/*.test.ts'] },
+} as const satisfies Record<string, ProjectFiles>;
+
+/** A project's name. */
+export type ProjectName = keyof typeof PROJECTS;
+
+/** A static check the runner can run before vitest (scripts/test.ts says what each runs). */
+export type CheckName = 'biome' | 'typecheck' | 'knip' | 'package' | 'deploy';
+
+/** One tier: its static checks, its projects, and its default count of property-test cases. */
+export interface Tier {
+  readonly checks: readonly CheckName[];
+  readonly projects: readonly ProjectName[];
+  /** `FUZZ_RUNS` when the environment does not set it. */
+  readonly fuzzRuns: number;
+}
+
+/**
+ * The tiers. `quick` is `npm test`, the everyday loop (under five minutes on two cores);
+ * `all` is `npm run test:all`, what CI runs: everything quick runs, and more.
+ */
+export const TIERS = {
+  quick: {
+    checks: ['biome', 'typecheck'],
+    projects: ['lib', 'worker'],
+    fuzzRuns: 200,
+  },
+  all: {
+    checks: ['biome', 'typecheck', 'knip', 'package', 'deploy'],
+    projects: ['lib', 'worker', 'tools', 'package', 'e2e'],
+    fuzzRuns: 10_000,
+  },
+} as const satisfies Record<string, Tier>;
+
+/** A tier's name. */
+export type TierName = keyof typeof TIERS;
+
+/** Property-test cases when `FUZZ_RUNS` is unset or not a count: the quick tier's. */
+export function fuzzRuns(value: string | undefined = process.env.FUZZ_RUNS): number {
+  return value !== undefined && /^\d{1,7}$/.test(value) ? Number(value) : TIERS.quick.fuzzRuns;
+}
