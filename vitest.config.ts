@@ -1,6 +1,6 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
-import { fuzzRuns, PROJECTS } from './test/projects.ts';
+import { fuzzRuns, PROJECTS, type ProjectFiles } from './test/projects.ts';
 import { StallWatchdog } from './test/support/stall-watchdog.ts';
 import { workerTestOptions } from './test/support/worker-test-options.ts';
 
@@ -12,9 +12,19 @@ import { workerTestOptions } from './test/support/worker-test-options.ts';
 // Every wait is bounded: a test, a hook and a teardown by their timeouts, the rest of a file's
 // life (a worker that never starts, a lost message) by the stall watchdog, which ends the run
 // and names the file.
+// Projects that run as many files at once share a group; groups run in the order of
+// their counts, most first (vitest needs one count per group).
+const counts = [...new Set(Object.values(PROJECTS).map((project): number => project.workers))].sort(
+  (a, b) => b - a,
+);
 const files = (name: keyof typeof PROJECTS) => {
-  const project: { include: readonly string[]; exclude?: readonly string[] } = PROJECTS[name];
-  return { include: [...project.include], exclude: [...(project.exclude ?? [])] };
+  const project: ProjectFiles = PROJECTS[name];
+  return {
+    include: [...project.include],
+    exclude: [...(project.exclude ?? [])],
+    maxWorkers: project.workers,
+    sequence: { groupOrder: counts.indexOf(project.workers) },
+  };
 };
 
 export default defineConfig({
@@ -74,7 +84,12 @@ export default defineConfig({
           name: 'worker',
           ...files('worker'),
           globalSetup: ['test/global-setup.ts'],
-          setupFiles: ['test/worker/apply-migrations.ts'],
+          // One workerd runs many files, each from fresh storage (test/worker/fresh-storage.ts).
+          isolate: false,
+          // The workerd lives on after a file: queue batches and alarms its last tests left may
+          // still log. Straight to stdout, so such a line never waits on a closed vitest channel.
+          disableConsoleIntercept: true,
+          setupFiles: ['test/worker/fresh-storage.ts'],
         },
       },
     ],

@@ -6,11 +6,20 @@
  * Contributing section says when to run which tier.
  */
 
-/** A vitest project's files, as globs from the repository root. */
+/** A vitest project's files, as globs from the repository root, and how many run at once. */
 export interface ProjectFiles {
   readonly include: readonly string[];
   readonly exclude?: readonly string[];
+  /**
+   * Files of this project run at the same time. vitest's default on two cores is one; most
+   * files here wait on sockets and timers rather than the CPU, so more overlap well.
+   * Projects with different counts run one after the other.
+   */
+  readonly workers: number;
 }
+
+/** Files at once for the Node and workerd unit tests (measured in the README's table). */
+const UNIT_WORKERS = 3;
 
 /**
  * Node tests that run a third-party tool or another runtime as a child process (deno, bun,
@@ -38,15 +47,16 @@ export const PROJECTS = {
       'test/scripts/**/*.test.ts',
     ],
     exclude: TOOL_FILES,
+    workers: UNIT_WORKERS,
   },
   /** The gateway inside workerd, with real D1, KV and Queues. */
-  worker: { include: ['test/worker/**/*.test.ts'] },
+  worker: { include: ['test/worker/**/*.test.ts'], workers: UNIT_WORKERS },
   /** Node tests that drive another runtime or tool (see TOOL_FILES). */
-  tools: { include: TOOL_FILES },
+  tools: { include: TOOL_FILES, workers: UNIT_WORKERS },
   /** The packed tarball installed into fresh consumer projects, in every runtime. */
-  package: { include: ['test/package/**/*.test.ts'] },
+  package: { include: ['test/package/**/*.test.ts'], workers: 1 },
   /** The `npm start` stack over HTTP, and the console in a real Chromium. */
-  e2e: { include: ['test/e2e/**/*.test.ts'] },
+  e2e: { include: ['test/e2e/**/*.test.ts'], workers: 1 },
 } as const satisfies Record<string, ProjectFiles>;
 
 /** A project's name. */

@@ -15,7 +15,7 @@ export default defineConfig({
           name: 'scale',
           include: ['test/worker/scale/measure-units.ts'],
           globalSetup: ['bench/scale/global-setup.ts'],
-          setupFiles: ['test/worker/apply-migrations.ts'],
+          setupFiles: ['test/worker/fresh-storage.ts'],
           testTimeout: 600_000,
         },
       },

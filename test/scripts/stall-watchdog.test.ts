@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TestCase, TestModule } from 'vitest/node';
+import type { TestCase, TestModule, TestSpecification } from 'vitest/node';
 import { StallWatchdog } from '../support/stall-watchdog.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -102,11 +102,20 @@ describe('StallWatchdog', () => {
     expect(reports).toEqual([]);
   });
 
-  it('should report a run where no file reports anything, as when a worker never starts', () => {
-    const { reports, advance } = watched();
+  it('should report a run where no file reports anything, naming the files a worker never started', () => {
+    const { watchdog, reports, advance } = watched();
+    const started = moduleNamed('test/worker/started.test.ts');
+    const never = moduleNamed('test/worker/never.test.ts');
+    watchdog.onTestRunStart(
+      [started, never].map((module) => ({ moduleId: module.moduleId }) as TestSpecification),
+    );
+    watchdog.onTestModuleQueued(started);
+    watchdog.onTestModuleEnd(started);
     advance(10_000);
     expect(reports).toEqual([]);
     advance(1_000);
-    expect(reports[0]).toContain('no file reported anything for 11 s');
+    expect(reports[0]).toContain(
+      `no file reported anything for 11 s; 1 not started (a worker that never started?): ${never.moduleId}`,
+    );
   });
 });

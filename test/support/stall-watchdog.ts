@@ -55,6 +55,8 @@ export class StallWatchdog implements Reporter {
   /** When any file last reported anything: a worker that never starts reports nothing at all. */
   #lastSignalAt = 0;
   #running = false;
+  /** Files of the run that have not reported yet: a worker that never starts leaves its file here. */
+  readonly #notStarted = new Set<string>();
 
   constructor(options: StallWatchdogOptions = {}) {
     this.#idleMs = options.idleMs ?? STALL_IDLE_MS;
@@ -68,9 +70,11 @@ export class StallWatchdog implements Reporter {
       });
   }
 
-  onTestRunStart(_specifications: ReadonlyArray<TestSpecification>): void {
+  onTestRunStart(specifications: ReadonlyArray<TestSpecification>): void {
+    for (const specification of specifications) this.#notStarted.add(specification.moduleId);
     this.#running = true;
     this.#lastSignalAt = this.#now();
+    clearInterval(this.#timer);
     this.#timer = setInterval(() => this.check(), CHECK_EVERY_MS);
     this.#timer.unref();
   }
@@ -79,6 +83,7 @@ export class StallWatchdog implements Reporter {
     this.#running = false;
     clearInterval(this.#timer);
     this.#inFlight.clear();
+    this.#notStarted.clear();
   }
 
   onTestModuleQueued(module: TestModule): void {
@@ -147,6 +152,7 @@ export class StallWatchdog implements Reporter {
 
   #signal(module: TestModule, doing: string, testTimeoutMs: number | undefined): void {
     this.#lastSignalAt = this.#now();
+    this.#notStarted.delete(module.moduleId);
     this.#inFlight.set(module.moduleId, {
       file: module.relativeModuleId,
       lastSignalAt: this.#now(),

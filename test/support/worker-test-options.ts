@@ -2,7 +2,7 @@
  * The Cloudflare test plugin's options for the gateway inside workerd, shared by the worker
  * tests (vitest.config.ts) and the load model's measuring run (bench/scale/vitest.config.ts):
  * wrangler.toml's bindings in local mode with the sandbox as upstream, the migrations to
- * apply (test/worker/apply-migrations.ts), and two more D1 databases for the sharding
+ * apply (test/worker/fresh-storage.ts), and two more D1 databases for the sharding
  * tests, which name them in `D1_SHARDS` per request (the default is `DB` alone).
  */
 import { readD1Migrations } from '@cloudflare/vitest-plugin';

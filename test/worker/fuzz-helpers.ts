@@ -16,8 +16,8 @@ import { PROXY_ROUTES } from '../../worker/routes/table.ts';
 import { captureLogs, fetchGateway } from './helpers.ts';
 
 /**
- * Generated cases per property: the `FUZZ_RUNS` binding of vitest.config.ts (10000 in
- * CI, 200 by default locally).
+ * Generated cases per property: the `FUZZ_RUNS` binding of vitest.config.ts (200 in
+ * `npm test`, 10,000 in `npm run test:all`).
  */
 const FUZZ_RUNS = /^\d{1,7}$/.test(env.FUZZ_RUNS ?? '') ? Number(env.FUZZ_RUNS) : 200;
 

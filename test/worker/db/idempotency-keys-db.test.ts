@@ -1,6 +1,6 @@
 /**
  * The D1 queries on `idempotency_keys` against the real D1 of miniflare (migrations
- * applied by apply-migrations.ts). Each test uses its own caller name, so files and
+ * applied by fresh-storage.ts). Each test uses its own caller name, so files and
  * tests running in parallel never see each other's rows.
  */
 import { env } from 'cloudflare:workers';

@@ -1,6 +1,6 @@
 /**
  * The D1 queries on `webhook_events` against the real D1 of miniflare (migrations
- * applied by apply-migrations.ts). Each test uses its own event ids, so files and tests
+ * applied by fresh-storage.ts). Each test uses its own event ids, so files and tests
  * running in parallel never see each other's rows.
  */
 import { env } from 'cloudflare:workers';

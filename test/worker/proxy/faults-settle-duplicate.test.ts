@@ -114,9 +114,11 @@ describe('resend refused as a duplicate reference', () => {
     await addSandboxFault({ fault: 'error', reference, route: TRANSFER_ROUTE });
     expect((await transfer.send(SETTLE)).status).toBe(503);
     await sleep(SETTLE_MS + 100);
-    await addSandboxFault({ fault: 'delay', reference, route: TRANSFER_ROUTE, after_ms: 400 });
+    // Held long enough that the other request, sent 150 ms later, commits first on a loaded
+    // machine; the resend's own upstream timeout outlasts the hold.
+    await addSandboxFault({ fault: 'delay', reference, route: TRANSFER_ROUTE, after_ms: 2_000 });
     const [resend] = await Promise.all([
-      transfer.send(SETTLE),
+      transfer.send({ ...SETTLE, UPSTREAM_TIMEOUT_MS: '5000' }),
       sleep(150).then(() => other.send(SETTLE)),
     ]);
     expect(resend.status).toBe(409);
