@@ -143,7 +143,8 @@ export class StallWatchdog implements Reporter {
         ...(stalled.length > 0
           ? lines
           : [
-              `  no file reported anything for ${Math.round(quiet / 1000)} s (a worker that never started?)`,
+              `  no file reported anything for ${Math.round(quiet / 1000)} s; ${this.#notStarted.size} not started` +
+                ` (a worker that never started?): ${[...this.#notStarted].slice(0, 5).join(', ')}`,
             ]),
         ...(running.length > 0 ? ['Also in flight:', ...running] : []),
       ].join('\n'),

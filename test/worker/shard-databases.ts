@@ -1,18 +1,11 @@
 /**
  * The three D1 databases the sharding tests spread storage over (test/support/worker-test-options.ts
  * binds the two beside `DB`), the setting that names them, and event ids chosen by the real
- * placement rule for a given shard. Importing this module migrates the two beside `DB`
- * (test/worker/fresh-storage.ts migrates `DB` for every file), so only the files that use
- * them pay for it.
+ * placement rule for a given shard.
  */
-import { applyD1Migrations } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { settingsOf } from '../../worker/config.ts';
 import { placeEvent } from '../../worker/db/event-shards.ts';
-
-await Promise.all(
-  [env.DB_SHARD_1, env.DB_SHARD_2].map((db) => applyD1Migrations(db, env.TEST_MIGRATIONS)),
-);
 
 /** The test databases, in placement order. */
 export const SHARDS = ['DB', 'DB_SHARD_1', 'DB_SHARD_2'] as const;

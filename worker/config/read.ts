@@ -84,7 +84,7 @@ export function parseSettings(env: Partial<Record<SettingName, unknown>>): Loade
 }
 
 /** The settings read per `env` object, and per set of values for `env` objects not seen yet. */
-const byEnv = new WeakMap<object, LoadedSettings>();
+let byEnv = new WeakMap<object, LoadedSettings>();
 const byValues = new Map<string, LoadedSettings>();
 /** Enough for every distinct `env` an isolate sees in practice (tests pass a few dozen). */
 const MAX_REMEMBERED = 64;
@@ -119,6 +119,17 @@ export function loadSettings(env: object): LoadedSettings {
   }
   byEnv.set(env, loaded);
   return loaded;
+}
+
+/**
+ * Forgets every settings read and every problem logged, as a new isolate would start.
+ *
+ * @internal The worker tests run many files in one isolate; each file starts from this.
+ */
+export function forgetLoadedSettings(): void {
+  byEnv = new WeakMap();
+  byValues.clear();
+  reportedProblems.clear();
 }
 
 /**

@@ -15,8 +15,6 @@ import {
   useCapturedLogs,
 } from '../helpers.ts';
 import { ADMIN_TOKEN, adminRequest } from '../routes/admin/admin-helpers.ts';
-// Migrates the shard databases this file reads.
-import '../shard-databases.ts';
 
 const logs = useCapturedLogs();
 

@@ -30,8 +30,6 @@ import { captureLogs, postJson } from '../helpers.ts';
 import { createReceiverSubscription } from '../relay/delivery-helpers.ts';
 import { prepareOutboxes, settleOutboxes } from '../relay/outbox-helpers.ts';
 import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
-// Migrates the shard databases this file reads.
-import '../shard-databases.ts';
 import {
   databaseBytes,
   type Meter,
