@@ -6,7 +6,8 @@
 //                                 publint and attw, the deploy check) and every project, with
 //                                 property tests at 10,000 cases
 //   npm test -- <file|filter>...  only what vitest selects with those arguments, in whichever
-//                                 project holds it, without the static checks
+//                                 project holds it, without the static checks (options alone,
+//                                 such as a reporter, keep the tier's projects)
 //
 // The full tier packs the package once and hands the tarball to publint, attw and the package
 // project (EDGEPAY_PACKED names its description). Each step's time is printed at the end.
@@ -113,10 +114,13 @@ const passthrough = args.filter((arg) => arg !== '--all');
 
 let ok: boolean;
 if (passthrough.length > 0) {
-  const runs = String(
-    fuzzRuns(process.env.FUZZ_RUNS ?? String(TIERS[all ? 'all' : 'quick'].fuzzRuns)),
-  );
-  ok = step(`vitest ${passthrough.join(' ')}`, 'vitest', ['run', ...passthrough], {
+  const tier = TIERS[all ? 'all' : 'quick'];
+  const runs = String(fuzzRuns(process.env.FUZZ_RUNS ?? String(tier.fuzzRuns)));
+  // Files or folders named (or --project): whichever projects hold them. Only options (a
+  // reporter, -t): the tier's projects.
+  const named = passthrough.some((arg) => !arg.startsWith('-') || arg.startsWith('--project'));
+  const projects = named ? [] : tier.projects.flatMap((name) => ['--project', name]);
+  ok = step(`vitest ${passthrough.join(' ')}`, 'vitest', ['run', ...projects, ...passthrough], {
     FUZZ_RUNS: runs,
   });
 } else {
