@@ -47,7 +47,6 @@ export default defineConfig({
           name: 'tools',
           ...files('tools'),
           environment: 'node',
-          globalSetup: ['test/global-setup.ts'],
         },
       },
       {

@@ -22,8 +22,8 @@ export interface ProjectFiles {
 const UNIT_WORKERS = 3;
 
 /**
- * Node tests that run a third-party tool or another runtime as a child process (deno, bun,
- * typedoc, redocly, wrangler): seconds each, so they wait for the full tier.
+ * Node tests that run another runtime or a third-party tool (deno, bun, typedoc, redocly,
+ * wrangler's build and its configuration reader): seconds each, so they wait for the full tier.
  */
 const TOOL_FILES = [
   'test/runtimes/**/*.test.ts',
@@ -33,7 +33,6 @@ const TOOL_FILES = [
   'test/scripts/deploy-doc.test.ts',
   'test/scripts/wrangler-config.test.ts',
   'test/scripts/wrangler-defaults.test.ts',
-  'test/scripts/registry-commands.test.ts',
 ] as const;
 
 /** Every project of the suite, by the name vitest reports it under. */

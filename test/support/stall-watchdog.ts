@@ -13,9 +13,9 @@
 import type { Reporter, TestCase, TestModule, TestSpecification } from 'vitest/node';
 
 /** Longest quiet time outside a test (starting a worker, importing, a hook), in milliseconds. */
-export const STALL_IDLE_MS = 180_000;
+const STALL_IDLE_MS = 180_000;
 /** Added to a running test's own timeout before it counts as stalled, in milliseconds. */
-export const STALL_GRACE_MS = 60_000;
+const STALL_GRACE_MS = 60_000;
 /** How often the files in flight are looked at, in milliseconds. */
 const CHECK_EVERY_MS = 5_000;
 

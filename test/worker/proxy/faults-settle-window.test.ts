@@ -112,18 +112,21 @@ describe('settle window of a money POST', () => {
       const transfer = retriedRequest();
       const reference = String(transfer.body.reference);
       await staleClaim(transfer.key, transfer.body);
-      // The lookup answers 404 after 800 ms; the resend is committed 1.5 s after it arrived,
-      // long after the gateway gave up at 1 s: 1.8 s into the 2 s lock taken at the retry.
-      await addSandboxFault({ fault: 'delay', reference, route: VERIFY_ROUTE, after_ms: 800 });
-      await addSandboxFault({ fault: 'delay', reference, route: TRANSFER_ROUTE, after_ms: 1500 });
-      const first = await transfer.send(SETTLE);
+      // Twice the file's timeout, so the slow lookup is 1 s inside it on a loaded machine.
+      const slow = { UPSTREAM_TIMEOUT_MS: '2000', IDEMPOTENCY_LOCK_TIMEOUT_SEC: '3' };
+      // The lookup answers 404 after 1 s; the resend is committed 3 s after it arrived, long
+      // after the gateway gave up at 2 s: 3 s into the run, when the 3 s lock taken at the
+      // retry runs out, and the window from the timeout runs 2 s more.
+      await addSandboxFault({ fault: 'delay', reference, route: VERIFY_ROUTE, after_ms: 1000 });
+      await addSandboxFault({ fault: 'delay', reference, route: TRANSFER_ROUTE, after_ms: 3000 });
+      const first = await transfer.send(slow);
       expect(first.status).toBe(504);
       expect((await errorBody(first)).code).toBe('upstream_timeout');
-      // Past the lock taken 1.8 s ago, before the commit: the lookup would still miss it.
+      // Past the lock, before the commit: the lookup would still miss it.
       await sleep(300);
-      await expectSettling(await transfer.send(SETTLE));
-      await sleep(SETTLE_MS - 300 + 150);
-      const healed = await transfer.send(SETTLE);
+      await expectSettling(await transfer.send(slow), '2');
+      await sleep(2000 - 300 + 300);
+      const healed = await transfer.send(slow);
       expect(healed.status).toBe(200);
       expect(healed.headers.get('Idempotent-Recovered')).toBe('true');
       expect(await upstreamCalls(transfer.requestId)).toEqual([
