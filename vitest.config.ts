@@ -1,6 +1,7 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig } from 'vitest/config';
 import { fuzzRuns, PROJECTS, type ProjectFiles } from './test/projects.ts';
+import { LongestFirst } from './test/support/longest-first.ts';
 import { StallWatchdog } from './test/support/stall-watchdog.ts';
 import { workerTestOptions } from './test/support/worker-test-options.ts';
 
@@ -30,6 +31,7 @@ const files = (name: keyof typeof PROJECTS) => {
 export default defineConfig({
   test: {
     reporters: ['default', new StallWatchdog()],
+    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
