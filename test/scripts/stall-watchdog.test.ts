@@ -13,7 +13,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 /** A reported file as the watchdog reads one: its id and its path from the root. */
 function moduleNamed(file: string): TestModule {
-  return { moduleId: join(ROOT, file), relativeModuleId: file } as TestModule;
+  return { type: 'module', moduleId: join(ROOT, file), relativeModuleId: file } as TestModule;
 }
 
 /** A test of `module` with its own timeout, in milliseconds. */
@@ -90,16 +90,23 @@ describe('StallWatchdog', () => {
     expect(reports[0]).toContain('Also in flight:\n  test/worker/busy.test.ts: running "fine"');
   });
 
-  it('should forget a file once it ends', () => {
+  it('should forget a file once it ends, even when its last hook is reported after its end', () => {
     const { watchdog, reports, advance } = watched();
     const module = moduleNamed('test/lib/done.test.ts');
     watchdog.onTestModuleQueued(module);
     watchdog.onTestModuleEnd(module);
+    watchdog.onHookEnd({ name: 'afterAll', entity: module } as Parameters<
+      StallWatchdog['onHookEnd']
+    >[0]);
     advance(5_000);
     const other = moduleNamed('test/lib/next.test.ts');
     watchdog.onTestModuleQueued(other);
     advance(9_000);
     expect(reports).toEqual([]);
+    advance(60_000);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toContain('test/lib/next.test.ts');
+    expect(reports[0]).not.toContain('done.test.ts');
   });
 
   it('should report a run where no file reports anything, naming the files a worker never started', () => {

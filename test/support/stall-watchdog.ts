@@ -57,6 +57,8 @@ export class StallWatchdog implements Reporter {
   #running = false;
   /** Files of the run that have not reported yet: a worker that never starts leaves its file here. */
   readonly #notStarted = new Set<string>();
+  /** Files that ended: a hook's end can be reported after its file's, and must not revive it. */
+  readonly #ended = new Set<string>();
 
   constructor(options: StallWatchdogOptions = {}) {
     this.#idleMs = options.idleMs ?? STALL_IDLE_MS;
@@ -84,6 +86,7 @@ export class StallWatchdog implements Reporter {
     clearInterval(this.#timer);
     this.#inFlight.clear();
     this.#notStarted.clear();
+    this.#ended.clear();
   }
 
   onTestModuleQueued(module: TestModule): void {
@@ -114,6 +117,7 @@ export class StallWatchdog implements Reporter {
 
   onTestModuleEnd(module: TestModule): void {
     this.#lastSignalAt = this.#now();
+    this.#ended.add(module.moduleId);
     this.#inFlight.delete(module.moduleId);
   }
 
@@ -153,6 +157,7 @@ export class StallWatchdog implements Reporter {
 
   #signal(module: TestModule, doing: string, testTimeoutMs: number | undefined): void {
     this.#lastSignalAt = this.#now();
+    if (this.#ended.has(module.moduleId)) return;
     this.#notStarted.delete(module.moduleId);
     this.#inFlight.set(module.moduleId, {
       file: module.relativeModuleId,
