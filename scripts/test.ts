@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
-import { type CheckName, fuzzRuns, TIERS, type TierName } from '../test/projects.ts';
+import { type CheckName, fuzzRuns, TIERS, type Tier } from '../test/projects.ts';
 import { packPackage } from '../test/support/package-consumer.ts';
 
 /** A step's outcome: its name, whether it passed, and its wall time in seconds. */
@@ -80,9 +80,13 @@ function printTimes(): void {
   console.log(`  ${'total'.padEnd(width)}  ${total.toFixed(1).padStart(7)} s`);
 }
 
-function runTier(tierName: TierName): boolean {
-  const tier = TIERS[tierName];
-  const runs = String(fuzzRuns(process.env.FUZZ_RUNS ?? String(tier.fuzzRuns)));
+/** `--project` arguments selecting a tier's projects. */
+function projectArgs(tier: Tier): string[] {
+  return tier.projects.flatMap((name) => ['--project', name]);
+}
+
+function runTier(tier: Tier): boolean {
+  const runs = String(fuzzRuns(process.env.FUZZ_RUNS, tier.fuzzRuns));
   const scratch = mkdtempSync(join(tmpdir(), 'edgepay-test-'));
   try {
     let vitestEnv: NodeJS.ProcessEnv = { FUZZ_RUNS: runs };
@@ -96,11 +100,10 @@ function runTier(tierName: TierName): boolean {
       const [command, args] = CHECKS[check];
       if (!step(check, command, args)) return false;
     }
-    const projects = tier.projects.flatMap((name) => ['--project', name]);
     return step(
       `vitest (${tier.projects.join(', ')}; FUZZ_RUNS=${runs})`,
       'vitest',
-      ['run', ...projects],
+      ['run', ...projectArgs(tier)],
       vitestEnv,
     );
   } finally {
@@ -109,22 +112,20 @@ function runTier(tierName: TierName): boolean {
 }
 
 const args = process.argv.slice(2);
-const all = args.includes('--all');
+const tier = TIERS[args.includes('--all') ? 'all' : 'quick'];
 const passthrough = args.filter((arg) => arg !== '--all');
 
 let ok: boolean;
 if (passthrough.length > 0) {
-  const tier = TIERS[all ? 'all' : 'quick'];
-  const runs = String(fuzzRuns(process.env.FUZZ_RUNS ?? String(tier.fuzzRuns)));
   // Files or folders named (or --project): whichever projects hold them. Only options (a
   // reporter, -t): the tier's projects.
   const named = passthrough.some((arg) => !arg.startsWith('-') || arg.startsWith('--project'));
-  const projects = named ? [] : tier.projects.flatMap((name) => ['--project', name]);
+  const projects = named ? [] : projectArgs(tier);
   ok = step(`vitest ${passthrough.join(' ')}`, 'vitest', ['run', ...projects, ...passthrough], {
-    FUZZ_RUNS: runs,
+    FUZZ_RUNS: String(fuzzRuns(process.env.FUZZ_RUNS, tier.fuzzRuns)),
   });
 } else {
-  ok = runTier(all ? 'all' : 'quick');
+  ok = runTier(tier);
 }
 printTimes();
 process.exitCode = ok ? 0 : 1;

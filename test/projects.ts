@@ -95,7 +95,14 @@ export const TIERS = {
 /** A tier's name. */
 export type TierName = keyof typeof TIERS;
 
-/** Property-test cases when `FUZZ_RUNS` is unset or not a count: the quick tier's. */
-export function fuzzRuns(value: string | undefined = process.env.FUZZ_RUNS): number {
-  return value !== undefined && /^\d{1,7}$/.test(value) ? Number(value) : TIERS.quick.fuzzRuns;
+/**
+ * Property-test cases: `value` (`FUZZ_RUNS`) when it is a count, else `fallback`.
+ *
+ * @param fallback - the cases when `value` is unset or not a count; the quick tier's by default.
+ */
+export function fuzzRuns(
+  value: string | undefined = process.env.FUZZ_RUNS,
+  fallback: number = TIERS.quick.fuzzRuns,
+): number {
+  return value !== undefined && /^\d{1,7}$/.test(value) ? Number(value) : fallback;
 }

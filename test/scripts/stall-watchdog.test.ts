@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TestCase, TestModule, TestSpecification } from 'vitest/node';
+import type { ReportedHookContext, TestCase, TestModule, TestSpecification } from 'vitest/node';
 import { StallWatchdog } from '../support/stall-watchdog.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -95,9 +95,7 @@ describe('StallWatchdog', () => {
     const module = moduleNamed('test/lib/done.test.ts');
     watchdog.onTestModuleQueued(module);
     watchdog.onTestModuleEnd(module);
-    watchdog.onHookEnd({ name: 'afterAll', entity: module } as Parameters<
-      StallWatchdog['onHookEnd']
-    >[0]);
+    watchdog.onHookEnd({ name: 'afterAll', entity: module } as ReportedHookContext);
     advance(5_000);
     const other = moduleNamed('test/lib/next.test.ts');
     watchdog.onTestModuleQueued(other);

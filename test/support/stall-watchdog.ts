@@ -10,7 +10,13 @@
  * reporter prints the file, what it was doing and for how long, and exits the run with
  * status 1 so a hang fails in minutes with a name instead of never ending.
  */
-import type { Reporter, TestCase, TestModule, TestSpecification } from 'vitest/node';
+import type {
+  ReportedHookContext,
+  Reporter,
+  TestCase,
+  TestModule,
+  TestSpecification,
+} from 'vitest/node';
 
 /** Longest quiet time outside a test (starting a worker, importing, a hook), in milliseconds. */
 const STALL_IDLE_MS = 180_000;
@@ -18,6 +24,11 @@ const STALL_IDLE_MS = 180_000;
 const STALL_GRACE_MS = 60_000;
 /** How often the files in flight are looked at, in milliseconds. */
 const CHECK_EVERY_MS = 5_000;
+
+/** The file a hook runs in (a file's own hooks, or a suite's or test's). */
+function fileOf(hook: ReportedHookContext): TestModule {
+  return hook.entity.type === 'module' ? hook.entity : hook.entity.module;
+}
 
 /** A file in flight: what it last reported and when. */
 interface InFlight {
@@ -54,7 +65,6 @@ export class StallWatchdog implements Reporter {
   #timer: ReturnType<typeof setInterval> | undefined;
   /** When any file last reported anything: a worker that never starts reports nothing at all. */
   #lastSignalAt = 0;
-  #running = false;
   /** Files of the run that have not reported yet: a worker that never starts leaves its file here. */
   readonly #notStarted = new Set<string>();
   /** Files that ended: a hook's end can be reported after its file's, and must not revive it. */
@@ -74,7 +84,6 @@ export class StallWatchdog implements Reporter {
 
   onTestRunStart(specifications: ReadonlyArray<TestSpecification>): void {
     for (const specification of specifications) this.#notStarted.add(specification.moduleId);
-    this.#running = true;
     this.#lastSignalAt = this.#now();
     clearInterval(this.#timer);
     this.#timer = setInterval(() => this.check(), CHECK_EVERY_MS);
@@ -82,7 +91,6 @@ export class StallWatchdog implements Reporter {
   }
 
   onTestRunEnd(): void {
-    this.#running = false;
     clearInterval(this.#timer);
     this.#inFlight.clear();
     this.#notStarted.clear();
@@ -105,14 +113,12 @@ export class StallWatchdog implements Reporter {
     this.#signal(test.module, `after "${test.fullName}"`, undefined);
   }
 
-  onHookStart(hook: Parameters<NonNullable<Reporter['onHookStart']>>[0]): void {
-    const module = hook.entity.type === 'module' ? hook.entity : hook.entity.module;
-    this.#signal(module, `in a ${hook.name} hook`, undefined);
+  onHookStart(hook: ReportedHookContext): void {
+    this.#signal(fileOf(hook), `in a ${hook.name} hook`, undefined);
   }
 
-  onHookEnd(hook: Parameters<NonNullable<Reporter['onHookEnd']>>[0]): void {
-    const module = hook.entity.type === 'module' ? hook.entity : hook.entity.module;
-    this.#signal(module, `after a ${hook.name} hook`, undefined);
+  onHookEnd(hook: ReportedHookContext): void {
+    this.#signal(fileOf(hook), `after a ${hook.name} hook`, undefined);
   }
 
   onTestModuleEnd(module: TestModule): void {
@@ -133,7 +139,7 @@ export class StallWatchdog implements Reporter {
       (entry) => entry.testTimeoutMs !== undefined,
     );
     const quiet = now - this.#lastSignalAt;
-    if (stalled.length === 0 && (testRunning || !this.#running || quiet <= this.#idleMs)) return;
+    if (stalled.length === 0 && (testRunning || quiet <= this.#idleMs)) return;
     clearInterval(this.#timer);
     const lines = stalled.map(
       (entry) =>

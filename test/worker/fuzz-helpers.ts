@@ -13,13 +13,14 @@ import * as v from 'valibot';
 import { afterAll, afterEach, expect, inject, vi } from 'vitest';
 import type { ProxyRoute } from '../../worker/routes/route.ts';
 import { PROXY_ROUTES } from '../../worker/routes/table.ts';
+import { fuzzRuns } from '../projects.ts';
 import { captureLogs, fetchGateway } from './helpers.ts';
 
 /**
  * Generated cases per property: the `FUZZ_RUNS` binding of vitest.config.ts (200 in
  * `npm test`, 10,000 in `npm run test:all`).
  */
-const FUZZ_RUNS = /^\d{1,7}$/.test(env.FUZZ_RUNS ?? '') ? Number(env.FUZZ_RUNS) : 200;
+const FUZZ_RUNS = fuzzRuns(env.FUZZ_RUNS);
 
 /**
  * How much slower a case may run than on a core of its own: the worker project runs three
