@@ -92,9 +92,6 @@ export const TIERS = {
   },
 } as const satisfies Record<string, Tier>;
 
-/** A tier's name. */
-export type TierName = keyof typeof TIERS;
-
 /**
  * Property-test cases: `value` (`FUZZ_RUNS`) when it is a count, else `fallback`.
  *
