@@ -67,6 +67,10 @@ export function gatewayDevArgs(options: GatewayDevOptions): string[] {
     '--var',
     'ALLOW_LOCAL_SUBSCRIBERS:true',
     ...extra,
+    // Any free port for the devtools inspector: with wrangler's fixed 9229, two stacks
+    // started at the same moment both pick it and one fails to start.
+    '--inspector-port',
+    '0',
     '--show-interactive-dev-session=false',
     ...persistArgs(options.persistTo),
   ];

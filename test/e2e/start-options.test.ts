@@ -12,9 +12,16 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // over the `EDGEPAY_*_PORT` variables; a bad value or a taken port ends it with a message
 // that names the option. Ports of its own: the stack listens on 18837-18839, and 18847-18849
 // are the variables' ports (which must stay unused when options are given) and the ports
-// the failure cases take.
+// the failure cases take; 18927-18929 and 18937-18939 are two stacks started together.
 const OPTION_PORTS = { gateway: 18837, sandbox: 18838, receiver: 18839 };
 const VARIABLE_PORTS = { gateway: 18847, sandbox: 18848, receiver: 18849 };
+/** wrangler dev's devtools inspector port when none is given. */
+const WRANGLER_INSPECTOR_PORT = 9229;
+/** The ports of two stacks started at the same moment. */
+const TWIN_PORTS = [
+  { gateway: 18927, sandbox: 18928, receiver: 18929 },
+  { gateway: 18937, sandbox: 18938, receiver: 18939 },
+];
 /** The variables naming {@link VARIABLE_PORTS}. */
 const PORT_VARIABLES = {
   EDGEPAY_GATEWAY_PORT: String(VARIABLE_PORTS.gateway),
@@ -199,6 +206,34 @@ describe('npm start', () => {
         expect(await Promise.all(variablePorts.map(listening))).toEqual([false, false, false]);
       },
       READY_MS + 10_000,
+    );
+  });
+
+  describe('two stacks at once', () => {
+    it(
+      'should start both, each on its own ports, nothing of one in the way of the other',
+      async () => {
+        // Nothing but the ports may be fixed: a second fixed port (wrangler's devtools
+        // inspector, 9229) is found free by both starts and taken by only one.
+        const devtoolsTakenBefore = await listening(WRANGLER_INSPECTOR_PORT);
+        const starts = await Promise.allSettled(
+          TWIN_PORTS.map((ports) => startNpmStart(ports, READY_MS)),
+        );
+        const started = starts.flatMap((start) =>
+          start.status === 'fulfilled' ? [start.value] : [],
+        );
+        try {
+          expect(starts.filter((start) => start.status === 'rejected')).toEqual([]);
+          for (const ports of TWIN_PORTS) {
+            const health = await fetch(`http://127.0.0.1:${ports.gateway}/healthz`);
+            expect(health.status).toBe(200);
+          }
+          expect(await listening(WRANGLER_INSPECTOR_PORT)).toBe(devtoolsTakenBefore);
+        } finally {
+          await Promise.all(started.map((twin) => twin.stop()));
+        }
+      },
+      READY_MS + 30_000,
     );
   });
 });
