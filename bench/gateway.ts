@@ -7,13 +7,8 @@
 //   (b)  the gateway on GET /payments/verify/<ref>;
 //   (c)  the gateway on an idempotent POST /disbursements/initialize (new key and
 //        reference each request);
-//   (c3) the same POST to a second gateway whose idempotency keys are spread over three
-//        local D1 databases (`D1_SHARDS`), from a configuration generated into the run's
-//        state: after the load, each database must hold some of its keys;
 //   (i)  informational: the bare floor, no log line, sent (a)'s GET.
-// Targets, same run: b/a >= 0.90 with b's p99 <= 1.2x a's; c/a' >= 0.50; c3/c and c3/a'
-// are printed beside them (three shards locally are three SQLite files on the same disk,
-// so they show what the placement costs, not what production gains). And the
+// Targets, same run: b/a >= 0.90 with b's p99 <= 1.2x a's; c/a' >= 0.50. And the
 // gateway isolate's CPU ms per request for (b) and (c), from a V8 CPU profile taken first;
 // over the comparison's runs, each case's Worker isolate thread's time from /proc.
 // Run: npm run bench -- gateway   (DURATION_SEC, WARMUP_SEC, ROUNDS to shorten)
@@ -39,7 +34,6 @@ import {
   runLoad,
 } from './load.ts';
 import { type WorkerTime, workerCpuMeter } from './proc-cpu.ts';
-import { assertKeysSpread, startShardedGateway } from './sharded-gateway.ts';
 import { assertSignSyncMatchesSdk } from './sign-sync.ts';
 
 // 197xx/198xx: apart from `npm start` (8787-8789) and the e2e test (187xx).
@@ -47,14 +41,12 @@ const SANDBOX_PORT = 19888;
 const GATEWAY = { port: 19787, inspectorPort: 19887 };
 const FLOOR = { port: 19789, inspectorPort: 19889 };
 const LOGGING_FLOOR = { port: 19790, inspectorPort: 19890 };
-const SHARDED_GATEWAY = { port: 19791, inspectorPort: 19891 };
 
 const CASES = {
   get: '(a) floor + access-log line, GET (the reference)',
   post: "(a') floor + access-log line, the same POST as (c)",
   gatewayGet: '(b) gateway GET verify',
   gatewayPost: '(c) gateway idempotent POST',
-  shardedPost: '(c3) gateway idempotent POST, 3 shards',
   bare: '(i) bare floor, no log line, GET (informational)',
 } as const;
 
@@ -70,18 +62,13 @@ function verdict(name: string, value: number, comparison: '>=' | '<=', target: n
 
 function printTargets(summary: Record<string, LoadResult>): void {
   const { [CASES.get]: a, [CASES.post]: aPost, [CASES.gatewayGet]: b } = summary;
-  const { [CASES.gatewayPost]: c, [CASES.shardedPost]: c3, [CASES.bare]: bare } = summary;
-  if (!a || !aPost || !b || !c || !c3 || !bare) return;
+  const { [CASES.gatewayPost]: c, [CASES.bare]: bare } = summary;
+  if (!a || !aPost || !b || !c || !bare) return;
   console.log(`\n${describePlan()}`);
   console.log('Targets, against the floor writing the same access-log line, same run:');
   console.log(`  ${verdict('b/a req/s', ratio(b.rps, a.rps), '>=', 0.9)}`);
   console.log(`  ${verdict('b p99 / a p99', ratio(b.p99, a.p99), '<=', 1.2)}`);
   console.log(`  ${verdict("c/a' req/s", ratio(c.rps, aPost.rps), '>=', 0.5)}`);
-  console.log(
-    `Three shards against one, same run: c3/c req/s = ${ratio(c3.rps, c.rps).toFixed(3)}, ` +
-      `c3 p99 / c p99 = ${ratio(c3.p99, c.p99).toFixed(2)}, ` +
-      `c3/a' req/s = ${ratio(c3.rps, aPost.rps).toFixed(3)}`,
-  );
   console.log(
     `Informational, against the bare floor (i): a/i = ${ratio(a.rps, bare.rps).toFixed(2)} ` +
       `(what the log line costs the floor), b/i = ${ratio(b.rps, bare.rps).toFixed(2)}, ` +
@@ -119,7 +106,7 @@ function printCpu(
 }
 
 await runBenchmark(async () => {
-  const workers = [GATEWAY, FLOOR, LOGGING_FLOOR, SHARDED_GATEWAY];
+  const workers = [GATEWAY, FLOOR, LOGGING_FLOOR];
   const ports = workers.flatMap((w) => [w.port, w.inspectorPort]);
   await assertPortsFree([SANDBOX_PORT, ...ports]);
   await assertSignSyncMatchesSdk();
@@ -138,8 +125,6 @@ await runBenchmark(async () => {
     join(state, 'lf'),
   );
   const floorWorker = await startWorker(floorConfig, FLOOR, join(state, 'floor'));
-  // After the plain gateway, whose wrangler dev has built the console's assets.
-  const sharded = await startShardedGateway(join(state, 'shards'), env, SHARDED_GATEWAY);
 
   const url = (port: number) => `http://${HOST}:${port}`;
   const gateway = url(GATEWAY.port);
@@ -161,10 +146,6 @@ await runBenchmark(async () => {
     [CASES.post]: { options: () => floorPost(url(LOGGING_FLOOR.port)), worker: loggingFloorWorker },
     [CASES.gatewayGet]: { options: () => gatewayGet(gateway), worker: gatewayWorker },
     [CASES.gatewayPost]: { options: () => gatewayPost(gateway), worker: gatewayWorker },
-    [CASES.shardedPost]: {
-      options: () => gatewayPost(url(SHARDED_GATEWAY.port)),
-      worker: sharded.worker,
-    },
     [CASES.bare]: { options: () => floorGet(url(FLOOR.port)), worker: floorWorker },
   };
   const meters = new Map<string, ReturnType<typeof workerCpuMeter>>();
@@ -178,7 +159,6 @@ await runBenchmark(async () => {
   const summary = await compareCases(cases);
   printComparison(summary);
   printTargets(summary);
-  await assertKeysSpread(sharded, summary[CASES.shardedPost]?.answered ?? 0);
   printCpu(Object.fromEntries([...meters].map(([name, meter]) => [name, meter.perRequest()])), {
     [CASES.gatewayGet]: get,
     [CASES.gatewayPost]: post,

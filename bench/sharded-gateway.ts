@@ -1,8 +1,8 @@
-// The gateway with its idempotency keys and webhook events spread over three local D1
-// databases, for the gateway benchmark's (c3) case and the relay benchmark's (b3): a
+// The gateway with its webhook events spread over three local D1
+// databases, for the relay benchmark's (b3): a
 // configuration generated into the run's state (never into the repository), the migrations
 // applied to each database, and after the load a check that every database got some of the
-// keys (or events).
+// events.
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ function replaceOnce(text: string, from: string, to: string): string {
 
 /**
  * Writes, into `dir`, a copy of the repository's wrangler.toml (its top level only, paths
- * made absolute) that spreads the idempotency keys and webhook events over `DB` and
+ * made absolute) that spreads the webhook events over `DB` and
  * `extra` more local D1 databases: each bound under its name with its own placeholder id,
  * and `D1_SHARDS` listing `DB` then them, as one generation. The Worker is renamed
  * (`-shards` appended) so that wrangler's registry of local dev sessions keeps it apart
@@ -86,7 +86,7 @@ export interface ShardedGateway {
 }
 
 /**
- * Starts the gateway whose idempotency keys and webhook events are spread over `DB`,
+ * Starts the gateway whose webhook events are spread over `DB`,
  * `DB_SHARD_1` and `DB_SHARD_2` (`D1_SHARDS`, one generation), with its configuration and
  * local state in `state` and the migrations applied to each database. Start it after a
  * plain gateway's `wrangler dev`, which builds the console's assets this one serves.
@@ -109,7 +109,7 @@ export async function startShardedGateway(
  * Prints how many rows of `table` each of the sharded gateway's databases holds after the
  * load (its warm-ups included).
  *
- * @param label - the case, e.g. `(c3)`, and what the rows are, e.g. `idempotency keys`.
+ * @param label - the case, e.g. `(b3)`, and what the rows are, e.g. `webhook events`.
  * @param answered - the requests the gateway answered 2xx in the measured runs: each stored
  *   one row.
  * @throws {BenchmarkError} when a database holds none (the rows were not spread, so the
@@ -145,18 +145,4 @@ export async function assertRowsSpread(
         'the measured runs alone: some answers stored nothing.',
     );
   }
-}
-
-/**
- * The (c3) check of {@link assertRowsSpread}: the idempotency keys.
- *
- * @param answered - the POSTs the gateway answered in the measured runs: each claimed a key.
- */
-export function assertKeysSpread(sharded: ShardedGateway, answered: number): Promise<void> {
-  return assertRowsSpread(
-    sharded,
-    'idempotency_keys',
-    { name: '(c3)', rows: 'idempotency keys' },
-    answered,
-  );
 }

@@ -2,6 +2,8 @@ import { runScheduled } from './cron.ts';
 import { handleQueueBatch } from './relay/consumer.ts';
 import { createRouter } from './router.ts';
 
+/** The idempotency keys' Durable Object (wrangler.toml `IDEMPOTENCY_KEYS`). */
+export { IdempotencyKeys } from './objects/idempotency-keys.ts';
 /** The per-caller rate limiter Durable Object (wrangler.toml `RATE_LIMITER`). */
 export { CallerRateLimiter } from './rate-limit/caller-rate-limiter.ts';
 /** The relay's outbox per subscription Durable Object (wrangler.toml `SUBSCRIBER_OUTBOX`). */

@@ -171,7 +171,7 @@ export const SETTINGS = {
     unset: { default: 'DB' },
     value: shardGenerations,
     field: 'shards',
-    doc: 'the D1 databases idempotency keys and webhook events (with their deliveries and attempts) are spread over, as generations: binding names, comma-separated, then for each later generation `; <ISO 8601 start>=<binding names>` (`DB; 2027-01-04T00:00:00Z=DB,DB_SHARD_1,DB_SHARD_2`); a key or event stays in the shard of the generation it was written under for its whole retention; subscriptions stay in `DB`; docs/deploy.md "Adding a shard"',
+    doc: 'the D1 databases webhook events (with their deliveries and attempts) are spread over, as generations: binding names, comma-separated, then for each later generation `; <ISO 8601 start>=<binding names>` (`DB; 2027-01-04T00:00:00Z=DB,DB_SHARD_1,DB_SHARD_2`); an event stays in the shard of the generation it was written under for its whole retention; subscriptions stay in `DB`; docs/deploy.md "Adding a shard"',
   }),
   BANKS_CACHE_TTL_SEC: setting({
     kind: 'var',

@@ -13,9 +13,7 @@
  * writer whose placement lists `others` first stores the key in its home shard, then looks
  * for it in the others. Of two writers of the same key under different generations, at
  * least one finds the other's row (whichever looked second); what a writer that finds one
- * does is its store's rule (worker/proxy/stages/idempotency-shards.ts for the idempotency
- * keys, placed here by caller and key). The webhook event store is not placed here yet: it
- * lives in `DB`.
+ * does is its store's rule (worker/db/event-shards.ts for the webhook events).
  */
 
 /** One generation of shards. */

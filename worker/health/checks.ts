@@ -92,7 +92,7 @@ async function probeShard(env: Env, name: string, several: boolean): Promise<voi
     throw new HealthCheckFailedError(`D1 binding missing${which}`, { cause: error });
   }
   try {
-    await db.prepare('SELECT 1 FROM idempotency_keys LIMIT 1').first();
+    await db.prepare('SELECT 1 FROM webhook_events LIMIT 1').first();
   } catch (error) {
     throw new HealthCheckFailedError(`D1 read failed${which}`, { cause: error });
   }

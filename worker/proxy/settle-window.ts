@@ -41,7 +41,7 @@ export function settleWindowMs(settings: Settings, retryAfter: string | null, no
 
 /**
  * The lock's part in whether the write storing a held claim's response may run after the
- * caller has the answer (in `waitUntil`), sparing the caller a D1 round trip: only while
+ * caller has the answer (in `waitUntil`), sparing the caller a storage round trip: only while
  * the lock has at least `UPSTREAM_TIMEOUT_MS` left. Until the write lands, a retry with the
  * key finds the claim still locked and is answered 409 in flight; a write that has not
  * landed by the lock's end is taken as lost, and the stale claim is recovered by looking

@@ -1,16 +1,13 @@
 /**
- * The idempotency stage when D1 fails at each of its writes: the claim, the stored
- * answer, the release and the expiry of the lock. The real Worker runs on the real D1
- * wrapped by `faultyD1`; what reached the upstream is read back from the sandbox by
+ * The idempotency stage when its store fails at each of its writes: the claim, the stored
+ * answer, the release and the expiry of the lock. The real Worker runs on the real key
+ * objects wrapped by `faultyKeys`; what reached the upstream is read back from the sandbox by
  * request id (one id per test, reused on every retry, so the list is the whole story).
  */
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findIdempotencyKey } from '../../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
 import { mandateBody } from '../../support/payloads.ts';
 import {
-  faultyD1,
   faultyUpstream,
   type RetriedRequest,
   retriedRequest,
@@ -18,37 +15,31 @@ import {
   upstreamCalls,
 } from '../fault-bindings.ts';
 import { CALLER_NAME, errorBody, useCapturedLogs } from '../helpers.ts';
+import { faultyKeys, findIdempotencyKey, putIdempotencyKey } from '../idempotency-keys.ts';
 
 const logs = useCapturedLogs();
 
 const MANDATES = '/direct-debits/mandates';
 
 // A lock of 1 s (the larger of the lock timeout and twice the upstream timeout), so a test
-// can wait for a claim to go stale instead of editing D1.
+// can wait for a claim to go stale instead of editing its row.
 const SHORT_LOCK = { IDEMPOTENCY_LOCK_TIMEOUT_SEC: '1', UPSTREAM_TIMEOUT_MS: '500' };
 const LOCK_MS = 1000;
-
-// The statements of worker/db/idempotency-keys.ts, by what they do.
-const CLAIM_INSERT = /^\s*INSERT INTO idempotency_keys/;
-const TAKE_OVER = /SET locked_until = \?4[\s\S]*locked_until <= \?3/;
-const COMPLETE = /SET state = 'completed'/;
-const RELEASE = /^DELETE FROM idempotency_keys WHERE [\s\S]*locked_until = \?3/;
-const EXPIRE = /^UPDATE idempotency_keys SET locked_until = \?4 WHERE [\s\S]*locked_until = \?3/;
 
 function newMandateBody(): Record<string, unknown> {
   return mandateBody('2031-01-01', '2031-12-31', { customer_name: `Ada ${crypto.randomUUID()}` });
 }
 
 async function stateOf(key: string): Promise<string | undefined> {
-  return (await findIdempotencyKey(env.DB, CALLER_NAME, key))?.state;
+  return (await findIdempotencyKey(CALLER_NAME, key))?.state;
 }
 
-/** The log line of the D1 write the stage gave up on (it answers anyway). */
+/** The log line of the write the stage gave up on (it answers anyway). */
 function writeFailures(): Record<string, unknown>[] {
   return logs.lines().filter((line) => line.event === 'idempotency_write_failed');
 }
 
-/** Sends `request` again once its lock has run out (time passing, not D1 edited). */
+/** Sends `request` again once its lock has run out (time passing, not its row edited). */
 function afterLock(request: RetriedRequest): Promise<Response> {
   return sleep(LOCK_MS + 100).then(() => request.send(SHORT_LOCK));
 }
@@ -64,12 +55,12 @@ async function expectInternalError(res: Response, requestId: string): Promise<vo
   });
 }
 
-describe('idempotency stage under D1 faults', () => {
+describe('idempotency stage under storage faults', () => {
   describe('claim', () => {
     it('should answer 500 internal_error and send nothing when the claim fails, then run once on retry', async () => {
       const transfer = retriedRequest();
-      const db = faultyD1(env.DB, { failOn: CLAIM_INSERT });
-      await expectInternalError(await transfer.send({ DB: db }), transfer.requestId);
+      const db = faultyKeys({ failOn: 'claim' });
+      await expectInternalError(await transfer.send({ IDEMPOTENCY_KEYS: db }), transfer.requestId);
       expect(db.injected).toBe(1);
       expect(await stateOf(transfer.key)).toBeUndefined();
       expect(await upstreamCalls(transfer.requestId)).toEqual([]);
@@ -78,10 +69,13 @@ describe('idempotency stage under D1 faults', () => {
       expect(await stateOf(transfer.key)).toBe('completed');
     });
 
-    it('should hold a claim committed before D1 failed (the Worker abandoned it before forwarding), then send once after the lock', async () => {
+    it('should hold a claim committed before its store failed (the Worker abandoned it before forwarding), then send once after the lock', async () => {
       const transfer = retriedRequest();
-      const db = faultyD1(env.DB, { failOn: CLAIM_INSERT, when: 'after' });
-      await expectInternalError(await transfer.send({ DB: db, ...SHORT_LOCK }), transfer.requestId);
+      const db = faultyKeys({ failOn: 'claim', when: 'after' });
+      await expectInternalError(
+        await transfer.send({ IDEMPOTENCY_KEYS: db, ...SHORT_LOCK }),
+        transfer.requestId,
+      );
       expect(await stateOf(transfer.key)).toBe('in_flight');
       const early = await transfer.send(SHORT_LOCK);
       expect(early.status).toBe(409);
@@ -97,21 +91,16 @@ describe('idempotency stage under D1 faults', () => {
       const now = Date.now();
       const bytes = new TextEncoder().encode(JSON.stringify(transfer.body));
       // A claim whose Worker died before forwarding: in flight, lock run out.
-      await env.DB.prepare(
-        `INSERT INTO idempotency_keys
-           (caller, idempotency_key, fingerprint, state, locked_until, created_at, expires_at)
-         VALUES (?1, ?2, ?3, 'in_flight', ?4, ?4, ?5)`,
-      )
-        .bind(
-          CALLER_NAME,
-          transfer.key,
-          await requestFingerprint('POST', '/disbursements/initialize', bytes),
-          now - 5000,
-          now + 86_400_000,
-        )
-        .run();
-      const db = faultyD1(env.DB, { failOn: TAKE_OVER });
-      await expectInternalError(await transfer.send({ DB: db }), transfer.requestId);
+      await putIdempotencyKey({
+        caller: CALLER_NAME,
+        key: transfer.key,
+        fingerprint: await requestFingerprint('POST', '/disbursements/initialize', bytes),
+        lockedUntil: now - 5000,
+        createdAt: now - 5000,
+        expiresAt: now + 86_400_000,
+      });
+      const db = faultyKeys({ failOn: 'claim' });
+      await expectInternalError(await transfer.send({ IDEMPOTENCY_KEYS: db }), transfer.requestId);
       expect(db.injected).toBe(1);
       expect(await upstreamCalls(transfer.requestId)).toEqual([]);
       expect((await transfer.send()).status).toBe(200);
@@ -122,8 +111,8 @@ describe('idempotency stage under D1 faults', () => {
   describe('completion', () => {
     it('should still answer when storing the answer fails, and recover on retry without resending', async () => {
       const transfer = retriedRequest();
-      const db = faultyD1(env.DB, { failOn: COMPLETE });
-      const first = await transfer.send({ DB: db, ...SHORT_LOCK });
+      const db = faultyKeys({ failOn: 'complete' });
+      const first = await transfer.send({ IDEMPOTENCY_KEYS: db, ...SHORT_LOCK });
       expect(first.status).toBe(200);
       expect(await first.json()).toMatchObject({ data: { reference: transfer.body.reference } });
       expect(db.injected).toBe(1);
@@ -142,8 +131,8 @@ describe('idempotency stage under D1 faults', () => {
 
     it('should answer 409 and never resend on a route with no lookup when storing the answer failed', async () => {
       const mandate = retriedRequest(MANDATES, newMandateBody());
-      const db = faultyD1(env.DB, { failOn: COMPLETE });
-      expect((await mandate.send({ DB: db, ...SHORT_LOCK })).status).toBe(200);
+      const db = faultyKeys({ failOn: 'complete' });
+      expect((await mandate.send({ IDEMPOTENCY_KEYS: db, ...SHORT_LOCK })).status).toBe(200);
       const retry = await afterLock(mandate);
       expect(retry.status).toBe(409);
       expect(retry.headers.get('Retry-After')).not.toBeNull();
@@ -158,10 +147,10 @@ describe('idempotency stage under D1 faults', () => {
   describe('release and expiry', () => {
     it('should pass the refusal on and keep the key when releasing it fails, then send once after the lock', async () => {
       const transfer = retriedRequest();
-      const db = faultyD1(env.DB, { failOn: RELEASE });
+      const db = faultyKeys({ failOn: 'release' });
       // A wrong signing secret: the upstream refuses (401), so the key is to be released.
       const first = await transfer.send({
-        DB: db,
+        IDEMPOTENCY_KEYS: db,
         UPSTREAM_SECRET: 'a-wrong-secret',
         ...SHORT_LOCK,
       });
@@ -185,8 +174,8 @@ describe('idempotency stage under D1 faults', () => {
         { kind: 'status', status: 503, processed: true },
         { method: 'POST' },
       );
-      const db = faultyD1(env.DB, { failOn: EXPIRE });
-      const first = await transfer.send({ DB: db, ...SHORT_LOCK });
+      const db = faultyKeys({ failOn: 'lock' });
+      const first = await transfer.send({ IDEMPOTENCY_KEYS: db, ...SHORT_LOCK });
       expect(first.status).toBe(503);
       expect(await errorBody(first)).toMatchObject({
         status: 'error',

@@ -5,9 +5,7 @@
  * reads still lag, keeps the claim locked for another settle window. The sandbox's fault
  * rules play the timings (one reference per test); every try goes under one request id.
  */
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findIdempotencyKey } from '../../../worker/db/idempotency-keys.ts';
 import {
   addSandboxFault,
   retriedRequest,
@@ -16,6 +14,7 @@ import {
   upstreamCalls,
 } from '../fault-bindings.ts';
 import { CALLER_NAME, errorBody, useCapturedLogs } from '../helpers.ts';
+import { findIdempotencyKey } from '../idempotency-keys.ts';
 
 const logs = useCapturedLogs();
 
@@ -79,7 +78,7 @@ describe('resend refused as a duplicate reference', () => {
     expect(refused.status).toBe(409);
     expect(refused.headers.get('Retry-After')).toBe('1');
     expect(await errorBody(refused)).toMatchObject({ code: 'idempotency_key_in_flight' });
-    const record = await findIdempotencyKey(env.DB, CALLER_NAME, transfer.key);
+    const record = await findIdempotencyKey(CALLER_NAME, transfer.key);
     expect(record?.state).toBe('in_flight');
     expect(record?.response).toBeUndefined();
     expect(record?.lockedUntil).toBeGreaterThan(Date.now() + SETTLE_MS / 2);
@@ -123,7 +122,7 @@ describe('resend refused as a duplicate reference', () => {
     ]);
     expect(resend.status).toBe(409);
     expect((await errorBody(resend)).code).toBe('idempotency_record_mismatch');
-    expect((await findIdempotencyKey(env.DB, CALLER_NAME, transfer.key))?.response).toBeUndefined();
+    expect((await findIdempotencyKey(CALLER_NAME, transfer.key))?.response).toBeUndefined();
     expect(await sentStatuses(transfer.requestId)).toEqual([503, 409]);
   });
 });

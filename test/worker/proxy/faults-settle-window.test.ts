@@ -6,9 +6,7 @@
  * so files running at the same time never see each other's); every try is sent under one
  * request id, so the sandbox's log under it is everything the payment service saw.
  */
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findIdempotencyKey } from '../../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
 import {
   addSandboxFault,
@@ -19,6 +17,7 @@ import {
   upstreamCalls,
 } from '../fault-bindings.ts';
 import { CALLER_NAME, errorBody, useCapturedLogs } from '../helpers.ts';
+import { findIdempotencyKey, putIdempotencyKey } from '../idempotency-keys.ts';
 
 useCapturedLogs();
 
@@ -40,19 +39,14 @@ async function expectSettling(res: Response, retryAfter = '1'): Promise<void> {
 async function staleClaim(key: string, body: unknown): Promise<void> {
   const now = Date.now();
   const bytes = new TextEncoder().encode(JSON.stringify(body));
-  await env.DB.prepare(
-    `INSERT INTO idempotency_keys
-       (caller, idempotency_key, fingerprint, state, locked_until, created_at, expires_at)
-     VALUES (?1, ?2, ?3, 'in_flight', ?4, ?4, ?5)`,
-  )
-    .bind(
-      CALLER_NAME,
-      key,
-      await requestFingerprint('POST', '/disbursements/initialize', bytes),
-      now - 5000,
-      now + 86_400_000,
-    )
-    .run();
+  await putIdempotencyKey({
+    caller: CALLER_NAME,
+    key,
+    fingerprint: await requestFingerprint('POST', '/disbursements/initialize', bytes),
+    lockedUntil: now - 5000,
+    createdAt: now - 5000,
+    expiresAt: now + 86_400_000,
+  });
 }
 
 describe('settle window of a money POST', () => {
@@ -159,9 +153,7 @@ describe('settle window of a money POST', () => {
         transfer.sent,
       ]);
       expect(await sentStatuses(transfer.requestId)).toEqual([503, 200]);
-      expect((await findIdempotencyKey(env.DB, CALLER_NAME, transfer.key))?.state).toBe(
-        'completed',
-      );
+      expect((await findIdempotencyKey(CALLER_NAME, transfer.key))?.state).toBe('completed');
     });
   });
 
@@ -213,7 +205,7 @@ describe('settle window of a money POST', () => {
       const answered = Date.now();
       expect((await transfer.send(short)).status).toBe(503);
       await expectSettling(await transfer.send(short), '3');
-      const record = await findIdempotencyKey(env.DB, CALLER_NAME, transfer.key);
+      const record = await findIdempotencyKey(CALLER_NAME, transfer.key);
       expect(record?.lockedUntil).toBeLessThanOrEqual(Date.now() + 3000);
       expect(record?.lockedUntil).toBeGreaterThan(answered + 2000);
     });

@@ -1,34 +1,20 @@
 /**
- * What the caller of the gateway waits for: the real D1 binding wrapped so that the
- * statements matching a pattern wait at a gate the test opens (or never opens: the isolate
- * died before the write reached D1), with every round trip logged by name when it ends; an
- * ExecutionContext whose `waitUntil` keeps or drops the work handed to it; and the real
- * Worker's fetch, which marks `answer` in the same log when its response resolves.
+ * The real D1 binding wrapped so that the statements matching a pattern wait at a gate the
+ * test opens (or never opens: the isolate died before the write reached D1), with every
+ * round trip logged by the start of its SQL when it ends.
  */
 import { env } from 'cloudflare:workers';
-import worker from '../../../worker/index.ts';
 
 /** How the held statements end when the gate opens. */
 type GateOpening = 'land' | 'fail';
 
-/** The statements of worker/db/idempotency-keys.ts, by what they do, to name round trips. */
-export const IDEMPOTENCY_STATEMENTS = {
-  claim: /^\s*INSERT INTO idempotency_keys/,
-  complete: /SET state = 'completed'/,
-  lock: /^UPDATE idempotency_keys SET locked_until = \?4 WHERE [\s\S]*locked_until = \?3/,
-  release: /^DELETE FROM idempotency_keys WHERE [\s\S]*locked_until = \?3/,
-} as const;
-
 function nameOf(sqls: readonly string[]): string {
-  for (const [name, pattern] of Object.entries(IDEMPOTENCY_STATEMENTS)) {
-    if (sqls.some((sql) => pattern.test(sql))) return name;
-  }
   return sqls.map((sql) => sql.trim().slice(0, 30)).join(' + ');
 }
 
 /** A D1 binding whose matching statements wait at a gate; see {@link heldD1}. */
 class HeldD1 implements D1Database {
-  /** Round trips by name (`claim`, `complete`, `lock`, `release`...) in the order they ended, and the marks. */
+  /** Round trips by the start of their SQL, in the order they ended. */
   readonly log: string[] = [];
   /** Resolves once a statement matching the pattern waits at the gate. */
   readonly held: Promise<void>;
@@ -146,77 +132,4 @@ class HeldStatement implements D1PreparedStatement {
  */
 export function heldD1(hold?: RegExp, real: D1Database = env.DB): HeldD1 {
   return new HeldD1(real, hold);
-}
-
-/** An ExecutionContext of the test's own: what `waitUntil` was given, kept or dropped. */
-interface TestContext {
-  readonly ctx: ExecutionContext;
-  /** How many promises `waitUntil` was given. */
-  readonly handed: () => number;
-  /** Settles when every kept promise has (the `drop` context keeps none). */
-  settled(): Promise<void>;
-}
-
-/**
- * An ExecutionContext whose `waitUntil` keeps the work (`keep`, then awaited by
- * `settled`) or drops it (`drop`: the isolate dies once the answer is out, as the platform
- * may end it; nothing waits for that work).
- */
-export function testContext(mode: 'keep' | 'drop'): TestContext {
-  const kept: Promise<unknown>[] = [];
-  let handed = 0;
-  const ctx = {
-    waitUntil(work: Promise<unknown>) {
-      handed++;
-      if (mode === 'keep') kept.push(work.catch(() => undefined));
-    },
-    passThroughOnException() {},
-    props: {},
-  } as unknown as ExecutionContext;
-  return {
-    ctx,
-    handed: () => handed,
-    async settled() {
-      await Promise.all(kept);
-    },
-  };
-}
-
-/** A request to the real Worker, running: its response, and whether it has resolved yet. */
-interface Running {
-  readonly response: Promise<Response>;
-  answered(): boolean;
-}
-
-/**
- * Calls the real Worker's fetch with `db` as `DB` and the test's own `ctx`, not waiting:
- * `answer` is marked in `db.log` when the response resolves.
- */
-export function startGateway(
-  request: Request,
-  db: HeldD1,
-  context: TestContext,
-  overrides: Partial<Env> = {},
-): Running {
-  let answered = false;
-  const incoming = request as Request<unknown, IncomingRequestCfProperties>;
-  const response = Promise.resolve(
-    worker.fetch(incoming, { ...env, ...overrides, DB: db }, context.ctx),
-  ).then((res) => {
-    answered = true;
-    db.log.push('answer');
-    return res;
-  });
-  return { response, answered: () => answered };
-}
-
-/**
- * Whether `running` was answered while a statement waits at `db`'s gate: waits until one
- * is held, then for one D1 round trip of its own (an answer that needs no more I/O has
- * resolved by then: pending promise callbacks all run before any I/O completes).
- */
-export async function answeredWhileHeld(db: HeldD1, running: Running): Promise<boolean> {
-  await db.held;
-  await env.DB.prepare('SELECT 1').first();
-  return running.answered();
 }

@@ -1,13 +1,12 @@
 /**
- * The D1 round trips a caller of the signing proxy waits for, and the guarantees around
- * the stored answer written after the caller has it (in `waitUntil`). The real Worker runs
- * on the real D1 wrapped by `heldD1` (chosen statements wait at a gate the test opens, or
- * never opens: the isolate died), with an ExecutionContext of the test's own, against the
- * real sandbox; what reached the upstream is read back from its log by request id.
+ * The storage round trips a caller of the signing proxy waits for, and the guarantees
+ * around the stored answer written after the caller has it (in `waitUntil`). The real
+ * Worker runs on the real idempotency keys' objects wrapped by `heldKeys` (chosen calls wait
+ * at a gate the test opens, or never opens: the isolate died), with an ExecutionContext of
+ * the test's own, against the real sandbox; what reached the upstream is read back from its
+ * log by request id.
  */
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { findIdempotencyKey } from '../../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
 import { mandateBody, paymentBody, transferBody } from '../../support/payloads.ts';
 import {
@@ -18,13 +17,8 @@ import {
   upstreamCalls,
 } from '../fault-bindings.ts';
 import { CALLER_NAME, errorBody, gatewayRequest, postJson, useCapturedLogs } from '../helpers.ts';
-import {
-  answeredWhileHeld,
-  heldD1,
-  IDEMPOTENCY_STATEMENTS,
-  startGateway,
-  testContext,
-} from './held-d1.ts';
+import { findIdempotencyKey, type KeyCall, putIdempotencyKey } from '../idempotency-keys.ts';
+import { answeredWhileHeld, heldKeys, startGateway, testContext } from './held-keys.ts';
 
 const logs = useCapturedLogs();
 
@@ -35,11 +29,12 @@ const MANDATES = '/direct-debits/mandates';
 // while at least 500 ms of the lock are left, and a test can wait for the lock to run out.
 const SHORT_LOCK = { IDEMPOTENCY_LOCK_TIMEOUT_SEC: '2', UPSTREAM_TIMEOUT_MS: '500' };
 const LOCK_MS = 2000;
-/** The statements the tests hold: the stored answer's write, and the settle window's. */
-const { complete: COMPLETE, lock: LOCK } = IDEMPOTENCY_STATEMENTS;
+/** The calls the tests hold: the stored answer's write, and the settle window's. */
+const COMPLETE = 'complete';
+const LOCK = 'lock';
 
 async function stateOf(key: string): Promise<string | undefined> {
-  return (await findIdempotencyKey(env.DB, CALLER_NAME, key))?.state;
+  return (await findIdempotencyKey(CALLER_NAME, key))?.state;
 }
 
 /** A retry inside the lock: 409 in flight with `Retry-After`, as a request still running gets. */
@@ -50,18 +45,19 @@ async function expectInFlight(res: Response): Promise<void> {
 }
 
 /**
- * Starts `request` on the real Worker, not waiting for it: its D1 holds the statements matching
- * `hold` (`undefined`: none, only the log) and its context keeps or drops what `waitUntil` gets.
+ * Starts `request` on the real Worker, not waiting for it: its key objects hold the calls
+ * named `hold` (`undefined`: none, only the log) and its context keeps or drops what
+ * `waitUntil` gets.
  *
- * @returns the held D1, the context and the running request.
+ * @returns the held objects (as `db`), the context and the running request.
  */
 function startHeld(
   request: Request,
-  hold: RegExp | undefined,
+  hold: KeyCall | undefined,
   mode: 'keep' | 'drop' = 'keep',
   overrides: Partial<Env> = {},
 ) {
-  const db = heldD1(hold);
+  const db = heldKeys(hold);
   const context = testContext(mode);
   return { db, context, running: startGateway(request, db, context, overrides) };
 }
@@ -79,7 +75,7 @@ async function recoveredAfterLock(transfer: RetriedRequest): Promise<Response> {
   return healed;
 }
 
-describe('idempotency stage: D1 round trips the caller waits for', () => {
+describe('idempotency stage: storage round trips the caller waits for', () => {
   it('should answer an idempotent POST after one round trip (the claim), storing the answer after, and a GET after none', async () => {
     const transfer = retriedRequest();
     const { db, context, running } = startHeld(start(transfer), COMPLETE);
@@ -124,7 +120,7 @@ describe('idempotency stage: the stored answer written after the caller has it',
 
   it('should recover by looking the record up after the lock, never resending, when the isolate dies before the write lands', async () => {
     const transfer = retriedRequest();
-    // The write never reaches D1, and the context drops what it was handed.
+    // The write never reaches its object, and the context drops what it was handed.
     const { db, context, running } = startHeld(start(transfer), COMPLETE, 'drop', SHORT_LOCK);
     expect(await answeredWhileHeld(db, running)).toBe(true);
     expect((await running.response).status).toBe(200);
@@ -226,19 +222,14 @@ describe('idempotency stage: writes the caller still waits for', () => {
 async function staleClaim(transfer: RetriedRequest): Promise<void> {
   const now = Date.now();
   const bytes = new TextEncoder().encode(JSON.stringify(transfer.body));
-  await env.DB.prepare(
-    `INSERT INTO idempotency_keys
-       (caller, idempotency_key, fingerprint, state, locked_until, created_at, expires_at)
-     VALUES (?1, ?2, ?3, 'in_flight', ?4, ?4, ?5)`,
-  )
-    .bind(
-      CALLER_NAME,
-      transfer.key,
-      await requestFingerprint('POST', TRANSFER, bytes),
-      now - 5000,
-      now + 86_400_000,
-    )
-    .run();
+  await putIdempotencyKey({
+    caller: CALLER_NAME,
+    key: transfer.key,
+    fingerprint: await requestFingerprint('POST', TRANSFER, bytes),
+    lockedUntil: now - 5000,
+    createdAt: now - 5000,
+    expiresAt: now + 86_400_000,
+  });
 }
 
 /** A transfer in a currency the payment service refuses (a 4xx). */

@@ -1,9 +1,8 @@
 /**
- * An in-flight claim past its retention, through the real gateway, real D1 and the real
+ * An in-flight claim past its retention, through the real gateway, its real key objects and the real
  * sandbox: a worker died after sending a transfer, and the client retries after the key's
  * retention ended. The retry must look the transfer up, never send it again blind.
  */
-import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
 import {
@@ -14,6 +13,7 @@ import {
   sandboxRequests,
   uniqueRequestId,
 } from '../helpers.ts';
+import { putIdempotencyKey } from '../idempotency-keys.ts';
 
 const TRANSFER = '/disbursements/initialize';
 
@@ -39,20 +39,14 @@ describe('idempotency stage: an in-flight claim past its retention', () => {
     // Its claim: locked long ago, retention over a minute ago.
     const key = crypto.randomUUID();
     const now = Date.now();
-    await env.DB.prepare(
-      `INSERT INTO idempotency_keys
-         (caller, idempotency_key, fingerprint, state, locked_until, created_at, expires_at)
-       VALUES (?1, ?2, ?3, 'in_flight', ?4, ?5, ?6)`,
-    )
-      .bind(
-        CALLER_NAME,
-        key,
-        await requestFingerprint('POST', TRANSFER, new TextEncoder().encode(raw)),
-        now - 3_600_000,
-        now - 3_660_000,
-        now - 60_000,
-      )
-      .run();
+    await putIdempotencyKey({
+      caller: CALLER_NAME,
+      key,
+      fingerprint: await requestFingerprint('POST', TRANSFER, new TextEncoder().encode(raw)),
+      lockedUntil: now - 3_600_000,
+      createdAt: now - 3_660_000,
+      expiresAt: now - 60_000,
+    });
     const requestId = uniqueRequestId();
     const res = await fetchGateway(
       postJson(TRANSFER, body, { requestId, headers: { 'Idempotency-Key': key } }),

@@ -1,12 +1,10 @@
 /**
  * Stale in-flight claims (a worker died), unknown upstream outcomes and expiry, through
- * the real gateway, real D1 and the real sandbox. A stale claim is written directly in
- * D1 with an old lock; what reached the upstream is read back by request id.
+ * the real gateway, its real key objects and the real sandbox. A stale claim is written directly in
+ * its object with an old lock; what reached the upstream is read back by request id.
  */
-import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { PaymentsClient } from '../../../lib/index.ts';
-import { findIdempotencyKey } from '../../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
 import { mandateBody, virtualAccountBody } from '../../support/payloads.ts';
 import {
@@ -20,6 +18,7 @@ import {
   sandboxRequests,
   uniqueRequestId,
 } from '../helpers.ts';
+import { execOnKey, findIdempotencyKey, putIdempotencyKey } from '../idempotency-keys.ts';
 
 let logs: CapturedLogs;
 
@@ -55,20 +54,14 @@ function keyed(path: string, body: unknown, key: string, requestId: string): Req
 async function staleClaim(path: string, body: unknown, key: string, ageSec = 5): Promise<void> {
   const now = Date.now();
   const bytes = new TextEncoder().encode(JSON.stringify(body));
-  await env.DB.prepare(
-    `INSERT INTO idempotency_keys
-       (caller, idempotency_key, fingerprint, state, locked_until, created_at, expires_at)
-     VALUES (?1, ?2, ?3, 'in_flight', ?4, ?5, ?6)`,
-  )
-    .bind(
-      CALLER_NAME,
-      key,
-      await requestFingerprint('POST', path, bytes),
-      now - ageSec * 1000,
-      now - 60_000 - ageSec * 1000,
-      now + 86_400_000,
-    )
-    .run();
+  await putIdempotencyKey({
+    caller: CALLER_NAME,
+    key,
+    fingerprint: await requestFingerprint('POST', path, bytes),
+    lockedUntil: now - ageSec * 1000,
+    createdAt: now - 60_000 - ageSec * 1000,
+    expiresAt: now + 86_400_000,
+  });
 }
 
 /** A refund request of a fresh paid payment. */
@@ -168,7 +161,7 @@ describe('idempotency stage', () => {
         expect(await reachedUpstream(requestId)).toEqual([
           `GET /disbursements/verify/${body.reference}`,
         ]);
-        const record = await findIdempotencyKey(env.DB, CALLER_NAME, key);
+        const record = await findIdempotencyKey(CALLER_NAME, key);
         expect(record?.state).toBe('in_flight');
         expect(record?.response).toBeUndefined();
       }
@@ -213,7 +206,7 @@ describe('idempotency stage', () => {
       expect(res.status).toBe(409);
       expect(await errorBody(res)).toMatchObject({ code: 'idempotency_answer_lost' });
       expect(await reachedUpstream(requestId)).toEqual([`GET /payments/verify/${body.reference}`]);
-      expect((await findIdempotencyKey(env.DB, CALLER_NAME, key))?.response).toBeUndefined();
+      expect((await findIdempotencyKey(CALLER_NAME, key))?.response).toBeUndefined();
     });
 
     it('should take the claim over and send once when the request never landed', async () => {
@@ -229,7 +222,7 @@ describe('idempotency stage', () => {
         `GET /disbursements/verify/${body.reference}`,
         `POST ${TRANSFER}`,
       ]);
-      expect((await findIdempotencyKey(env.DB, CALLER_NAME, key))?.state).toBe('completed');
+      expect((await findIdempotencyKey(CALLER_NAME, key))?.state).toBe('completed');
       const again = await fetchGateway(keyed(TRANSFER, body, key, requestId));
       expect(again.headers.get('Idempotent-Replayed')).toBe('true');
       expect(await reachedUpstream(requestId)).toHaveLength(2);
@@ -274,7 +267,7 @@ describe('idempotency stage', () => {
       expect(failed.status).toBe(409);
       expect(failed.headers.get('Retry-After')).toBe('1');
       expect((await errorBody(failed)).message).toMatch(/could not be verified/);
-      const record = await findIdempotencyKey(env.DB, CALLER_NAME, key);
+      const record = await findIdempotencyKey(CALLER_NAME, key);
       expect(record?.state).toBe('in_flight');
       expect(record?.lockedUntil).toBeLessThanOrEqual(Date.now());
       expect((await fetchGateway(keyed(TRANSFER, body, key, uniqueRequestId()))).status).toBe(200);
@@ -304,7 +297,7 @@ describe('idempotency stage', () => {
         ...short,
       });
       expect(failed.status).toBe(502);
-      expect((await findIdempotencyKey(env.DB, CALLER_NAME, key))?.state).toBe('in_flight');
+      expect((await findIdempotencyKey(CALLER_NAME, key))?.state).toBe('in_flight');
       const earlyId = uniqueRequestId();
       const early = await fetchGateway(keyed(TRANSFER, body, key, earlyId), short);
       expect(early.status).toBe(409);
@@ -328,12 +321,12 @@ describe('idempotency stage', () => {
         UPSTREAM_SECRET: 'a-wrong-secret',
       });
       expect(refused.status).toBe(401);
-      expect(await findIdempotencyKey(env.DB, CALLER_NAME, key)).toBeUndefined();
+      expect(await findIdempotencyKey(CALLER_NAME, key)).toBeUndefined();
       const fixed = await fetchGateway(keyed(TRANSFER, body, key, requestId));
       expect(fixed.status).toBe(200);
       expect(fixed.headers.get('Idempotent-Replayed')).toBeNull();
       expect(await reachedUpstream(requestId)).toEqual([`POST ${TRANSFER}`, `POST ${TRANSFER}`]);
-      expect((await findIdempotencyKey(env.DB, CALLER_NAME, key))?.state).toBe('completed');
+      expect((await findIdempotencyKey(CALLER_NAME, key))?.state).toBe('completed');
     });
 
     it('should store a definitive 4xx and replay it', async () => {
@@ -354,11 +347,14 @@ describe('idempotency stage', () => {
       const key = crypto.randomUUID();
       const first = await fetchGateway(keyed(TRANSFER, transferBody(), key, uniqueRequestId()));
       expect(first.status).toBe(200);
-      await env.DB.prepare(
+      await execOnKey(
+        CALLER_NAME,
+        key,
         'UPDATE idempotency_keys SET expires_at = ?3 WHERE caller = ?1 AND idempotency_key = ?2',
-      )
-        .bind(CALLER_NAME, key, Date.now() - 1)
-        .run();
+        CALLER_NAME,
+        key,
+        Date.now() - 1,
+      );
       // Another body under the same key: a live key would answer 422.
       const requestId = uniqueRequestId();
       const res = await fetchGateway(keyed(TRANSFER, transferBody(), key, requestId));

@@ -1,11 +1,9 @@
 /**
- * The idempotency stage through the real gateway (workerd), real D1 and the real sandbox
+ * The idempotency stage through the real gateway (workerd), its real key objects and the real sandbox
  * over HTTP: what reached the upstream is read back from the sandbox's request log by
  * request id. Stale claims, upstream failures and expiry: idempotency-recovery.test.ts.
  */
-import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { findIdempotencyKey } from '../../../worker/db/idempotency-keys.ts';
 import { requestFingerprint } from '../../../worker/proxy/stages/idempotency.ts';
 import {
   CALLER_NAME,
@@ -18,6 +16,7 @@ import {
   sandboxRequests,
   uniqueRequestId,
 } from '../helpers.ts';
+import { findIdempotencyKey, hookedKeys, putIdempotencyKey } from '../idempotency-keys.ts';
 
 let logs: CapturedLogs;
 
@@ -70,35 +69,14 @@ function headersOf(response: Response): [string, string][] {
   );
 }
 
-/**
- * `env.DB` counting D1 round trips: each `batch()` and each statement's `run()`/`first()`/`all()`.
- */
-function countingDb(): { db: D1Database; trips: () => number } {
+/** The idempotency keys' objects, counting the calls made to them. */
+function countingKeys(): { keys: Env['IDEMPOTENCY_KEYS']; trips: () => number } {
   let trips = 0;
-  const counted = <T extends (...args: never[]) => Promise<unknown>>(call: T): T =>
-    ((...args: Parameters<T>) => {
-      trips++;
-      return call(...args);
-    }) as T;
-  const db = new Proxy(env.DB, {
-    get(target, name) {
-      if (name === 'batch') return counted(target.batch.bind(target));
-      if (name !== 'prepare') return Reflect.get(target, name);
-      return (sql: string) => {
-        const statement = target.prepare(sql);
-        const bind = statement.bind.bind(statement);
-        statement.bind = (...values: unknown[]) => {
-          const bound = bind(...values);
-          bound.run = counted(bound.run.bind(bound));
-          bound.first = counted(bound.first.bind(bound)) as typeof bound.first;
-          bound.all = counted(bound.all.bind(bound));
-          return bound;
-        };
-        return statement;
-      };
-    },
+  const keys = hookedKeys((_call, run) => {
+    trips++;
+    return run();
   });
-  return { db, trips: () => trips };
+  return { keys, trips: () => trips };
 }
 
 async function bytes(response: Response): Promise<Uint8Array> {
@@ -146,7 +124,7 @@ describe('idempotency stage', () => {
       await fetchGateway(keyed(TRANSFER, transferBody(), key), {
         IDEMPOTENCY_RETENTION_SEC: '120',
       });
-      const record = await findIdempotencyKey(env.DB, CALLER_NAME, key);
+      const record = await findIdempotencyKey(CALLER_NAME, key);
       expect(record?.state).toBe('completed');
       expect(record?.fingerprint).toMatch(/^POST \/disbursements\/initialize [0-9a-f]{64}$/);
       expect(record?.expiresAt).toBe((record?.createdAt ?? 0) + 120_000);
@@ -181,13 +159,13 @@ describe('idempotency stage', () => {
     });
   });
 
-  describe('D1 round trips', () => {
+  describe('storage round trips', () => {
     it('should take 2 on first use and 1 on a replay, a conflict or an in-flight answer', async () => {
       const key = crypto.randomUUID();
       const body = transferBody();
       const trips = async (request: Request): Promise<[number, number]> => {
-        const counter = countingDb();
-        const res = await fetchGateway(request, { DB: counter.db });
+        const counter = countingKeys();
+        const res = await fetchGateway(request, { IDEMPOTENCY_KEYS: counter.keys });
         return [res.status, counter.trips()];
       };
       expect(await trips(keyed(TRANSFER, body, key))).toEqual([200, 2]);
@@ -195,21 +173,19 @@ describe('idempotency stage', () => {
       expect(await trips(keyed(TRANSFER, transferBody(), key))).toEqual([422, 1]);
       const inFlightKey = crypto.randomUUID();
       const blocked = transferBody();
-      await env.DB.prepare(
-        `INSERT INTO idempotency_keys (caller, idempotency_key, fingerprint, state, locked_until,
-           created_at, expires_at) VALUES (?1, ?2, ?3, 'in_flight', ?4, ?4, ?4)`,
-      )
-        .bind(
-          CALLER_NAME,
-          inFlightKey,
-          await requestFingerprint(
-            'POST',
-            TRANSFER,
-            new TextEncoder().encode(JSON.stringify(blocked)),
-          ),
-          Date.now() + 60_000,
-        )
-        .run();
+      const now = Date.now();
+      await putIdempotencyKey({
+        caller: CALLER_NAME,
+        key: inFlightKey,
+        fingerprint: await requestFingerprint(
+          'POST',
+          TRANSFER,
+          new TextEncoder().encode(JSON.stringify(blocked)),
+        ),
+        lockedUntil: now + 60_000,
+        createdAt: now + 60_000,
+        expiresAt: now + 60_000,
+      });
       expect(await trips(keyed(TRANSFER, blocked, inFlightKey))).toEqual([409, 1]);
     });
   });
@@ -345,7 +321,7 @@ describe('idempotency stage', () => {
       const second = await read();
       expect(second.headers.get('Idempotent-Replayed')).toBeNull();
       expect(await sandboxRequests(requestId)).toHaveLength(2);
-      expect(await findIdempotencyKey(env.DB, CALLER_NAME, key)).toBeUndefined();
+      expect(await findIdempotencyKey(CALLER_NAME, key)).toBeUndefined();
     });
   });
 
@@ -370,8 +346,8 @@ describe('idempotency stage', () => {
       expect([alpha.status, beta.status]).toEqual([200, 200]);
       expect(beta.headers.get('Idempotent-Replayed')).toBeNull();
       expect(await sandboxRequests(requestId)).toHaveLength(2);
-      expect((await findIdempotencyKey(env.DB, 'alpha', key))?.state).toBe('completed');
-      expect((await findIdempotencyKey(env.DB, 'beta', key))?.state).toBe('completed');
+      expect((await findIdempotencyKey('alpha', key))?.state).toBe('completed');
+      expect((await findIdempotencyKey('beta', key))?.state).toBe('completed');
     });
   });
 });

@@ -93,7 +93,7 @@ async function makeOverdue(eventId: string): Promise<void> {
 }
 
 /** The cron trigger at the real time with the given bindings. */
-function sweep(overrides: Partial<Env>): Promise<number> {
+function sweep(overrides: Partial<Env>): Promise<void> {
   return runScheduled(createScheduledController({ scheduledTime: Date.now() }), {
     ...env,
     ...overrides,

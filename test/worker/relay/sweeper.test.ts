@@ -168,13 +168,6 @@ describe('sweeper', () => {
       expect(await findWebhookEvent(env.DB, recent.eventId)).toBeDefined();
       expect(await findDelivery(env.DB, recent.deliveryId)).toBeDefined();
     });
-
-    it('should keep running the idempotency purge', async () => {
-      await runCron(Date.now(), { DELIVERIES: wrappedQueue().queue });
-      expect(logs.lines()).toContainEqual(
-        expect.objectContaining({ event: 'idempotency_keys_purged' }),
-      );
-    });
   });
 
   describe('sweepRelay', () => {

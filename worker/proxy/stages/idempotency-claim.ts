@@ -1,22 +1,17 @@
 // What the idempotency stage does with a claim it holds: store the response (after the
 // caller has it), release the key, hand the lock back stale or locked for a settle window,
 // and the responses it gives (a replay byte for byte, 409 in flight with `Retry-After`).
-// Only the stored response may wait: a release or a settle window must be in D1 before the
+// Only the stored response may wait: a release or a settle window must be stored before the
 // caller can retry, or a retry could find the claim stale too early and resend.
-import {
-  completeIdempotencyKey,
-  expireIdempotencyLock,
-  type IdempotencyLock,
-  releaseIdempotencyKey,
-  type StoredResponse,
-  settleIdempotencyLock,
-} from '../../db/idempotency-keys.ts';
+
 import { settingsIn } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
+import type { StoredResponse } from '../../objects/idempotency-keys.ts';
 import { FORWARDED_RESPONSE_HEADERS } from '../forward.ts';
 import type { ProxyExchange } from '../pipeline.ts';
 import { mayDeferCompletion, settleWindowMs } from '../settle-window.ts';
+import { heldClaim, type IdempotencyLock } from './idempotency-store.ts';
 
 // Stored and replayed: what forward.ts passes back, and its `Cache-Control: no-store` on errors.
 const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
@@ -24,8 +19,8 @@ const STORED_HEADERS = [...FORWARDED_RESPONSE_HEADERS, 'cache-control'];
 /**
  * Stores the response under the held lock and gives it back. The caller does not wait for
  * the write when a lost write would cost nothing but a recovered answer (see
- * `mayDeferStore`): it runs in `waitUntil`, so the claim is the request's only D1 round
- * trip. Either way the response stands when D1 fails to record it (logged; the claim then
+ * `mayDeferStore`): it runs in `waitUntil`, so the claim is the request's only storage
+ * round trip. Either way the response stands when the store fails to record it (logged; the claim then
  * stays in flight and is recovered once its lock runs out, as when the isolate dies before
  * the write lands).
  *
@@ -39,7 +34,7 @@ export async function storeResponse(
   stored: StoredResponse,
   outcome: 'stored' | 'recovered',
 ): Promise<Response> {
-  const write = bestEffort(exchange, completeIdempotencyKey(lock.shard, lock, stored));
+  const write = bestEffort(exchange, lock.store.complete(heldClaim(lock), stored));
   if (mayDeferStore(exchange, lock, stored)) {
     exchange.waitUntil(write);
     exchange.context.idempotency = outcome;
@@ -72,7 +67,7 @@ function mayDeferStore(
 /** Nothing was processed (refused credentials, a rate limit, the gateway's own fault): frees the key. */
 export async function releaseClaim(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
   exchange.context.idempotency = 'none';
-  await bestEffort(exchange, releaseIdempotencyKey(lock.shard, lock));
+  await bestEffort(exchange, lock.store.release(heldClaim(lock)));
 }
 
 /**
@@ -80,7 +75,7 @@ export async function releaseClaim(exchange: ProxyExchange, lock: IdempotencyLoc
  * verifies again, so it gets the same response and nothing is ever sent twice.
  */
 export async function keepStale(exchange: ProxyExchange, lock: IdempotencyLock): Promise<void> {
-  await bestEffort(exchange, expireIdempotencyLock(lock.shard, lock, Date.now()));
+  await bestEffort(exchange, lock.store.expireLock(heldClaim(lock), Date.now()));
   exchange.context.idempotency = 'in_flight';
 }
 
@@ -99,11 +94,11 @@ export async function holdForSettleWindow(
 ): Promise<number> {
   const now = Date.now();
   const windowMs = settleWindowMs(settingsIn(exchange.context), retryAfter, now);
-  await bestEffort(exchange, settleIdempotencyLock(lock.shard, lock, now + windowMs));
+  await bestEffort(exchange, lock.store.settleLock(heldClaim(lock), now + windowMs));
   return windowMs;
 }
 
-// A D1 write of the stage that may fail without failing the response: logged, reported.
+// A write of the stage that may fail without failing the response: logged, reported.
 async function bestEffort(exchange: ProxyExchange, write: Promise<boolean>): Promise<boolean> {
   const { requestId } = exchange.context;
   try {

@@ -1,12 +1,13 @@
 // Verify before resend: the record a money POST creates, looked up by its merchant
 // reference through the SDK as the endpoint's lookup says, and the response rebuilt from it.
 import { APIError, type Lookup, lookupMismatches, NotFoundError } from '../../../lib/index.ts';
-import type { IdempotencyLock, StoredResponse } from '../../db/idempotency-keys.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
+import type { StoredResponse } from '../../objects/idempotency-keys.ts';
 import { upstreamClient } from '../../upstream/sdk.ts';
 import type { ProxyExchange } from '../pipeline.ts';
 import { holdForSettleWindow, inFlight, keepStale, storeResponse } from './idempotency-claim.ts';
+import type { IdempotencyLock } from './idempotency-store.ts';
 
 /** Set to `true` on a response built from the upstream record after a stale claim (verify before resend). */
 const IDEMPOTENT_RECOVERED_HEADER = 'Idempotent-Recovered';

@@ -1,7 +1,7 @@
 import { bytesToHex } from '../../../lib/shared.ts';
-import type { IdempotencyKeyRecord, IdempotencyLock } from '../../db/idempotency-keys.ts';
 import { type RequestContext, settingsIn } from '../../http/context.ts';
 import { HttpError, InternalError, UpstreamTimeoutError } from '../../http/errors.ts';
+import type { IdempotencyKeyRecord } from '../../objects/idempotency-keys.ts';
 import type { ProxyRoute } from '../../routes/route.ts';
 import type { ProxyExchange, ProxyNext, ProxyStage } from '../pipeline.ts';
 import { claimLockMs } from '../settle-window.ts';
@@ -20,7 +20,7 @@ import {
   reconcileDuplicate,
   responseFromRecord,
 } from './idempotency-record.ts';
-import { claimAcrossShards, placeIdempotencyKey } from './idempotency-shards.ts';
+import { type IdempotencyLock, keyStore } from './idempotency-store.ts';
 
 /** The request header naming the key (draft-ietf-httpapi-idempotency-key-header). */
 const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -41,9 +41,10 @@ const NOT_PROCESSED = new Set([401, 403, 408, 429]);
 
 /**
  * The proxy stage for `Idempotency-Key`: claims the key per
- * caller in D1 (in its shard, see ./idempotency-shards.ts), runs the request once, stores and replays its response (a success of a
- * route whose record lookup can rebuild it is stored after the caller has it, so the claim
- * is the only D1 round trip the caller waits for), answers 422 for
+ * caller in the Durable Object holding it (./idempotency-store.ts), runs the request once,
+ * stores and replays its response (a success of a route whose record lookup can rebuild it
+ * is stored after the caller has it, so the claim is the only storage round trip the
+ * caller waits for), answers 422 for
  * another request under the same key and 409 while the first is in flight, and recovers
  * a stale claim by looking the record up upstream before resending. After an ambiguous
  * answer of a money POST (an upstream 5xx, no response, a timeout) the claim stays locked
@@ -71,19 +72,20 @@ export function idempotencyStage(route: ProxyRoute): ProxyStage | undefined {
     const retentionMs = settings.idempotency.retentionSec * 1000;
     const target = exchange.path + exchange.search;
     const fingerprint = await requestFingerprint(route.method, target, exchange.body);
+    const store = await keyStore(env, context.caller, key);
     const now = Date.now();
-    const placement = await placeIdempotencyKey(env, settings, context.caller, key, now);
-    const outcome = await claimAcrossShards(placement, {
+    const lock = { caller: context.caller, key, lockedUntil: now + lockMs, store };
+    const outcome = await store.claim({
       caller: context.caller,
       key,
       fingerprint,
       now,
-      lockedUntil: now + lockMs,
+      lockedUntil: lock.lockedUntil,
       expiresAt: now + retentionMs,
       takeOverStale: canTakeOver,
     });
-    if (outcome.kind === 'claimed') return runOnce(exchange, next, outcome.lock, 'stored');
-    if (outcome.kind === 'taken_over') return recover(exchange, next, outcome.lock);
+    if (outcome.kind === 'claimed') return runOnce(exchange, next, lock, 'stored');
+    if (outcome.kind === 'taken_over') return recover(exchange, next, lock);
     return respondExisting(context, outcome.record, fingerprint, now, lockMs);
   };
 }
