@@ -28,6 +28,7 @@ import {
   QUEUE_OPERATIONS_PER_MESSAGE,
   READ_ON,
 } from './scale/platform.ts';
+import { scaleLine, TARGET_100M } from './scale/summary.ts';
 import {
   ceilingsTable,
   costTable,
@@ -46,6 +47,7 @@ const PLATFORM: Platform = {
   d1QueriesPerSecond: LIMITS.d1QueriesPerSecond.value,
   queueMessagesPerSecond: LIMITS.queueMessagesPerSecond.value,
   objectRequestsPerSecond: LIMITS.objectRequestsPerSecond.value,
+  objectStorageBytes: LIMITS.objectStorageBytes.value,
   price: Object.fromEntries(
     Object.entries(PRICES).map(([name, { value }]) => [name, value]),
   ) as unknown as Platform['price'],
@@ -93,6 +95,7 @@ function modelOptions(): ModelOptions {
       cpuMsPerInvocation: 3,
       outboxActiveMsPerDelivery: 300,
       limiterActiveMs: 10,
+      keyObjectActiveMs: 10,
       consumerInvocationMs: 1000,
     },
   };
@@ -198,6 +201,12 @@ function main(): void {
   console.log(`\n### Target configuration\n`);
   console.log(targetText(target, TARGET));
   console.log(`\n${targetConfiguration(target)}`);
+  const at100m = solveTarget(measured, PLATFORM, options, TARGET_100M);
+  console.log(`\n### 100 million events a day, 2,000 POSTs/s at peak\n`);
+  console.log(targetText(at100m, TARGET_100M));
+  console.log(
+    `\n${scaleLine(measured, models[0] ?? runModel(measured, PLATFORM, options), at100m)}`,
+  );
 }
 
 try {

@@ -6,7 +6,8 @@
  * keeps headroom below them.
  */
 import { planCronRun } from '../../worker/cron-budget.ts';
-import { type Cost, eventCost, type KeyPurgeRule, type Measured, postCost } from './units.ts';
+import { KEY_BUCKETS } from '../../worker/objects/key-buckets.ts';
+import { type Cost, eventCost, type Measured, postCost } from './units.ts';
 
 const DAY_SEC = 86_400;
 const MONTH_DAYS = 30;
@@ -17,6 +18,7 @@ export interface Platform {
   readonly d1QueriesPerSecond: number;
   readonly queueMessagesPerSecond: number;
   readonly objectRequestsPerSecond: number;
+  readonly objectStorageBytes: number;
   readonly price: {
     readonly workersRequest: number;
     readonly workersCpuMs: number;
@@ -28,6 +30,7 @@ export interface Platform {
     readonly objectGbSecond: number;
     readonly objectRowRead: number;
     readonly objectRowWritten: number;
+    readonly objectGbMonth: number;
   };
   readonly queueOperationsPerMessage: number;
   readonly objectBilledGb: number;
@@ -36,9 +39,9 @@ export interface Platform {
 /** The deployment the model is asked about. */
 export interface ModelOptions {
   /**
-   * D1 databases (`D1_SHARDS`, one generation). Idempotency keys and webhook events (with
-   * their deliveries and attempts) are spread over them; subscriptions, and what an event on
-   * another shard still reads and writes of them, stay in `DB`.
+   * D1 databases (`D1_SHARDS`, one generation). Webhook events (with their deliveries and
+   * attempts) are spread over them; subscriptions, and what an event on another shard still
+   * reads and writes of them, stay in `DB`. Idempotency keys are in their own objects.
    */
   readonly shards: number;
   /** `RELAY_RETENTION_DAYS`. */
@@ -65,6 +68,8 @@ export interface ModelOptions {
     readonly outboxActiveMsPerDelivery: number;
     /** How long a limiter object stays active per request, in ms. */
     readonly limiterActiveMs: number;
+    /** How long an idempotency key object stays active per request, in ms. */
+    readonly keyObjectActiveMs: number;
     /** How long one consumer invocation lasts (a batch handed to its outboxes), in ms. */
     readonly consumerInvocationMs: number;
   };
@@ -104,32 +109,9 @@ const per = (numerator: number, denominator: number): number | null =>
 const fixed = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
 /**
- * Idempotency keys one cron run may purge over `shards` databases, as worker/cron.ts bounds
- * it: the run visits `planCronRun(shards).shardsPerRun` shards (worker/cron-budget.ts), each
- * for min(the plan's key statements per shard, `statementsPerShard`, max(1, floor(
- * `statementsPerRun` / shards))) statements of `batchSize` keys. The run's D1 queries are
- * shared with the event purge, the claims and the backlog check: past a few dozen shards
- * each gets fewer statements (3 at 90 shards), so the keys purged per run fall again.
- *
- * @param rule - the key purge's own bounds (`measured.purge.keyPurge`).
- * @param shards - the number of databases, at least 1.
- * @returns keys per run at most.
- */
-export function keysPurgedPerRun(rule: KeyPurgeRule, shards: number): number {
-  const plan = planCronRun(shards);
-  const perShard = Math.min(
-    plan.keyStatementsPerShard,
-    rule.statementsPerShard,
-    Math.max(1, Math.floor(rule.statementsPerRun / shards)),
-  );
-  return plan.shardsPerRun * perShard * rule.batchSize;
-}
-
-/**
  * Events one cron run may purge over `shards` databases: the plan's event statements per
  * visited shard (worker/cron-budget.ts), each deleting as many events as one statement did in
- * the measured run (its events purged over the plan's statements for one shard). What the key
- * purge leaves unused goes to the events in a real run; the model counts without it.
+ * the measured run (its events purged over the plan's statements for one shard).
  *
  * @param eventsPurged - events the measured one-shard run purged (`measured.purge`).
  * @param shards - the number of databases, at least 1.
@@ -178,16 +160,16 @@ export function runModel(
   const { purge } = measured;
   const ceilings: Ceiling[] = [
     {
-      name: `D1 size, ${options.retentionDays} days of events, ${keySeconds / 3600} h of keys`,
+      name: `D1 size, ${options.retentionDays} days of events`,
       limit: `${platform.d1DatabaseBytes / 1e9} GB per database`,
-      use: `${Math.round(event.d1Bytes).toLocaleString('en-US')} B per event, ${Math.round(post.d1Bytes)} B per POST`,
+      use: `${Math.round(event.d1Bytes).toLocaleString('en-US')} B per event`,
       eventsPerDay: per(n * platform.d1DatabaseBytes, event.d1Bytes * options.retentionDays),
-      postsPerSecond: per(n * platform.d1DatabaseBytes, post.d1Bytes * keySeconds),
+      postsPerSecond: null,
       perShard: true,
     },
     {
       // With one shard, DB's; with more, a shard other than DB (DB's is the next row).
-      name: "D1 query rate of a shard's own events and keys (one thread per database)",
+      name: "D1 query rate of a shard's own events (one thread per database)",
       limit: `${platform.d1QueriesPerSecond} queries/s per database`,
       use: `${fixed(eventCost(measured, options.subscriptionsPerEvent, options.consumerBatchSize, 2).d1StatementsAtHome)} queries per event on a shard but DB (${fixed(eventCost(measured, options.subscriptionsPerEvent, options.consumerBatchSize, 1).d1Statements)} in DB alone), ${fixed(post.d1Statements)} per POST`,
       eventsPerDay: per(n * platform.d1QueriesPerSecond * DAY_SEC, event.d1StatementsAtHome),
@@ -199,7 +181,7 @@ export function runModel(
       // read the subscription and record its health there, wherever the event is stored.
       name: 'D1 query rate of DB (subscriptions, their snapshot and health stay there)',
       limit: `${platform.d1QueriesPerSecond} queries/s`,
-      use: `per event ${fixed(onDb(1))} with 1 shard, ${fixed(onDb(2))} with 2, ${fixed(onDb(1e9))} with many; a POST's keys as any shard's`,
+      use: `per event ${fixed(onDb(1))} with 1 shard, ${fixed(onDb(2))} with 2, ${fixed(onDb(1e9))} with many; ${fixed(post.d1Statements)} per POST`,
       eventsPerDay: per(platform.d1QueriesPerSecond * DAY_SEC, event.d1StatementsOnDb),
       postsPerSecond: per(n * platform.d1QueriesPerSecond, post.d1Statements),
       perShard: false,
@@ -214,11 +196,20 @@ export function runModel(
       perShard: false,
     },
     {
-      name: 'Retention purge of idempotency keys (one cron run, every shard together)',
-      limit: `${purge.keyPurge.batchSize} keys a statement, planCronRun(N) statements per shard (10 up to 42 shards), ${options.cronRunsPerDay} runs a day`,
-      use: '1 key',
+      // Keys spread evenly over the objects by their hash.
+      name: `Idempotency key objects, request rate (${KEY_BUCKETS} objects)`,
+      limit: `${platform.objectRequestsPerSecond} requests/s per object`,
+      use: `${fixed(post.keyRequests)} requests per POST`,
       eventsPerDay: null,
-      postsPerSecond: (keysPurgedPerRun(purge.keyPurge, n) * options.cronRunsPerDay) / DAY_SEC,
+      postsPerSecond: per(KEY_BUCKETS * platform.objectRequestsPerSecond, post.keyRequests),
+      perShard: false,
+    },
+    {
+      name: `Idempotency key objects, storage, ${keySeconds / 3600} h of keys (${KEY_BUCKETS} objects)`,
+      limit: `${platform.objectStorageBytes / 1e9} GB per object`,
+      use: `${Math.round(post.keyBytes)} B per key`,
+      eventsPerDay: null,
+      postsPerSecond: per(KEY_BUCKETS * platform.objectStorageBytes, post.keyBytes * keySeconds),
       perShard: false,
     },
     {
@@ -265,12 +256,14 @@ function costs(event: Cost, post: Cost, platform: Platform, options: ModelOption
     // Each unit's bytes are kept for the retention: GB-months per unit.
     const d1Storage = (cost.d1Bytes / 1e9) * (retentionDays / MONTH_DAYS) * price.d1GbMonth;
     const queues = cost.queueMessages * platform.queueOperationsPerMessage * price.queueOperation;
-    const requests = cost.limiterRequests + cost.deliveries * cost.outboxRequestsPerDelivery;
+    const requests =
+      cost.limiterRequests + cost.deliveries * cost.outboxRequestsPerDelivery + cost.keyRequests;
     const objects =
       requests * price.objectRequest +
       (objectActiveMs / 1000) * platform.objectBilledGb * price.objectGbSecond +
-      cost.outboxRowsRead * price.objectRowRead +
-      cost.outboxRowsWritten * price.objectRowWritten;
+      (cost.outboxRowsRead + cost.keyRowsRead) * price.objectRowRead +
+      (cost.outboxRowsWritten + cost.keyRowsWritten) * price.objectRowWritten +
+      (cost.keyBytes / 1e9) * (retentionDays / MONTH_DAYS) * price.objectGbMonth;
     const items = {
       'Workers requests and CPU': workers,
       'D1 rows read and written': d1Rows,
@@ -289,7 +282,7 @@ function costs(event: Cost, post: Cost, platform: Platform, options: ModelOption
     posts: million(
       post,
       options.idempotencyRetentionSec / DAY_SEC,
-      post.limiterRequests * assumed.limiterActiveMs,
+      post.limiterRequests * assumed.limiterActiveMs + post.keyRequests * assumed.keyObjectActiveMs,
     ),
   };
 }

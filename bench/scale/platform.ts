@@ -52,6 +52,11 @@ export const LIMITS = {
     what: 'Concurrent consumer invocations: 250 (push-based)',
     url: QUEUES_LIMITS,
   },
+  objectStorageBytes: {
+    value: 10e9,
+    what: 'Storage per Durable Object (SQLite-backed): 10 GB',
+    url: DO_LIMITS,
+  },
   objectRequestsPerSecond: {
     value: 1000,
     what: 'An individual Durable Object has a soft limit of 1,000 requests per second',
@@ -97,6 +102,11 @@ export const PRICES = {
   objectRowRead: {
     value: 0.001 / 1e6,
     what: 'SQLite-backed Durable Object rows read: $0.001 per million',
+    url: DO_PRICING,
+  },
+  objectGbMonth: {
+    value: 0.2,
+    what: 'SQLite-backed Durable Object storage: $0.20 per GB-month',
     url: DO_PRICING,
   },
   objectRowWritten: {

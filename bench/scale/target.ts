@@ -1,14 +1,14 @@
 /**
  * The target configuration of the load model: the cron period and the fewest D1 shards that
- * carry a given event rate, retention and POST rate with headroom below every per-shard
- * ceiling (events and keys share the shards' size and query thread) and below the retention
- * purges, which one cron run shares over every shard (worker/cron-budget.ts); the ceilings
- * that shards do not raise (`DB`'s query thread among them); the queue's settings; and the
+ * carry a given event rate and retention with headroom below every per-shard ceiling and
+ * below the retention purge, which one cron run shares over every shard (worker/cron-budget.ts); the ceilings
+ * that shards do not raise (`DB`'s query thread, the idempotency key objects among them); the
+ * queue's settings; and the
  * monthly cost by item. Pure, like bench/scale/model.ts.
  */
+import { KEY_BUCKETS } from '../../worker/objects/key-buckets.ts';
 import {
   eventsPurgedPerRun,
-  keysPurgedPerRun,
   type ModelOptions,
   type ModelResult,
   type Platform,
@@ -125,20 +125,16 @@ function solveAt(
   const { post } = at(1);
   const eventsPerSecond = target.eventsPerDay / DAY_SEC;
   const usable = (limit: number) => limit * target.headroom;
-  const keysStored = target.averagePostsPerSecond * options.idempotencyRetentionSec;
   const runs = options.cronRunsPerDay;
-  // Events and keys a cron run must be able to purge for a day's to use `headroom` of it.
+  // Events a cron run must be able to purge for a day's to use `headroom` of it.
   const eventsPerRun = target.eventsPerDay / runs / target.headroom;
-  const keysPerRun = (target.averagePostsPerSecond * DAY_SEC) / runs / target.headroom;
   const { purge } = measured;
   const eventsPurge = (n: number) => eventsPurgedPerRun(purge.eventsPurged, n) >= eventsPerRun;
-  const keysPurge = (n: number) => keysPurgedPerRun(purge.keyPurge, n) >= keysPerRun;
   // Every shard's own events cost what a shard other than DB measured (DB's own are a share).
   const atHome = at(2).event.d1StatementsAtHome;
   const needs = {
     'D1 size': Math.ceil(
-      (target.eventsPerDay * target.retentionDays * at(1).event.d1Bytes +
-        keysStored * post.d1Bytes) /
+      (target.eventsPerDay * target.retentionDays * at(1).event.d1Bytes) /
         (platform.d1DatabaseBytes * target.sizeHeadroom),
     ),
     'D1 query rate of each shard': Math.ceil(
@@ -146,13 +142,11 @@ function solveAt(
         usable(platform.d1QueriesPerSecond),
     ),
     'Retention purge, events': fewest(1, eventsPurge),
-    'Retention purge, keys': fewest(1, keysPurge),
   };
   const from = Math.max(1, needs['D1 size'], needs['D1 query rate of each shard']);
   // More shards may purge less (each visit gets fewer statements): from the per-shard needs
-  // up, the fewest that carry both purges, or else the most a run purges.
-  const both = (n: number) => eventsPurge(n) && keysPurge(n);
-  const shards = fewest(from, both) ?? mostPurged(from, measured, eventsPerRun, keysPerRun);
+  // up, the fewest that carry the purge, or else the most a run purges.
+  const shards = fewest(from, eventsPurge) ?? mostPurged(from, measured, eventsPerRun);
   const model = at(shards);
   const { event } = model;
   const beyond: Beyond[] = [
@@ -171,11 +165,19 @@ function solveAt(
       remedy: 'more cron runs a day (a shorter cron step)',
     },
     {
-      name: 'Retention purge of idempotency keys (one cron run, every shard together)',
+      name: `Idempotency key objects at peak (${KEY_BUCKETS}, keys spread by hash)`,
       use:
-        (target.averagePostsPerSecond * DAY_SEC) /
-        (keysPurgedPerRun(purge.keyPurge, shards) * runs),
-      remedy: 'more cron runs a day (a shorter cron step), or more keys per purge statement',
+        (target.peakPostsPerSecond * post.keyRequests) /
+        (KEY_BUCKETS * platform.objectRequestsPerSecond),
+      remedy:
+        'more key objects (a new set: keys claimed in the old one stay there until they expire)',
+    },
+    {
+      name: `Idempotency key objects' storage (${KEY_BUCKETS})`,
+      use:
+        (target.averagePostsPerSecond * options.idempotencyRetentionSec * post.keyBytes) /
+        (KEY_BUCKETS * platform.objectStorageBytes),
+      remedy: 'a shorter IDEMPOTENCY_RETENTION_SEC, or more key objects',
     },
     {
       name: 'Queue throughput (one queue)',
@@ -218,7 +220,6 @@ function solveAt(
     needs: {
       ...needs,
       'Retention purge, events': needs['Retention purge, events'] ?? shards,
-      'Retention purge, keys': needs['Retention purge, keys'] ?? shards,
     },
     beyond,
     model,
@@ -244,21 +245,10 @@ function fewest(from: number, ok: (shards: number) => boolean): number | undefin
   return undefined;
 }
 
-/**
- * From `from` up, the shard count whose run purges the most of what the day needs (the
- * smaller of the events' and the keys' shares carried), when none carries both.
- */
-function mostPurged(
-  from: number,
-  measured: Measured,
-  eventsPerRun: number,
-  keysPerRun: number,
-): number {
+/** From `from` up, the shard count whose run purges the most events, when none carries them all. */
+function mostPurged(from: number, measured: Measured, eventsPerRun: number): number {
   const carried = (n: number) =>
-    Math.min(
-      eventsPurgedPerRun(measured.purge.eventsPurged, n) / Math.max(eventsPerRun, 1e-9),
-      keysPurgedPerRun(measured.purge.keyPurge, n) / Math.max(keysPerRun, 1e-9),
-    );
+    eventsPurgedPerRun(measured.purge.eventsPurged, n) / Math.max(eventsPerRun, 1e-9);
   let best = from;
   for (let shards = from; shards <= Math.max(from, MAX_SHARDS); shards++) {
     if (carried(shards) > carried(best)) best = shards;

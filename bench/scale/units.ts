@@ -29,36 +29,38 @@ export interface UnitMeasure {
   /** Alarms left set per attempt: each is one more Durable Object request when it fires. */
   readonly pendingAlarms?: number;
   /** The outbox's own SQLite storage per attempt, billed like D1 rows. */
-  readonly outboxStorage?: {
-    readonly rowsRead: number;
-    readonly rowsWritten: number;
-    readonly metered: boolean;
-  };
+  readonly outboxStorage?: ObjectStorage;
+  /** The idempotency key objects' own storage per POST (alarms apart), billed like D1 rows. */
+  readonly keyStorage?: ObjectStorage;
 }
 
-/**
- * The bounds of one cron run's idempotency key purge, as worker/cron.ts sets them (the
- * measuring run reads its exported constants): each shard gets
- * min(`statementsPerShard`, max(1, floor(`statementsPerRun` / shards))) statements of
- * `batchSize` keys.
- */
-export interface KeyPurgeRule {
-  /** Keys deleted per statement (`PURGE_BATCH_SIZE`). */
-  readonly batchSize: number;
-  /** Most statements per shard and run (`PURGE_MAX_BATCHES`). */
-  readonly statementsPerShard: number;
-  /** Most statements per run, every shard together (`PURGE_MAX_STATEMENTS_PER_RUN`). */
-  readonly statementsPerRun: number;
+/** What one unit wrote to and read from a Durable Object's own storage. */
+interface ObjectStorage {
+  readonly rowsRead: number;
+  readonly rowsWritten: number;
+  /** Alarms set, counted apart where the model spreads them (key objects). */
+  readonly alarmWrites?: number;
+  readonly metered: boolean;
+}
+
+/** The expiry of stored keys by their objects' alarms, per key. */
+interface KeyExpiryMeasure {
+  readonly unit: 'key_expiry';
+  readonly samples: number;
+  /** The bytes of a stored key's row (its columns' lengths and 8 per number). */
+  readonly bytesKept: number;
+  /** What the alarms wrote and read, per key deleted. */
+  readonly keyStorage: ObjectStorage;
 }
 
 /** What one cron run purged, one shard holding a backlog larger than it may take. */
 interface PurgeMeasure {
   readonly unit: 'cron_run';
   readonly eventsPurged: number;
-  readonly keysPurged: number;
   readonly statements: number;
   readonly roundTrips: number;
-  readonly keyPurge: KeyPurgeRule;
+  /** D1 rows the purge's deletes wrote (index entries included), when measured. */
+  readonly rowsWritten?: number;
 }
 
 /** What a shard other than `DB` leaves to `DB` for its events (D1's own counts, per unit). */
@@ -86,6 +88,8 @@ export interface Measured {
   /** One new idempotent POST, and the same POST replayed. */
   readonly post: UnitMeasure;
   readonly postReplay: UnitMeasure;
+  /** The expiry of those POSTs' keys. */
+  readonly keyExpiry: KeyExpiryMeasure;
   readonly purge: PurgeMeasure;
   /** The same ingest and attempt with the event stored on a shard other than `DB`. */
   readonly otherShard: {
@@ -99,7 +103,8 @@ export interface Measured {
  *
  * @param raw - `{ units: [...] }` as POSTed by the measuring file.
  * @throws {Error} when a unit is missing (a run saved before events were spread over shards
- *   has no `*_shard` units: measure again), or the cron run has no key purge rule.
+ *   has no `*_shard` units, one saved before keys moved to Durable Objects no `key_expiry`:
+ *   measure again).
  */
 export function parseMeasured(raw: unknown): Measured {
   const units = (raw as { units?: unknown[] }).units ?? [];
@@ -117,7 +122,8 @@ export function parseMeasured(raw: unknown): Measured {
     attempt: find<UnitMeasure>('attempt'),
     post: find<UnitMeasure>('post'),
     postReplay: find<UnitMeasure>('post_replay'),
-    purge: withKeyPurge(find<PurgeMeasure>('cron_run')),
+    keyExpiry: find<KeyExpiryMeasure>('key_expiry'),
+    purge: find<PurgeMeasure>('cron_run'),
     otherShard: {
       ingest: {
         0: find<ShardUnitMeasure>('ingest_0_shard'),
@@ -127,23 +133,6 @@ export function parseMeasured(raw: unknown): Measured {
       attempt: find<ShardUnitMeasure>('attempt_shard'),
     },
   };
-}
-
-// A run saved before the key purge was spread over shards has no rule: measure again.
-function withKeyPurge(purge: PurgeMeasure): PurgeMeasure {
-  const rule = (purge as Partial<PurgeMeasure>).keyPurge;
-  const known = (n: unknown) => typeof n === 'number' && Number.isInteger(n) && n >= 1;
-  if (
-    rule === undefined ||
-    !known(rule.batchSize) ||
-    !known(rule.statementsPerShard) ||
-    !known(rule.statementsPerRun)
-  ) {
-    throw new Error(
-      'the cron_run measurement has no keyPurge rule (saved before the key purge was per shard): measure again',
-    );
-  }
-  return purge;
 }
 
 /** What one unit of the model's traffic costs the platform. */
@@ -172,6 +161,13 @@ export interface Cost {
   readonly deliveries: number;
   readonly outboxRowsRead: number;
   readonly outboxRowsWritten: number;
+  /** Requests to the idempotency key objects (the claim, the stored answer). */
+  readonly keyRequests: number;
+  /** Rows of the key objects: the claim, the stored answer and the expiry (alarms apart). */
+  readonly keyRowsRead: number;
+  readonly keyRowsWritten: number;
+  /** Bytes a key keeps in its object until its expiry. */
+  readonly keyBytes: number;
   /** Worker invocations billed as requests: the ingress or proxy, and consumer invocations. */
   readonly workerInvocations: number;
   readonly fetches: number;
@@ -226,6 +222,10 @@ export function eventCost(
     deliveries: subscriptions,
     outboxRowsRead: subscriptions * (outbox?.rowsRead ?? 0),
     outboxRowsWritten: subscriptions * (outbox?.rowsWritten ?? 0),
+    keyRequests: 0,
+    keyRowsRead: 0,
+    keyRowsWritten: 0,
+    keyBytes: 0,
     workerInvocations: 1 + subscriptions / consumerBatchSize,
     fetches: inDb.fetches,
   };
@@ -275,12 +275,17 @@ function placedCost(
   };
 }
 
-/** One new idempotent POST (claim, upstream call, stored response). */
+/**
+ * One new idempotent POST: the claim, the upstream call, the stored response, and later the
+ * key's expiry (its object's alarm; the alarm's own write is per object and sweep, not per
+ * key: the model counts it apart).
+ */
 export function postCost(measured: Measured): Cost {
-  const { post } = measured;
+  const { post, keyExpiry } = measured;
+  const stored = post.keyStorage;
+  const expiry = keyExpiry.keyStorage;
   return {
     d1Statements: post.statements,
-    // Keys are spread over every shard, `DB` among them: no part of a POST stays in `DB`.
     d1StatementsAtHome: post.statements,
     d1StatementsOnDb: post.statements,
     d1RowsRead: post.rowsRead,
@@ -292,6 +297,10 @@ export function postCost(measured: Measured): Cost {
     deliveries: 0,
     outboxRowsRead: 0,
     outboxRowsWritten: 0,
+    keyRequests: post.objectRequests.IDEMPOTENCY_KEYS ?? 0,
+    keyRowsRead: (stored?.rowsRead ?? 0) + expiry.rowsRead,
+    keyRowsWritten: (stored?.rowsWritten ?? 0) + expiry.rowsWritten,
+    keyBytes: keyExpiry.bytesKept,
     workerInvocations: 1,
     fetches: post.fetches,
   };

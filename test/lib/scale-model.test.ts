@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   eventsPurgedPerRun,
-  keysPurgedPerRun,
   type ModelOptions,
   type Platform,
   runModel,
 } from '../../bench/scale/model.ts';
+import { scaleLine, TARGET_100M } from '../../bench/scale/summary.ts';
 import { targetConfiguration } from '../../bench/scale/table.ts';
 import { solveTarget } from '../../bench/scale/target.ts';
 import {
@@ -22,6 +22,7 @@ const PLATFORM: Platform = {
   d1QueriesPerSecond: 1000,
   queueMessagesPerSecond: 5000,
   objectRequestsPerSecond: 1000,
+  objectStorageBytes: 10e9,
   price: {
     workersRequest: 0.3 / 1e6,
     workersCpuMs: 0.02 / 1e6,
@@ -33,6 +34,7 @@ const PLATFORM: Platform = {
     objectGbSecond: 12.5 / 1e6,
     objectRowRead: 0.001 / 1e6,
     objectRowWritten: 1 / 1e6,
+    objectGbMonth: 0.2,
   },
   queueOperationsPerMessage: 3,
   objectBilledGb: 0.128,
@@ -50,6 +52,7 @@ const OPTIONS: ModelOptions = {
     cpuMsPerInvocation: 0,
     outboxActiveMsPerDelivery: 0,
     limiterActiveMs: 0,
+    keyObjectActiveMs: 0,
     consumerInvocationMs: 1000,
   },
 };
@@ -116,22 +119,20 @@ const MEASURED: Measured = {
     objectRequests: { SUBSCRIBER_OUTBOX: 1 },
     outboxStorage: { rowsRead: 0, rowsWritten: 2, metered: true },
   }),
+  // A POST: no D1 query; 2 requests to its key object, which writes 2 rows, and later 1
+  // more to expire the key, which keeps 1,000 bytes until then.
   post: unit('post', {
-    statements: 4,
-    rowsWritten: 5,
-    bytesStored: 1000,
-    objectRequests: { RATE_LIMITER: 1 },
+    objectRequests: { RATE_LIMITER: 1, IDEMPOTENCY_KEYS: 2 },
+    keyStorage: { rowsRead: 2, rowsWritten: 2, alarmWrites: 1, metered: true },
   }),
-  postReplay: unit('post_replay', { statements: 2, objectRequests: { RATE_LIMITER: 1 } }),
-  purge: {
-    unit: 'cron_run',
-    eventsPurged: 5000,
-    keysPurged: 5000,
-    statements: 22,
-    roundTrips: 22,
-    // worker/cron.ts's bounds: 500 keys a statement, 10 statements a shard, 900 a run.
-    keyPurge: { batchSize: 500, statementsPerShard: 10, statementsPerRun: 900 },
+  postReplay: unit('post_replay', { objectRequests: { RATE_LIMITER: 1, IDEMPOTENCY_KEYS: 1 } }),
+  keyExpiry: {
+    unit: 'key_expiry',
+    samples: 10,
+    bytesKept: 1000,
+    keyStorage: { rowsRead: 4, rowsWritten: 1, alarmWrites: 0, metered: true },
   },
+  purge: { unit: 'cron_run', eventsPurged: 5000, statements: 22, roundTrips: 22 },
   // On a shard other than DB: the same ingest there and 1 query in DB (the subscriptions'
   // snapshot); an attempt 1 query there and 2 in DB (its subscription, its health).
   otherShard: {
@@ -154,15 +155,27 @@ const ceiling = (shards: number, name: string) => {
 
 describe('load model', () => {
   it('should meet the D1 size limit at the bytes an event keeps for its retention', () => {
-    // (2,000 + 1,000) bytes per event for 30 days in 10 GB; keys: 1,000 bytes for 86,400 s.
+    // (2,000 + 1,000) bytes per event for 30 days in 10 GB; keys are not in D1.
     expect(ceiling(1, 'D1 size').eventsPerDay).toBeCloseTo(10e9 / (3000 * 30), 6);
-    expect(ceiling(1, 'D1 size').postsPerSecond).toBeCloseTo(10e9 / (1000 * 86_400), 6);
+    expect(ceiling(1, 'D1 size').postsPerSecond).toBeNull();
+  });
+
+  it("should meet the key objects' limits at a POST's requests and the bytes a key keeps", () => {
+    // 256 objects of 1,000 requests/s, 2 requests per POST; of 10 GB, 1,000 B for 86,400 s.
+    expect(ceiling(1, 'Idempotency key objects, request rate').postsPerSecond).toBe(128_000);
+    expect(ceiling(1, 'Idempotency key objects, storage').postsPerSecond).toBeCloseTo(
+      (256 * 10e9) / (1000 * 86_400),
+      6,
+    );
+    expect(ceiling(1, 'Idempotency key objects, storage').eventsPerDay).toBeNull();
+    // Not on D1: the shards change nothing.
+    expect(ceiling(7, 'Idempotency key objects, request rate').postsPerSecond).toBe(128_000);
   });
 
   it('should meet the D1 query rate at the queries of an event and its attempts', () => {
-    // 3 at ingest + 3 per attempt: 6 queries per event; 4 per POST.
+    // 3 at ingest + 3 per attempt: 6 queries per event; none per POST.
     expect(ceiling(1, 'D1 query rate of a shard').eventsPerDay).toBeCloseTo((1000 * 86_400) / 6, 6);
-    expect(ceiling(1, 'D1 query rate of a shard').postsPerSecond).toBe(250);
+    expect(ceiling(1, 'D1 query rate of a shard').postsPerSecond).toBeNull();
     expect(ceiling(1, 'D1 query rate of DB').eventsPerDay).toBeCloseTo((1000 * 86_400) / 6, 6);
   });
 
@@ -192,13 +205,6 @@ describe('load model', () => {
       3 * (ceiling(1, 'D1 size').eventsPerDay ?? 0),
       6,
     );
-    // Keys are spread over every shard, DB among them: the POSTs' ceilings multiply.
-    for (const name of ['D1 size', 'D1 query rate of a shard', 'D1 query rate of DB']) {
-      expect(ceiling(3, name).postsPerSecond).toBeCloseTo(
-        3 * (ceiling(1, name).postsPerSecond ?? 0),
-        6,
-      );
-    }
     for (const name of ['Queue throughput', 'Outbox object']) {
       expect(ceiling(3, name).eventsPerDay).toBe(ceiling(1, name).eventsPerDay);
       expect(ceiling(3, name).postsPerSecond).toBe(ceiling(1, name).postsPerSecond);
@@ -218,21 +224,6 @@ describe('load model', () => {
     expect(ceiling(90, 'Retention purge of events').eventsPerDay).toBe(90 * 3 * 500 * 96);
     expect(ceiling(90, 'Retention purge of events').perShard).toBe(false);
     expect(ceiling(1, 'Retention purge of events').postsPerSecond).toBeNull();
-  });
-
-  it("should purge keys at 500 a statement, the cron plan's statements per shard (3 at 90 shards)", () => {
-    const keysPerSecond = (shards: number) =>
-      ceiling(shards, 'Retention purge of idempotency keys').postsPerSecond;
-    const perRun = (keys: number) => (keys * 96) / 86_400;
-    expect(keysPerSecond(1)).toBeCloseTo(perRun(5000), 9);
-    expect(keysPerSecond(3)).toBeCloseTo(perRun(3 * 5000), 9);
-    // The run's queries are shared with the event purge and the claims: 10 statements per
-    // shard up to 42 shards, 9 at 43, 3 at 90, 2 at 116.
-    expect(keysPerSecond(42)).toBeCloseTo(perRun(42 * 10 * 500), 9);
-    expect(keysPerSecond(43)).toBeCloseTo(perRun(43 * 9 * 500), 9);
-    expect(keysPerSecond(90)).toBeCloseTo(perRun(90 * 3 * 500), 9);
-    expect(keysPurgedPerRun(MEASURED.purge.keyPurge, 116)).toBe(116 * 2 * 500);
-    expect(ceiling(1, 'Retention purge of idempotency keys').eventsPerDay).toBeNull();
   });
 
   it('should interpolate a fan-out it did not measure from 0 and 1 subscription', () => {
@@ -255,8 +246,14 @@ describe('load model', () => {
     expect(events['Workers requests and CPU']).toBeCloseTo(1.1 * 0.3, 9);
     expect(events['Durable Objects']).toBeCloseTo(2 * 0.15 + 2 * 1, 9);
     expect(events.total).toBeCloseTo(15.004 + 2.25 + 1.2 + 0.33 + 2.3, 9);
-    // A key kept one day: 1e-6 GB for 1/30 month.
-    expect(posts['D1 storage']).toBeCloseTo((1e-6 * 0.75 * 1e6) / 30, 9);
+    // A POST: 1 limiter and 2 key object requests; 2 + 1 rows written and 2 + 4 read in its
+    // key object; 1,000 bytes kept one day (1e-6 GB for 1/30 month at $0.20); nothing in D1.
+    expect(posts['D1 rows read and written']).toBe(0);
+    expect(posts['D1 storage']).toBe(0);
+    expect(posts['Durable Objects']).toBeCloseTo(
+      3 * 0.15 + 3 * 1 + 6 * 0.001 + (1e-6 * 0.2 * 1e6) / 30,
+      9,
+    );
   });
 
   it('should refuse a shard count that is not a whole number of at least 1', () => {
@@ -276,68 +273,59 @@ describe('target configuration', () => {
   };
 
   it('should take the shards the most demanding per-shard constraint needs', () => {
-    // 100 POSTs/s on average: few enough keys for the purges at the configured */15.
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, {
       ...target,
       eventsPerDay: 2_000_000,
       averagePostsPerSecond: 100,
     });
-    // Size: 2e6 x 30 x 3,000 B + 100 x 86,400 keys x 1,000 B over 8 GB usable per shard.
-    const size = Math.ceil((2e6 * 30 * 3000 + 100 * 86_400 * 1000) / 8e9);
-    // Queries of a shard but DB: 2e6 / 86,400 x 4 + 1,000 x 4 over 500/s usable per shard.
-    const rate = Math.ceil(((2e6 / 86_400) * 4 + 4000) / 500);
+    // Size: 2e6 x 30 x 3,000 B over 8 GB usable per shard (keys are not in D1).
+    const size = Math.ceil((2e6 * 30 * 3000) / 8e9);
+    // Queries of a shard but DB: 2e6 / 86,400 x 4 over 500/s usable per shard.
+    const rate = Math.ceil(((2e6 / 86_400) * 4) / 500);
     // Events: 2e6 a day over 96 runs at half: 41,667 a run, 10 statements of 500 a shard.
-    // Keys: 8,640,000 a day, 90,000 a run, 180,000 at half: 36 shards of 5,000.
     expect(result.needs).toEqual({
       'D1 size': size,
       'D1 query rate of each shard': rate,
       'Retention purge, events': 9,
-      'Retention purge, keys': 36,
     });
     expect(result.cron).toEqual({ minutes: 15, runsPerDay: 96 });
-    expect(result.shards).toBe(Math.max(size, rate, 9, 36));
+    expect(result.shards).toBe(Math.max(size, rate, 9));
     expect(result.model.options.shards).toBe(result.shards);
   });
 
-  it("should shorten the cron step until one run purges the day's keys and events within the headroom", () => {
-    // Size needs 116 (9.216e11 B over 8 GB). 21,600,000 keys a day: at */15 and */10 a run
-    // must purge 450,000 or 300,000, more than any count's (at most 210,000, at 42 shards);
-    // at */5, 150,000, but 116 to 128 shards get 2 statements each (at most 128,000); at */3,
-    // 90,000, which 116 shards purge (116,000).
+  it("should shorten the cron step until one run purges the day's events within the headroom", () => {
+    // Size needs 113 (9e11 B over 8 GB). 1e7 events a day: at */15 and */10 a run must purge
+    // 208,333 or 138,889 at half, more than 113 shards of 2 statements (113,000); at */5,
+    // 69,444.
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
-    expect(result.needs['D1 size']).toBe(116);
-    expect(result.cron).toEqual({ minutes: 3, runsPerDay: 480 });
-    expect(result.shards).toBe(116);
-    expect(result.model.options.cronRunsPerDay).toBe(480);
-    const purge = result.beyond.find((item) => item.name.startsWith('Retention purge of idem'));
-    expect(purge?.use).toBeCloseTo((250 * 86_400) / (116 * 2 * 500 * 480), 9);
-    // A configured step of 3 minutes is kept: nothing shorter is needed.
-    const configured = solveTarget(MEASURED, PLATFORM, { ...OPTIONS, cronRunsPerDay: 480 }, target);
-    expect(configured.cron.minutes).toBe(3);
+    expect(result.needs['D1 size']).toBe(113);
+    expect(result.cron).toEqual({ minutes: 5, runsPerDay: 288 });
+    expect(result.shards).toBe(113);
+    const purge = result.beyond.find((item) => item.name.startsWith('Retention purge of events'));
+    expect(purge?.use).toBeCloseTo(1e7 / (113 * 2 * 500 * 288), 9);
+    // A configured step of 5 minutes is kept: nothing shorter is needed.
+    const configured = solveTarget(MEASURED, PLATFORM, { ...OPTIONS, cronRunsPerDay: 288 }, target);
+    expect(configured.cron.minutes).toBe(5);
   });
 
-  it('should show the purge over its headroom when no step and no shard count carries the keys', () => {
-    // 3,000 POSTs/s: 259,200,000 keys a day, 180,000 a run every minute, 360,000 at half:
-    // over the 210,000 that 42 shards purge, the most of any count.
-    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, {
-      ...target,
-      eventsPerDay: 0,
-      peakPostsPerSecond: 0,
-      averagePostsPerSecond: 3000,
-    });
-    expect(result.cron.minutes).toBe(1);
-    const purge = result.beyond.find((item) => item.name.startsWith('Retention purge of idem'));
-    expect(purge?.use).toBeGreaterThan(0.5);
-    expect(keysPurgedPerRun(MEASURED.purge.keyPurge, result.shards)).toBe(210_000);
+  it('should hold the key objects to their request rate at the peak and their storage over the retention', () => {
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
+    const use = (name: string) => result.beyond.find((item) => item.name.startsWith(name))?.use;
+    // 1,000 POSTs/s x 2 requests over 256 objects of 1,000 requests/s.
+    expect(use('Idempotency key objects at peak')).toBeCloseTo(2000 / 256_000, 12);
+    // 250 POSTs/s x 86,400 s x 1,000 B over 256 objects of 10 GB.
+    expect(use("Idempotency key objects' storage")).toBeCloseTo(
+      (250 * 86_400 * 1000) / (256 * 10e9),
+      12,
+    );
   });
 
   it("should put DB's query rate among the ceilings shards do not raise", () => {
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
     const db = result.beyond.find((item) => item.name.startsWith('D1 query rate of DB'));
-    // 116 shards: 1/116 of the events in DB (6 queries), the rest 3 in DB each; and DB's
-    // 1/116 of the peak POSTs' keys (4 queries each).
-    const perEvent = 6 / 116 + (115 / 116) * 3;
-    expect(db?.use).toBeCloseTo(((1e7 / 86_400) * perEvent + 4000 / 116) / 1000, 9);
+    // 113 shards: 1/113 of the events in DB (6 queries), the rest 3 in DB each; POSTs none.
+    const perEvent = 6 / 113 + (112 / 113) * 3;
+    expect(db?.use).toBeCloseTo(((1e7 / 86_400) * perEvent) / 1000, 9);
   });
 
   it('should spread a single caller at 1,000 POSTs/s over two limiter objects at half their rate', () => {
@@ -373,9 +361,9 @@ describe('target configuration', () => {
     expect(result.monthlyByItem.Queues).toBeCloseTo(360, 9);
     expect(result.monthlyByItem.total).toBeCloseTo(result.monthly.total, 6);
     const toml = targetConfiguration(result);
-    expect(toml).toContain('D1_SHARDS = "DB,DB_SHARD_1,DB_SHARD_2,...,DB_SHARD_115"');
+    expect(toml).toContain('D1_SHARDS = "DB,DB_SHARD_1,DB_SHARD_2,...,DB_SHARD_112"');
     expect(toml).toContain('max_concurrency = 24');
-    expect(toml).toContain('crons = ["*/3 * * * *"]');
+    expect(toml).toContain('crons = ["*/5 * * * *"]');
   });
 });
 
@@ -390,24 +378,44 @@ describe('parseMeasured', () => {
       MEASURED.attempt,
       MEASURED.post,
       MEASURED.postReplay,
+      MEASURED.keyExpiry,
       MEASURED.purge,
     ];
     expect(() => parseMeasured({ units })).toThrow(/ingest_0_shard/);
   });
 
-  it('should refuse a cron run saved without its key purge rule', () => {
+  it('should refuse a run saved before keys moved to their objects (no key_expiry unit)', () => {
     const units = [
       ...Object.values(MEASURED.ingest),
       MEASURED.attempt,
       MEASURED.post,
       MEASURED.postReplay,
+      MEASURED.purge,
       ...Object.values(MEASURED.otherShard.ingest),
       MEASURED.otherShard.attempt,
     ];
-    const { keyPurge: _rule, ...purge } = MEASURED.purge;
-    expect(() => parseMeasured({ units: [...units, purge] })).toThrow(/keyPurge/);
-    expect(parseMeasured({ units: [...units, MEASURED.purge] }).purge.keyPurge).toEqual(
-      MEASURED.purge.keyPurge,
+    expect(() => parseMeasured({ units })).toThrow(/key_expiry/);
+    expect(parseMeasured({ units: [...units, MEASURED.keyExpiry] }).keyExpiry).toEqual(
+      MEASURED.keyExpiry,
     );
+  });
+});
+
+describe('scale line', () => {
+  it('should sum the rows of every store, and judge the 100 M configuration by its headroom', () => {
+    const model = runModel(MEASURED, PLATFORM, OPTIONS);
+    const at100m = solveTarget(MEASURED, PLATFORM, OPTIONS, TARGET_100M);
+    const line = scaleLine(MEASURED, model, at100m);
+    expect(line).toMatch(
+      /^scale: event rows_written=[\d.]+ usd_per_million=[\d.]+ shared_queries=[\d.]+; post rows_written=[\d.]+ usd_per_million=[\d.]+; target_100m=(holds|fails)$/,
+    );
+    // An event: 10 D1 rows at ingest + 5 at its attempt + 2 in its outbox; no purge measured.
+    expect(line).toContain('event rows_written=17 ');
+    // A POST: 2 rows to claim and store its answer, 1 to expire it, none in D1.
+    expect(line).toContain('post rows_written=3 ');
+    // 6 queries of DB per event with one shard.
+    expect(line).toContain('shared_queries=6;');
+    const over = at100m.beyond.some((item) => item.use > 0.5);
+    expect(line.endsWith(over ? 'target_100m=fails' : 'target_100m=holds')).toBe(true);
   });
 });

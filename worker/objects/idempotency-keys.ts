@@ -3,25 +3,26 @@
  * key, the completion that stores the response, lock release, expiry and settle window, and
  * the expiry of completed keys by an alarm. Every time is epoch milliseconds.
  *
- * A key lives in one of {@link KEY_BUCKETS} objects, chosen by a hash of (caller, key): each
+ * A key lives in one of `KEY_BUCKETS` objects (./key-buckets.ts), chosen by a hash of (caller, key): each
  * request touches one object, every method runs alone in it (a Durable Object runs one
  * event at a time and these methods never await), so each is atomic with no transaction of
  * its own. The count is fixed: a key is always found where it was claimed, whatever the
  * traffic (docs/architecture.md, "Idempotency keys in Durable Objects").
  */
 import { DurableObject } from 'cloudflare:workers';
-import { bytesToHex } from '../../lib/shared.ts';
-
-/**
- * How many objects hold the keys. Fixed for good (a key must be found where it was
- * claimed); 256 keep each one far below an object's request rate and storage limits at the
- * documented peak (docs/deploy.md).
- */
-const KEY_BUCKETS = 256;
 
 /** Most rows one purge statement deletes, and most statements one alarm runs. */
 const PURGE_BATCH_ROWS = 1_000;
 const PURGE_MAX_STATEMENTS = 20;
+/**
+ * The least time between two purges of one object, in milliseconds: with keys expiring every
+ * moment, an alarm at each next expiry would run (and write itself) once a key. A key past
+ * its retention is already absent to a claim, so keeping its row an hour longer changes
+ * nothing but the storage it takes.
+ */
+const SWEEP_INTERVAL_MS = 3_600_000;
+/** When a purge that did not finish continues, in milliseconds. */
+const SWEEP_CONTINUE_MS = 1_000;
 
 /** `in_flight`: claimed, answer not stored yet; `completed`: answer stored. */
 type IdempotencyKeyState = 'in_flight' | 'completed';
@@ -110,20 +111,6 @@ const WHERE_LOCK = `${WHERE_KEY} AND state = 'in_flight' AND locked_until = ?`;
 // the row a retry would be sent again without a lookup.
 const PURGEABLE = `state = 'completed' AND expires_at <= ?`;
 
-/**
- * The name of the object holding a caller's key: `keys-<n>`, n the first byte of the
- * SHA-256 of `[caller, key]` as JSON.
- *
- * @param caller - the caller's name.
- * @param key - the idempotency key.
- * @returns the object's name, for `IDEMPOTENCY_KEYS.getByName`.
- */
-export async function keyBucketName(caller: string, key: string): Promise<string> {
-  const bytes = new TextEncoder().encode(JSON.stringify([caller, key]));
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-  return `keys-${bytesToHex(digest.subarray(0, 1))}`;
-}
-
 function toRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
   const response =
     row.state === 'completed' && row.response_status !== null
@@ -147,7 +134,7 @@ function toRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
 
 /**
  * One bucket of idempotency keys (wrangler.toml `IDEMPOTENCY_KEYS`, one object per
- * {@link keyBucketName}): the claim, its fencing-token writes and the purge, each a method
+ * `keyBucketName`): the claim, its fencing-token writes and the purge, each a method
  * that runs atomically. Writes per key: the claim (1 row), the stored response (1 row),
  * the purge (1 row), and a lock moved by a settle window or a take-over (1 row each, only
  * when something failed); the alarm is set once per bucket and retention period.
@@ -275,27 +262,33 @@ export class IdempotencyKeys extends DurableObject<Env> {
 
   /**
    * Deletes completed keys past their retention, a bounded number of statements per run,
-   * and sets the next run at the earliest expiry left (at once when a run did not finish).
+   * and sets the next run at the earliest expiry left, but no sooner than
+   * {@link SWEEP_INTERVAL_MS} (in a second when a run did not finish).
    * In-flight claims are never deleted, however old.
    */
   override async alarm(): Promise<void> {
     const now = Date.now();
     this.#alarmAt = null;
-    for (let statement = 0; statement < PURGE_MAX_STATEMENTS; statement++) {
+    let finished = false;
+    for (let statement = 0; statement < PURGE_MAX_STATEMENTS && !finished; statement++) {
       const deleted = this.#sql.exec(
         `DELETE FROM idempotency_keys WHERE (caller, idempotency_key) IN
            (SELECT caller, idempotency_key FROM idempotency_keys WHERE ${PURGEABLE} LIMIT ?)`,
         now,
         PURGE_BATCH_ROWS,
       ).rowsWritten;
-      if (deleted < PURGE_BATCH_ROWS) break;
+      finished = deleted < PURGE_BATCH_ROWS;
+    }
+    if (!finished) {
+      await this.#sweepBy(now + SWEEP_CONTINUE_MS);
+      return;
     }
     const next = this.#sql
       .exec<{ at: number | null }>(
         `SELECT min(expires_at) AS at FROM idempotency_keys WHERE state = 'completed'`,
       )
       .one().at;
-    if (next !== null) await this.#sweepBy(Math.max(next, now));
+    if (next !== null) await this.#sweepBy(Math.max(next, now + SWEEP_INTERVAL_MS));
   }
 
   #find(caller: string, key: string): IdempotencyKeyRow | undefined {

@@ -14,6 +14,7 @@ import {
   createMessageBatch,
   createScheduledController,
   getQueueResult,
+  runDurableObjectAlarm,
   waitOnExecutionContext,
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -21,7 +22,8 @@ import { expect, inject, it } from 'vitest';
 import { runScheduled } from '../../../worker/cron.ts';
 import worker from '../../../worker/index.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
-import { captureLogs, postJson } from '../helpers.ts';
+import { CALLER_NAME, captureLogs, postJson } from '../helpers.ts';
+import { execOnKey, findIdempotencyKey, keyStub } from '../idempotency-keys.ts';
 import { createReceiverSubscription } from '../relay/delivery-helpers.ts';
 import { prepareOutboxes, settleOutboxes } from '../relay/outbox-helpers.ts';
 import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
@@ -34,7 +36,7 @@ import {
   newMeter,
   withMeteredFetch,
 } from './metered-bindings.ts';
-import { meterOutboxStorage, newStorageMeter, type StorageMeter } from './outbox-storage.ts';
+import { meterObjectStorage, newStorageMeter, type StorageMeter } from './object-storage.ts';
 
 /** Repetitions per unit: counts are per-unit averages; sizes need many rows to beat page rounding. */
 const SAMPLES = 400;
@@ -44,11 +46,6 @@ const SHARD_SAMPLES = 100;
 /** Old events and expired keys laid out for one cron run to purge (more than one run may). */
 const PURGE_BACKLOG = 6000;
 const DAY_MS = 86_400_000;
-/**
- * The key purge's bounds as the load model reads them: each key object's alarm deletes up to
- * 20 statements of 1,000 keys a run (worker/objects/idempotency-keys.ts).
- */
-const KEY_PURGE = { batchSize: 1000, statementsPerShard: 20, statementsPerRun: 20 };
 /** Limits far above the load, so the limiter objects are called (as in production) but never refuse. */
 const UNREFUSED_LIMIT = '1000000';
 
@@ -206,7 +203,7 @@ async function measureAttempts(messages: readonly unknown[], placement: Placemen
       ]);
       const outboxes = await prepareOutboxes(batch.messages, workerEnv);
       expect(outboxes).toHaveLength(1);
-      for (const { stub } of outboxes) await meterOutboxStorage(stub, storage);
+      for (const { stub } of outboxes) await meterObjectStorage(stub, storage);
       const ctx = createExecutionContext();
       await worker.queue(batch, workerEnv, ctx);
       const settled = await settleOutboxes(outboxes, await getQueueResult(batch, ctx));
@@ -230,14 +227,21 @@ async function measureAttempts(messages: readonly unknown[], placement: Placemen
   });
 }
 
-/** Idempotent money POSTs through the proxy to the sandbox, then each replayed once. */
+/**
+ * Idempotent money POSTs through the proxy to the sandbox, then each replayed once, then the
+ * expiry of their keys: each key object's storage is metered (its SQLite rows and alarm),
+ * and so are the calls to the objects.
+ */
 async function measurePosts() {
+  const keyStorage = newStorageMeter();
   const measure = async (unit: string, requests: readonly Request[], replayed: boolean) => {
     const meter = newMeter();
+    const storageBefore = storageTotals(keyStorage);
     const workerEnv: Env = {
       ...env,
       DB: meteredDb(meter),
       RATE_LIMITER: meteredNamespace(meter, 'RATE_LIMITER', env.RATE_LIMITER),
+      IDEMPOTENCY_KEYS: meteredNamespace(meter, 'IDEMPOTENCY_KEYS', env.IDEMPOTENCY_KEYS),
       RATE_LIMIT_PER_MINUTE: UNREFUSED_LIMIT,
     };
     let beforeAnswer = 0;
@@ -254,6 +258,7 @@ async function measurePosts() {
     return perUnit(unit, meter, requests.length, {
       bytesStored,
       roundTripsBeforeAnswer: beforeAnswer / requests.length,
+      keyStorage: storageDelta(keyStorage, storageBefore, requests.length),
     });
   };
   const posts = Array.from({ length: POST_SAMPLES }, () => ({
@@ -269,11 +274,86 @@ async function measurePosts() {
       destination_bank_name: 'GTBank',
     },
   }));
+  for (const { key } of posts)
+    await meterObjectStorage(await keyStub(CALLER_NAME, key), keyStorage);
   const request = ({ key, body }: (typeof posts)[number]) =>
     postJson('/disbursements/initialize', body, { headers: { 'Idempotency-Key': key } });
   const first = await measure('post', posts.map(request), false);
   const replay = await measure('post_replay', posts.map(request), true);
-  return [first, replay];
+  return [first, replay, await measureKeyExpiry(posts, keyStorage)];
+}
+
+/** The rows and bytes a stored key keeps, and what its expiry (the object's alarm) writes. */
+async function measureKeyExpiry(posts: readonly { key: string }[], keyStorage: StorageMeter) {
+  let bytesKept = 0;
+  for (const { key } of posts) {
+    const [row] = await execOnKey(
+      CALLER_NAME,
+      key,
+      `SELECT length(caller) + length(idempotency_key) + length(fingerprint) +
+         length(response_headers) + length(response_body) + 5 * 8 AS bytes
+       FROM idempotency_keys WHERE caller = ? AND idempotency_key = ?`,
+      CALLER_NAME,
+      key,
+    );
+    bytesKept += Number(row?.bytes ?? 0);
+    // Its retention over: the next alarm of its object deletes it.
+    await execOnKey(
+      CALLER_NAME,
+      key,
+      'UPDATE idempotency_keys SET expires_at = ? WHERE caller = ? AND idempotency_key = ?',
+      Date.now() - 1,
+      CALLER_NAME,
+      key,
+    );
+  }
+  const before = storageTotals(keyStorage);
+  const stubs = new Map<string, DurableObjectStub>();
+  for (const { key } of posts) {
+    const stub = await keyStub(CALLER_NAME, key);
+    stubs.set(stub.id.toString(), stub);
+  }
+  for (const stub of stubs.values()) await runDurableObjectAlarm(stub);
+  for (const { key } of posts) {
+    expect(await findIdempotencyKey(CALLER_NAME, key)).toBeUndefined();
+  }
+  return {
+    unit: 'key_expiry',
+    samples: posts.length,
+    bytesKept: bytesKept / posts.length,
+    objectsWoken: stubs.size / posts.length,
+    keyStorage: storageDelta(keyStorage, before, posts.length),
+  };
+}
+
+/** A storage meter's totals now: SQL and key-value rows, and alarms set apart. */
+function storageTotals(meter: StorageMeter) {
+  let rowsRead = meter.kvReads;
+  let rowsWritten = meter.kvWrites;
+  for (const cursor of meter.cursors) {
+    rowsRead += cursor.rowsRead;
+    rowsWritten += cursor.rowsWritten;
+  }
+  return { rowsRead, rowsWritten, alarmWrites: meter.alarmWrites };
+}
+
+/**
+ * What a storage meter counted since `before` (its totals then), per sample: rows, and the
+ * alarms set apart (a key object sets its alarm once per sweep, whatever its keys: the model
+ * spreads those writes over the keys of a sweep at the traffic it prices).
+ */
+function storageDelta(
+  meter: StorageMeter,
+  before: ReturnType<typeof storageTotals>,
+  samples: number,
+) {
+  const now = storageTotals(meter);
+  return {
+    rowsRead: (now.rowsRead - before.rowsRead) / samples,
+    rowsWritten: (now.rowsWritten - before.rowsWritten) / samples,
+    alarmWrites: (now.alarmWrites - before.alarmWrites) / samples,
+    metered: meter.cursors.length > 0,
+  };
 }
 
 /** Copies one row of `table` `count` times with `overrides` (column: SQL over `e.` and `n.i`). */
@@ -294,9 +374,9 @@ async function copyRows(
 }
 
 /**
- * What one cron run purges of a backlog of old events. Idempotency keys are no longer in
- * D1 (their objects expire them by alarm, worker/objects/idempotency-keys.ts): the run
- * purges none, and the key purge's bounds are the objects' own, per object and alarm.
+ * What one cron run purges of a backlog of old events, and the rows its deletes write. (The
+ * backlog is events alone: their deliveries and attempts, which the purge deletes with them,
+ * are not laid out, so the rows written are a floor.)
  */
 async function measurePurge() {
   const now = Date.now();
@@ -322,10 +402,9 @@ async function measurePurge() {
   return {
     unit: 'cron_run',
     eventsPurged: eventsBefore - (await count(oldEvents)),
-    keysPurged: 0,
     statements: meter.statements,
     roundTrips: meter.roundTrips,
-    keyPurge: KEY_PURGE,
+    rowsWritten: meter.rowsWritten,
   };
 }
 

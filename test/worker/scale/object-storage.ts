@@ -1,11 +1,10 @@
 /**
- * The load model's meter of a subscription outbox's own storage (its SQLite rows, key-value
- * entries and alarm), billed like D1 rows: SQL rows read and written as the cursors report
+ * The load model's meter of a Durable Object's own storage (a subscription outbox's, an
+ * idempotency key object's: its SQLite rows, key-value entries and alarm), billed like D1 rows: SQL rows read and written as the cursors report
  * them, each key-value get one row read, each put or delete and each `setAlarm` one row
  * written (the Durable Objects pricing page's footnotes; it names no charge for `deleteAlarm`).
  */
 import { runInDurableObject } from 'cloudflare:test';
-import type { SubscriberOutbox } from '../../../worker/relay/subscriber-outbox.ts';
 
 /** Counts over every outbox metered so far. */
 export interface StorageMeter {
@@ -15,7 +14,7 @@ export interface StorageMeter {
   kvWrites: number;
   alarmWrites: number;
   /** 1 when the object has an alarm set now (one more request when it fires), else 0. */
-  alarmSet(stub: DurableObjectStub<SubscriberOutbox>): Promise<number>;
+  alarmSet(stub: DurableObjectStub): Promise<number>;
   /** The per-unit averages: SQL rows read and written, and the rows the rest is billed as. */
   perUnit(samples: number): { rowsRead: number; rowsWritten: number; metered: boolean };
 }
@@ -47,7 +46,7 @@ export function newStorageMeter(): StorageMeter {
       return {
         rowsRead: (sqlRead + meter.kvReads) / samples,
         rowsWritten: (sqlWritten + meter.kvWrites + meter.alarmWrites) / samples,
-        // The outbox keeps the storage objects its constructor took: if the runtime handed
+        // The object keeps the storage objects its constructor took: if the runtime handed
         // out new ones, nothing was counted, and the figure is reported as unmetered.
         metered: meter.cursors.length > 0,
       };
@@ -58,9 +57,9 @@ export function newStorageMeter(): StorageMeter {
 
 const METERED = Symbol('metered');
 
-/** Meters the storage of the outbox behind `stub` into `meter`, once per object. */
-export async function meterOutboxStorage(
-  stub: DurableObjectStub<SubscriberOutbox>,
+/** Meters the storage of the object behind `stub` into `meter`, once per object. */
+export async function meterObjectStorage(
+  stub: DurableObjectStub,
   meter: StorageMeter,
 ): Promise<void> {
   await runInDurableObject(stub, (_, state) => {
