@@ -5,7 +5,7 @@
  * Ceilings are rates at 100 % of a limit; the target configuration (bench/scale/target.ts)
  * keeps headroom below them.
  */
-import { planCronRun } from '../../worker/cron-budget.ts';
+import { eventPurgeStatements, planCronRun } from '../../worker/cron-budget.ts';
 import { KEY_BUCKETS } from '../../worker/objects/key-buckets.ts';
 import { type Cost, eventCost, type Measured, postCost } from './units.ts';
 
@@ -109,9 +109,10 @@ const per = (numerator: number, denominator: number): number | null =>
 const fixed = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 
 /**
- * Events one cron run may purge over `shards` databases: the plan's event statements per
- * visited shard (worker/cron-budget.ts), each deleting as many events as one statement did in
- * the measured run (its events purged over the plan's statements for one shard).
+ * Events one cron run may purge over `shards` databases: the event purge statements each
+ * visited shard gets (worker/cron-budget.ts; with no key purge any more, the plan's key share
+ * goes to the events too, as worker/cron.ts passes it), each deleting as many events as one
+ * statement did in the measured run.
  *
  * @param eventsPurged - events the measured one-shard run purged (`measured.purge`).
  * @param shards - the number of databases, at least 1.
@@ -120,17 +121,18 @@ const fixed = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
 export function eventsPurgedPerRun(eventsPurged: number, shards: number): number {
   const perStatement = eventsPerPurgeStatement(eventsPurged);
   const plan = planCronRun(shards);
-  return plan.shardsPerRun * plan.eventStatementsPerShard * perStatement;
+  return plan.shardsPerRun * eventPurgeStatements(plan, plan.shardsPerRun, 0) * perStatement;
 }
 
 /**
  * Events one purge statement deletes: what the measured one-shard cron run purged, over the
- * statements the plan gives one shard.
+ * statements a run gives one shard.
  *
  * @param eventsPurged - events the measured run purged (`measured.purge`).
  */
 export function eventsPerPurgeStatement(eventsPurged: number): number {
-  return eventsPurged / planCronRun(1).eventStatementsPerShard;
+  const plan = planCronRun(1);
+  return eventsPurged / eventPurgeStatements(plan, 1, 0);
 }
 
 /**

@@ -97,10 +97,11 @@ export function ceilingsTable(models: readonly ModelResult[]): string {
     ]),
   );
   const note =
-    'Idempotency keys and webhook events (with their deliveries and attempts) are spread over ' +
-    "the N shards (`D1_SHARDS`): every column is today's code. Subscriptions stay in `DB`, and " +
-    "so does what an event stored elsewhere reads and writes of them: `DB`'s query rate does " +
-    'not multiply with the shards. The purges are shared by one cron run over every shard.';
+    'Webhook events (with their deliveries and attempts) are spread over the N shards ' +
+    "(`D1_SHARDS`): every column is today's code. Subscriptions stay in `DB`, and so does what " +
+    "an event stored elsewhere reads and writes of them: `DB`'s query rate does not multiply " +
+    'with the shards. The event purge is shared by one cron run over every shard. Idempotency ' +
+    'keys are in their own objects, whatever N.';
   return [header, rule(3 + 2 * models.length), ...lines, '', note].join('\n');
 }
 

@@ -218,10 +218,11 @@ describe('load model', () => {
   it('should bound the event purge by the statements one cron run gives each shard', () => {
     expect(ceiling(1, 'Retention purge of events').eventsPerDay).toBe(5000 * 96);
     expect(ceiling(3, 'Retention purge of events').eventsPerDay).toBe(3 * 5000 * 96);
-    // worker/cron-budget.ts: 10 statements per shard up to 42 shards, 9 at 43, 3 at 90.
+    // worker/cron-budget.ts plans 10 statements a shard up to 42 shards, 9 at 43, 3 at 90, for
+    // keys and for events alike; with no key purge the events get both shares, at most 10.
     expect(eventsPurgedPerRun(5000, 42)).toBe(42 * 10 * 500);
-    expect(eventsPurgedPerRun(5000, 43)).toBe(43 * 9 * 500);
-    expect(ceiling(90, 'Retention purge of events').eventsPerDay).toBe(90 * 3 * 500 * 96);
+    expect(eventsPurgedPerRun(5000, 43)).toBe(43 * 10 * 500);
+    expect(ceiling(90, 'Retention purge of events').eventsPerDay).toBe(90 * 6 * 500 * 96);
     expect(ceiling(90, 'Retention purge of events').perShard).toBe(false);
     expect(ceiling(1, 'Retention purge of events').postsPerSecond).toBeNull();
   });
@@ -293,18 +294,35 @@ describe('target configuration', () => {
     expect(result.model.options.shards).toBe(result.shards);
   });
 
-  it("should shorten the cron step until one run purges the day's events within the headroom", () => {
-    // Size needs 113 (9e11 B over 8 GB). 1e7 events a day: at */15 and */10 a run must purge
-    // 208,333 or 138,889 at half, more than 113 shards of 2 statements (113,000); at */5,
-    // 69,444.
+  it("should keep the configured cron step when one run purges the day's events within the headroom", () => {
+    // Size needs 113 (9e11 B over 8 GB). 1e7 events a day at */15: 208,333 a run at half;
+    // 113 shards get 2 + 2 statements each, 226,000 events a run.
     const result = solveTarget(MEASURED, PLATFORM, OPTIONS, target);
     expect(result.needs['D1 size']).toBe(113);
-    expect(result.cron).toEqual({ minutes: 5, runsPerDay: 288 });
+    expect(result.cron).toEqual({ minutes: 15, runsPerDay: 96 });
     expect(result.shards).toBe(113);
     const purge = result.beyond.find((item) => item.name.startsWith('Retention purge of events'));
-    expect(purge?.use).toBeCloseTo(1e7 / (113 * 2 * 500 * 288), 9);
+    expect(purge?.use).toBeCloseTo(1e7 / (113 * 4 * 500 * 96), 9);
+  });
+
+  it("should shorten the cron step until one run purges the day's events within the headroom", () => {
+    // 1.5e7 events a day: size needs 169 shards, which get 1 + 1 statements each (169,000
+    // events a run, and no more with more shards); at */15 and */10 a run must purge 312,500
+    // or 208,333 at half, at */5 104,167.
+    const result = solveTarget(MEASURED, PLATFORM, OPTIONS, { ...target, eventsPerDay: 1.5e7 });
+    expect(result.needs['D1 size']).toBe(169);
+    expect(result.cron).toEqual({ minutes: 5, runsPerDay: 288 });
+    expect(result.shards).toBe(169);
+    expect(result.model.options.cronRunsPerDay).toBe(288);
+    const purge = result.beyond.find((item) => item.name.startsWith('Retention purge of events'));
+    expect(purge?.use).toBeCloseTo(1.5e7 / (169 * 2 * 500 * 288), 9);
     // A configured step of 5 minutes is kept: nothing shorter is needed.
-    const configured = solveTarget(MEASURED, PLATFORM, { ...OPTIONS, cronRunsPerDay: 288 }, target);
+    const configured = solveTarget(
+      MEASURED,
+      PLATFORM,
+      { ...OPTIONS, cronRunsPerDay: 288 },
+      { ...target, eventsPerDay: 1.5e7 },
+    );
     expect(configured.cron.minutes).toBe(5);
   });
 
@@ -363,7 +381,7 @@ describe('target configuration', () => {
     const toml = targetConfiguration(result);
     expect(toml).toContain('D1_SHARDS = "DB,DB_SHARD_1,DB_SHARD_2,...,DB_SHARD_112"');
     expect(toml).toContain('max_concurrency = 24');
-    expect(toml).toContain('crons = ["*/5 * * * *"]');
+    expect(toml).toContain('crons = ["*/15 * * * *"]');
   });
 });
 
