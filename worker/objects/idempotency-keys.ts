@@ -1,13 +1,9 @@
 /**
- * The idempotency keys of the signing proxy, held in Durable Objects: the atomic claim of a
- * key, the completion that stores the response, lock release, expiry and settle window, and
- * the expiry of completed keys by an alarm. Every time is epoch milliseconds.
- *
- * A key lives in one of `KEY_BUCKETS` objects (./key-buckets.ts), chosen by a hash of (caller, key): each
- * request touches one object, every method runs alone in it (a Durable Object runs one
- * event at a time and these methods never await), so each is atomic with no transaction of
- * its own. The count is fixed: a key is always found where it was claimed, whatever the
- * traffic (docs/architecture.md, "Idempotency keys in Durable Objects").
+ * The idempotency keys of the signing proxy in Durable Objects (one of `KEY_BUCKETS`,
+ * ./key-buckets.ts): claim, stored answer, lock release, expiry and settle window, and the
+ * purge by alarm. Times are epoch milliseconds. Each method's SQL runs before it awaits
+ * anything, and an object runs one call at a time, so each is atomic (docs/architecture.md,
+ * "Idempotency keys in Durable Objects").
  */
 import { DurableObject } from 'cloudflare:workers';
 
@@ -15,10 +11,8 @@ import { DurableObject } from 'cloudflare:workers';
 const PURGE_BATCH_ROWS = 1_000;
 const PURGE_MAX_STATEMENTS = 20;
 /**
- * The least time between two purges of one object, in milliseconds: with keys expiring every
- * moment, an alarm at each next expiry would run (and write itself) once a key. A key past
- * its retention is already absent to a claim, so keeping its row an hour longer changes
- * nothing but the storage it takes.
+ * The least time between two purges of one object, in milliseconds, so a busy object does
+ * not wake (and write its alarm) once a key; an expired key is already absent to a claim.
  */
 const SWEEP_INTERVAL_MS = 3_600_000;
 /** When a purge that did not finish continues, in milliseconds. */
@@ -87,9 +81,8 @@ interface IdempotencyKeyRow extends Record<string, SqlStorageValue> {
   expires_at: number;
 }
 
-// WITHOUT ROWID: the primary key is the table itself, so a claim writes one row and no
-// index entry. No index on expires_at either: the alarm's scan reads rows (cheap), an
-// index would write one more row per key and per purge.
+// WITHOUT ROWID and no index on expires_at: each write is one row, no index entry; the
+// alarm scans instead (rows read cost a thousandth of rows written).
 const SCHEMA = `CREATE TABLE IF NOT EXISTS idempotency_keys (
   caller TEXT NOT NULL,
   idempotency_key TEXT NOT NULL,
@@ -106,9 +99,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS idempotency_keys (
 
 const WHERE_KEY = 'caller = ? AND idempotency_key = ?';
 const WHERE_LOCK = `${WHERE_KEY} AND state = 'in_flight' AND locked_until = ?`;
-// A completed key past its retention: the only rows ever purged. An in-flight claim is
-// kept whatever its age: its request may have reached the payment service, and without
-// the row a retry would be sent again without a lookup.
+// Only completed keys are purged: an in-flight claim's request may have reached the
+// payment service, and a retry must find it to look the outcome up.
 const PURGEABLE = `state = 'completed' AND expires_at <= ?`;
 
 function toRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
@@ -197,19 +189,21 @@ export class IdempotencyKeys extends DurableObject<Env> {
    * @returns `false` when the lock was lost (taken over after a timeout): nothing stored.
    */
   async complete(lock: HeldClaim, response: StoredResponse): Promise<boolean> {
-    const changed = this.#write(
-      `UPDATE idempotency_keys SET state = 'completed', response_status = ?,
-         response_headers = ?, response_body = ? WHERE ${WHERE_LOCK}`,
-      response.status,
-      JSON.stringify(response.headers),
-      response.body.slice().buffer,
-      lock.caller,
-      lock.key,
-      lock.lockedUntil,
-    );
-    const row = changed ? this.#find(lock.caller, lock.key) : undefined;
-    if (row !== undefined) await this.#sweepBy(row.expires_at);
-    return changed;
+    const [row] = this.#sql
+      .exec<{ expires_at: number }>(
+        `UPDATE idempotency_keys SET state = 'completed', response_status = ?,
+           response_headers = ?, response_body = ? WHERE ${WHERE_LOCK} RETURNING expires_at`,
+        response.status,
+        JSON.stringify(response.headers),
+        response.body.slice().buffer,
+        lock.caller,
+        lock.key,
+        lock.lockedUntil,
+      )
+      .toArray();
+    if (row === undefined) return false;
+    await this.#sweepBy(row.expires_at);
+    return true;
   }
 
   /**
@@ -311,8 +305,7 @@ export class IdempotencyKeys extends DurableObject<Env> {
     return this.#sql.exec(query, ...bindings).rowsWritten > 0;
   }
 
-  // Makes sure the purge runs by `at`: sets the alarm only when there is none or it is
-  // later, so a bucket writes its alarm about once a retention period, not once a key.
+  // The purge runs by `at`: the alarm is written only when there is none or a later one.
   async #sweepBy(at: number): Promise<void> {
     if (this.#alarmAt === undefined) this.#alarmAt = await this.ctx.storage.getAlarm();
     if (this.#alarmAt !== null && this.#alarmAt <= at) return;

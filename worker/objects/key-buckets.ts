@@ -1,11 +1,10 @@
-// Which Durable Object holds an idempotency key: one of a fixed set, by a hash of the caller
-// and the key. Pure (no Workers types), so the load model reads the same count.
+// Which Durable Object holds an idempotency key. Pure (no Workers types): the load model
+// reads the same count.
 import { bytesToHex } from '../../lib/shared.ts';
 
 /**
- * How many objects hold the keys. Fixed for good (a key must be found where it was
- * claimed); 256 keep each one far below an object's request rate and storage limits at the
- * documented peak (docs/deploy.md).
+ * How many objects hold the keys: fixed for good, since a key must be found where it was
+ * claimed (docs/assumptions.md, "Idempotency keys").
  *
  * @internal Exported for the load model (bench/scale/), which counts the same objects.
  */

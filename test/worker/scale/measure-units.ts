@@ -236,7 +236,7 @@ async function measurePosts() {
   const keyStorage = newStorageMeter();
   const measure = async (unit: string, requests: readonly Request[], replayed: boolean) => {
     const meter = newMeter();
-    const storageBefore = storageTotals(keyStorage);
+    const storageBefore = keyStorage.totals();
     const workerEnv: Env = {
       ...env,
       DB: meteredDb(meter),
@@ -307,7 +307,7 @@ async function measureKeyExpiry(posts: readonly { key: string }[], keyStorage: S
       key,
     );
   }
-  const before = storageTotals(keyStorage);
+  const before = keyStorage.totals();
   const stubs = new Map<string, DurableObjectStub>();
   for (const { key } of posts) {
     const stub = await keyStub(CALLER_NAME, key);
@@ -326,17 +326,6 @@ async function measureKeyExpiry(posts: readonly { key: string }[], keyStorage: S
   };
 }
 
-/** A storage meter's totals now: SQL and key-value rows, and alarms set apart. */
-function storageTotals(meter: StorageMeter) {
-  let rowsRead = meter.kvReads;
-  let rowsWritten = meter.kvWrites;
-  for (const cursor of meter.cursors) {
-    rowsRead += cursor.rowsRead;
-    rowsWritten += cursor.rowsWritten;
-  }
-  return { rowsRead, rowsWritten, alarmWrites: meter.alarmWrites };
-}
-
 /**
  * What a storage meter counted since `before` (its totals then), per sample: rows, and the
  * alarms set apart (a key object sets its alarm once per sweep, whatever its keys: the model
@@ -344,10 +333,10 @@ function storageTotals(meter: StorageMeter) {
  */
 function storageDelta(
   meter: StorageMeter,
-  before: ReturnType<typeof storageTotals>,
+  before: ReturnType<StorageMeter['totals']>,
   samples: number,
 ) {
-  const now = storageTotals(meter);
+  const now = meter.totals();
   return {
     rowsRead: (now.rowsRead - before.rowsRead) / samples,
     rowsWritten: (now.rowsWritten - before.rowsWritten) / samples,

@@ -15,6 +15,8 @@ export interface StorageMeter {
   alarmWrites: number;
   /** 1 when the object has an alarm set now (one more request when it fires), else 0. */
   alarmSet(stub: DurableObjectStub): Promise<number>;
+  /** The totals so far: SQL and key-value rows read and written, and alarms set apart. */
+  totals(): { rowsRead: number; rowsWritten: number; alarmWrites: number };
   /** The per-unit averages: SQL rows read and written, and the rows the rest is billed as. */
   perUnit(samples: number): { rowsRead: number; rowsWritten: number; metered: boolean };
 }
@@ -36,16 +38,20 @@ export function newStorageMeter(): StorageMeter {
       }
       return 1;
     },
-    perUnit: (samples) => {
-      let sqlRead = 0;
-      let sqlWritten = 0;
+    totals: () => {
+      let rowsRead = meter.kvReads;
+      let rowsWritten = meter.kvWrites;
       for (const cursor of meter.cursors) {
-        sqlRead += cursor.rowsRead;
-        sqlWritten += cursor.rowsWritten;
+        rowsRead += cursor.rowsRead;
+        rowsWritten += cursor.rowsWritten;
       }
+      return { rowsRead, rowsWritten, alarmWrites: meter.alarmWrites };
+    },
+    perUnit: (samples) => {
+      const { rowsRead, rowsWritten, alarmWrites } = meter.totals();
       return {
-        rowsRead: (sqlRead + meter.kvReads) / samples,
-        rowsWritten: (sqlWritten + meter.kvWrites + meter.alarmWrites) / samples,
+        rowsRead: rowsRead / samples,
+        rowsWritten: (rowsWritten + alarmWrites) / samples,
         // The object keeps the storage objects its constructor took: if the runtime handed
         // out new ones, nothing was counted, and the figure is reported as unmetered.
         metered: meter.cursors.length > 0,
