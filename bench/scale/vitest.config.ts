@@ -10,7 +10,12 @@ export default defineConfig({
   test: {
     projects: [
       {
-        plugins: [cloudflareTest(({ inject }) => workerTestOptions(inject('sandboxUrl')))],
+        plugins: [
+          cloudflareTest(({ inject }) =>
+            // The subscriptions' copy per isolate as shipped (the tests read on every use).
+            workerTestOptions(inject('sandboxUrl'), { SUBSCRIPTION_CACHE_SEC: '10' }),
+          ),
+        ],
         test: {
           name: 'scale',
           include: ['test/worker/scale/measure-units.ts'],

@@ -40,6 +40,9 @@ export async function workerTestOptions(sandboxUrl: string, bindings: Record<str
         // Off for the ingress/fan-out tests, whose money events name no real upstream
         // record; test/worker/relay/confirmation.test.ts turns it on per request.
         CONFIRM_MONEY_EVENTS: 'false',
+        // Read on every use: the tests change subscriptions in D1 directly and expect the next
+        // event or attempt to see it; test/worker/relay/subscription-cache.test.ts sets a lifetime.
+        SUBSCRIPTION_CACHE_SEC: '0',
         TEST_MIGRATIONS: await readD1Migrations('migrations'),
         ...bindings,
       },

@@ -317,6 +317,13 @@ export const SETTINGS = {
     field: 'subscriptionDisableAfterHours',
     doc: '0 to 720 hours: a subscription whose every attempt failed for this long is disabled; 0 = never for failures (a 410 still disables)',
   }),
+  SUBSCRIPTION_CACHE_SEC: setting({
+    kind: 'var',
+    unset: { default: '10' },
+    value: wholeNumber(0, 300, 'seconds'),
+    field: 'subscriptionCacheSec',
+    doc: '0 to 300 seconds an isolate reuses its copy of the subscriptions for the fan-out and the deliveries; a change made through the admin API is seen at once by its outbox and by the isolate that made it, by the others within this time; 0 = read on every use',
+  }),
 };
 
 /** The name of a variable or secret the gateway reads. */

@@ -6,8 +6,8 @@
  * `?N`; `db` is the database storing the delivery (`DB`, or an event shard).
  */
 import { type EventShard, MAIN_SHARD } from './event-shards.ts';
+import { cachedSubscriptions } from './subscription-cache.ts';
 import {
-  readSubscriptionsSnapshot,
   SUBSCRIPTIONS_TABLE,
   type SubscriptionsView,
   snapshotBinds,
@@ -52,7 +52,8 @@ export async function findDeliveryOrder(
  * an earlier event of the reference may be stored in any of them, so each other shard is
  * asked too (in parallel, only when the delivery's own shard does not block it already).
  *
- * @param main - `DB`, where the subscriptions live.
+ * @param env - `DB`, where the subscriptions live, read through this isolate's copy
+ *   (worker/db/subscription-cache.ts).
  * @param shards - every event shard (`everyEventShard`).
  * @param home - the shard storing the delivery.
  * @param deliveryId - `dlv_<uuid>`.
@@ -60,7 +61,7 @@ export async function findDeliveryOrder(
  * @throws whatever D1 throws.
  */
 export async function findDeliveryOrderAcrossShards(
-  main: D1Database,
+  env: Env,
   shards: readonly EventShard[],
   home: EventShard,
   deliveryId: string,
@@ -69,7 +70,7 @@ export async function findDeliveryOrderAcrossShards(
   const snapshot =
     others.length === 0 && home.name === MAIN_SHARD
       ? SUBSCRIPTIONS_TABLE
-      : await readSubscriptionsSnapshot(main);
+      : (await cachedSubscriptions(env)).snapshot;
   const row = await readOrder(home.db, deliveryId, viewOn(home, snapshot));
   if (row === undefined) return undefined;
   if (row.blocked === 1 || row.reference === null || others.length === 0) {

@@ -8,6 +8,7 @@
  * statements read, never a secret or a URL.
  */
 import { type EventShard, MAIN_SHARD } from './event-shards.ts';
+import type { SubscriptionRecord } from './subscription-rows.ts';
 
 /** How a shard's statement reads `subscriptions`: the table, or a snapshot taken from `DB`. */
 export interface SubscriptionsView {
@@ -30,7 +31,8 @@ const COLUMNS = [
 
 /**
  * The view a statement on `shard` needs: the table on `DB`, else a snapshot read from `DB`
- * now (one query).
+ * now (one query). The admin API's reads use it; the fan-out of an event reads this
+ * isolate's copy instead (worker/db/subscription-cache.ts, `cachedSubscriptionsView`).
  *
  * @param main - the `DB` binding, where subscriptions live.
  * @param shard - where the statement runs.
@@ -42,6 +44,25 @@ export async function subscriptionsViewFor(
 ): Promise<SubscriptionsView> {
   if (shard.name === MAIN_SHARD) return SUBSCRIPTIONS_TABLE;
   return readSubscriptionsSnapshot(main);
+}
+
+/**
+ * The snapshot of subscriptions already read, as a shard's statements bind it.
+ *
+ * @param records - every subscription.
+ */
+export function snapshotOf(records: readonly SubscriptionRecord[]): SubscriptionsView {
+  const rows = records.map(
+    (record): Record<(typeof COLUMNS)[number], unknown> => ({
+      id: record.id,
+      event_types: record.eventTypes === null ? null : JSON.stringify(record.eventTypes),
+      enabled: record.enabled ? 1 : 0,
+      created_at: record.createdAt,
+      disabled_at: record.health.disabledAt,
+      health_reason: record.health.reason,
+    }),
+  );
+  return { snapshot: JSON.stringify(rows) };
 }
 
 /**

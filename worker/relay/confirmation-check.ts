@@ -13,7 +13,7 @@ import {
 } from '../db/deliveries.ts';
 import { type CheckOutcome, settleCheckStatement } from '../db/event-confirmation.ts';
 import { type EventShard, eventShardNamed, MAIN_SHARD } from '../db/event-shards.ts';
-import { subscriptionsViewFor } from '../db/subscription-snapshot.ts';
+import { cachedSubscriptionsView } from '../db/subscription-cache.ts';
 import { findWebhookEvent, type WebhookEventRecord } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import { type ConfirmationDecision, decideConfirmation } from './confirm.ts';
@@ -196,7 +196,7 @@ export async function applyCheck(
         event,
         checksBefore,
         now,
-        await subscriptionsViewFor(env.DB, shard),
+        await cachedSubscriptionsView(env, shard),
       )
     : undefined;
   const results = await shard.db.batch<DeliveryTargetRow>(

@@ -29,7 +29,7 @@ import {
   eventShardsOf,
   placeEvent,
 } from '../db/event-shards.ts';
-import { subscriptionsViewFor } from '../db/subscription-snapshot.ts';
+import { cachedSubscriptionsView } from '../db/subscription-cache.ts';
 import {
   type ConfirmationState,
   findWebhookEvent,
@@ -87,7 +87,7 @@ export async function storeWebhookEvent(
   );
   const statements = [insert];
   if (write.fansOut) {
-    const view = await subscriptionsViewFor(env.DB, home);
+    const view = await cachedSubscriptionsView(env, home);
     statements.push(fanOutDeliveriesStatement(home.db, event, view));
   }
   const [inserted, fanOut] = await home.db.batch<DeliveryTargetRow>(statements);

@@ -14,7 +14,7 @@ import {
   toDeliveryTargets,
 } from '../db/deliveries.ts';
 import { placeEvent } from '../db/event-shards.ts';
-import { subscriptionsViewFor } from '../db/subscription-snapshot.ts';
+import { cachedSubscriptionsView } from '../db/subscription-cache.ts';
 import { insertWebhookEventStatement, type NewWebhookEvent } from '../db/webhook-events.ts';
 import { logEvent } from '../http/log.ts';
 import { enqueueDeliveries } from './enqueue.ts';
@@ -125,7 +125,7 @@ export async function emitOperationalEvent<T extends OperationalEventType>(
   // generation and to the same shard; only a repeat across a change of shards could be stored
   // twice, which for an alert costs one more delivery, not a lost or doubled payment.
   const { home } = await placeEvent(env, settingsOf(env), eventId, now);
-  const view = await subscriptionsViewFor(env.DB, home);
+  const view = await cachedSubscriptionsView(env, home);
   const [inserted, fanOut] = await home.db.batch<DeliveryTargetRow>([
     await insertWebhookEventStatement(home.db, stored),
     event.recipientSubscriptionId === undefined

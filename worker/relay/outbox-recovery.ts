@@ -8,6 +8,7 @@ import { listDeliveryAttempts } from '../db/delivery-attempts.ts';
 import { shardOfMessage } from '../db/event-shards.ts';
 import { logEvent } from '../http/log.ts';
 import { type OutboxRow, outboxMessage, type SettleDecision } from './outbox-store.ts';
+import type { OutboxState } from './outbox-subscription.ts';
 import { settleDelivery } from './settle-delivery.ts';
 
 /**
@@ -19,10 +20,15 @@ import { settleDelivery } from './settle-delivery.ts';
  *
  * @param env - bindings (`DB`, the event shards).
  * @param row - the outbox row, marked out since `sendingSince` (its body names the shard).
+ * @param outbox - the outbox's copy of its subscription and its attempt counts.
  * @returns what the outbox does with the row next.
  * @throws whatever D1 throws (the row stays marked out, to be checked again).
  */
-export async function recoverInterrupted(env: Env, row: OutboxRow): Promise<SettleDecision> {
+export async function recoverInterrupted(
+  env: Env,
+  row: OutboxRow,
+  outbox: OutboxState,
+): Promise<SettleDecision> {
   const startedAt = row.sendingSince ?? Date.now();
   const shard = shardOfMessage(env, row.body);
   const delivery = await findDelivery(shard.db, row.deliveryId);
@@ -35,12 +41,18 @@ export async function recoverInterrupted(env: Env, row: OutboxRow): Promise<Sett
   }
   logEvent('warn', 'delivery_attempt_interrupted', { delivery_id: row.deliveryId });
   const { message, decision } = outboxMessage(row);
-  await settleDelivery(message, env, row.deliveryId, {
-    kind: 'refused',
-    startedAt,
-    error:
-      'interrupted: the gateway stopped during this attempt, which may have reached the subscriber',
-    retry: true,
-  });
+  await settleDelivery(
+    message,
+    env,
+    row.deliveryId,
+    {
+      kind: 'refused',
+      startedAt,
+      error:
+        'interrupted: the gateway stopped during this attempt, which may have reached the subscriber',
+      retry: true,
+    },
+    outbox,
+  );
   return decision();
 }

@@ -6,8 +6,9 @@
 import { loadSettings } from '../config.ts';
 import { findDelivery } from '../db/deliveries.ts';
 import type { EventShard } from '../db/event-shards.ts';
-import { findSubscription, type SubscriptionRecord } from '../db/subscriptions.ts';
+import type { SubscriptionRecord } from '../db/subscriptions.ts';
 import { findWebhookEvent } from '../db/webhook-events.ts';
+import type { SubscriptionCopy } from './outbox-subscription.ts';
 import { standardWebhookHeaders } from './standard-webhooks.ts';
 import { checkSubscriberHost } from './subscriber-dns.ts';
 import { checkSubscriptionUrl } from './subscription-url.ts';
@@ -66,11 +67,11 @@ export type PreparedDelivery = SkippedDelivery | RefusedDelivery | ReadyDelivery
  * `pending` delivery of a stored event to an enabled subscription gets an attempt.
  *
  * @param deliveryId - `dlv_<uuid>`, from the message.
- * @param shard - the event shard storing it (the message's `shard`); the subscription is
- *   read from `DB`.
+ * @param shard - the event shard storing it (the message's `shard`).
  * @param env - bindings (`DB`) and settings (`ALLOW_LOCAL_SUBSCRIBERS`, `SUBSCRIBER_PORTS`,
  *   `SUBSCRIBER_DNS_RESOLVER`).
  * @param send - the fetch for the DNS-over-HTTPS lookup of the subscriber's host.
+ * @param subscriptions - the outbox's copy of its subscription (no `DB` query while fresh).
  * @returns the decision: skip, refuse (recorded as an attempt), or the signed request.
  * @throws whatever D1 throws.
  */
@@ -79,6 +80,7 @@ export async function prepareDelivery(
   shard: EventShard,
   env: Env,
   send: typeof fetch,
+  subscriptions: SubscriptionCopy,
 ): Promise<PreparedDelivery> {
   const loaded = loadSettings(env);
   if (!loaded.ok) {
@@ -94,7 +96,7 @@ export async function prepareDelivery(
   }
   const [event, subscription] = await Promise.all([
     findWebhookEvent(shard.db, delivery.eventId),
-    findSubscription(env.DB, delivery.subscriptionId),
+    subscriptions.find(env, delivery.subscriptionId),
   ]);
   if (event === undefined || subscription === undefined || !subscription.enabled) {
     // Settled as failed so the sweeper never re-enqueues it; an admin retry may revive it.

@@ -9,6 +9,7 @@ import { type AttemptOutcome, deliveryAttemptStatements } from '../db/delivery-a
 import { type EventShard, shardOfMessage } from '../db/event-shards.ts';
 import { logEvent } from '../http/log.ts';
 import { operatorRequestOf } from './operator-request.ts';
+import type { OutboxState } from './outbox-subscription.ts';
 import type { RefusedDelivery, SkippedDelivery } from './prepare-delivery.ts';
 import { retryDelay } from './retry-schedule.ts';
 import type { SentDelivery } from './send-delivery.ts';
@@ -32,6 +33,7 @@ export type DeliveryAttemptResult = SkippedDelivery | RefusedDelivery | SentDeli
  * @param env - bindings (`DB`, the event shards).
  * @param deliveryId - the delivery the message names.
  * @param result - what the prepare and send steps came to.
+ * @param outbox - the outbox's copy of its subscription and its attempt counts.
  * @throws whatever D1 throws (the caller retries the message).
  */
 export async function settleDelivery(
@@ -39,6 +41,7 @@ export async function settleDelivery(
   env: Env,
   deliveryId: string,
   result: DeliveryAttemptResult,
+  outbox: OutboxState,
 ): Promise<void> {
   const shard = shardOfMessage(env, message.body);
   if (result.kind === 'skipped') {
@@ -49,16 +52,17 @@ export async function settleDelivery(
   }
   const delaySeconds =
     result.kind === 'refused'
-      ? await settleRefused(message, env, { deliveryId, shard }, result)
-      : await settleSent(message, env, { deliveryId, shard }, result);
+      ? await settleRefused(message, env, { deliveryId, shard, outbox }, result)
+      : await settleSent(message, env, { deliveryId, shard, outbox }, result);
   if (delaySeconds === undefined) message.ack();
   else message.retry({ delaySeconds });
 }
 
-/** A delivery and the shard that stores it. */
+/** A delivery, the shard that stores it, and what its outbox knows. */
 interface StoredDelivery {
   readonly deliveryId: string;
   readonly shard: EventShard;
+  readonly outbox: OutboxState;
 }
 
 // The subscription a message names, when it names one.
@@ -71,7 +75,7 @@ function subscriptionOf(body: unknown): string | undefined {
 async function settleRefused(
   message: Message<unknown>,
   env: Env,
-  { deliveryId, shard }: StoredDelivery,
+  { deliveryId, shard, outbox }: StoredDelivery,
   { startedAt, error, retry }: RefusedDelivery,
 ): Promise<number | undefined> {
   const settledAt = Date.now();
@@ -92,7 +96,8 @@ async function settleRefused(
     settledAt,
   );
   const delivery = { deliveryId, shard, subscriptionId: subscriptionOf(message.body) };
-  await recordAttemptWithHealth(env, delivery, { status: null, error, at: settledAt }, record);
+  const result = { status: null, error, at: settledAt };
+  await recordAttemptWithHealth(env, delivery, result, record, outbox);
   logEvent('warn', 'delivery_not_sent', {
     delivery_id: deliveryId,
     attempt: message.attempts,
@@ -106,7 +111,7 @@ async function settleRefused(
 async function settleSent(
   message: Message<unknown>,
   env: Env,
-  { deliveryId, shard }: StoredDelivery,
+  { deliveryId, shard, outbox }: StoredDelivery,
   { eventId, subscriptionId, sendResult: result, settledAt }: SentDelivery,
 ): Promise<number | undefined> {
   const { retryAfter, ...sent } = result;
@@ -126,12 +131,11 @@ async function settleSent(
       nextAttemptAt: settledAt + delaySeconds * 1000,
     };
   }
-  // The attempt's record and its count for the subscriber's health, in one round trip; a
-  // 410 Gone (the subscriber asks to stop) or failures for the whole disable span disable
-  // the subscription.
+  // The attempt's record, then its count for the subscriber's health; a 410 Gone (the
+  // subscriber asks to stop) or failures for the whole disable span disable the subscription.
   const record = await deliveryAttemptStatements(shard.db, deliveryId, outcome, settledAt);
   const delivery = { deliveryId, shard, subscriptionId };
-  await recordAttemptWithHealth(env, delivery, { ...result, at: settledAt }, record);
+  await recordAttemptWithHealth(env, delivery, { ...result, at: settledAt }, record, outbox);
   logEvent(delaySeconds === undefined ? 'info' : 'warn', 'delivery_attempted', {
     delivery_id: deliveryId,
     event_id: eventId,

@@ -7,19 +7,14 @@
  */
 import { loadSettings } from '../config.ts';
 import { findDelivery } from '../db/deliveries.ts';
-import { type EventShard, MAIN_SHARD } from '../db/event-shards.ts';
-import {
-  type AttemptCounts,
-  type AttemptHealthInput,
-  type AttemptHealthState,
-  disableForHealth,
-  recordAttemptHealth,
-  recordSubscriptionAttemptHealth,
-  SUCCESS_RATE_WINDOW_HOURS,
-} from '../db/subscription-health.ts';
+import type { EventShard } from '../db/event-shards.ts';
+import { forgetSubscriptions } from '../db/subscription-cache.ts';
+import { disableForHealth, moveHealth } from '../db/subscription-health.ts';
 import type { SubscriptionRecord } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
 import { emitOperationalEvent } from './operational-events.ts';
+import { type AttemptCounts, SUCCESS_RATE_WINDOW_HOURS } from './outbox-health.ts';
+import type { OutboxState, SubscriptionCopy } from './outbox-subscription.ts';
 
 /** Milliseconds in an hour. */
 const HOUR_MS = 3_600_000;
@@ -52,48 +47,63 @@ export function healthState(record: SubscriptionRecord): HealthState {
 }
 
 /**
- * Records a delivery attempt with its health side, in one D1 transaction (one round trip):
- * the attempt's own record (`record`, the statements of `deliveryAttemptStatements`), then
- * its count, and the subscription's move between `healthy` and `failing`. Then disables the
- * subscription on a 410 or when its unbroken run of failures has lasted
- * `SUBSCRIPTION_DISABLE_AFTER_HOURS` (0 turns that rule off); a disable is logged and
- * announced as `subscription.disabled`.
+ * Records a delivery attempt with its health side: the attempt's own record (`record`, the
+ * statements of `deliveryAttemptStatements`, one round trip to the delivery's shard), its
+ * count in the outbox's tally, and the subscription's move between `healthy` and `failing`,
+ * written to `DB` only when this attempt changes it (the outbox's copy of the subscription
+ * says so; worker/relay/outbox-subscription.ts). Then disables the subscription on a 410 or
+ * when its unbroken run of failures has lasted `SUBSCRIPTION_DISABLE_AFTER_HOURS` (0 turns
+ * that rule off); a disable is logged and announced as `subscription.disabled`.
  *
  * @param env - bindings (`DB`) and settings (`SUBSCRIPTION_DISABLE_AFTER_HOURS`).
  * @param delivery - the delivery the attempt belongs to, its shard and subscription.
  * @param attempt - its status or error and its time.
  * @param record - the statements recording the attempt and the delivery's new state (on the
  *   delivery's shard).
- * @throws whatever D1 throws (the caller retries the message; in `DB` nothing of the attempt
- *   landed, in another shard perhaps its record without its count).
+ * @param outbox - the outbox's copy of its subscription and its attempt counts.
+ * @throws whatever D1 throws (the caller retries the attempt: the record lands whole or not
+ *   at all; a move that failed after it is made by the next attempt that finds it missing).
  */
 export async function recordAttemptWithHealth(
   env: Env,
   delivery: AttemptDelivery,
   attempt: AttemptResult,
   record: readonly D1PreparedStatement[],
+  outbox: OutboxState,
 ): Promise<void> {
+  const { deliveryId, shard } = delivery;
+  if (record.length > 0) await shard.db.batch([...record]);
+  const subscriptionId =
+    delivery.subscriptionId ?? (await findDelivery(shard.db, deliveryId))?.subscriptionId;
+  if (subscriptionId === undefined) return;
   const succeeded = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
-  const when = new Date(attempt.at).toISOString();
-  const health = {
-    succeeded,
-    at: attempt.at,
-    reason: succeeded
+  outbox.tally.count(succeeded, attempt.at);
+  const subscription = await outbox.subscription.find(env, subscriptionId);
+  if (subscription === undefined || !subscription.enabled) return;
+  let since = subscription.health.failingSince;
+  if (succeeded === (since !== null)) {
+    // The state changes: healthy -> failing, or failing -> healthy.
+    const when = new Date(attempt.at).toISOString();
+    const reason = succeeded
       ? `delivered (HTTP ${attempt.status}) at ${when}`
-      : `${failureOf(attempt)} at ${when}`,
-  };
-  const state = await recordWhereStored(env, delivery, health, record);
-  if (state === undefined || !state.enabled || succeeded) return;
+      : `${failureOf(attempt)} at ${when}`;
+    const moved = await moveHealth(env.DB, subscriptionId, { succeeded, at: attempt.at, reason });
+    outbox.subscription.forget();
+    if (moved === undefined || !moved.enabled) return;
+    since = moved.failingSince;
+  }
+  if (succeeded) return;
+  const target = { subscriptionId, copy: outbox.subscription };
+  const when = new Date(attempt.at).toISOString();
   if (attempt.status === 410) {
     const reason = `410 Gone from the subscriber at ${when}`;
-    await disable(env, state.subscriptionId, { at: attempt.at, reason });
+    await disable(env, target, { at: attempt.at, reason });
     return;
   }
   const hours = disableAfterHours(env);
-  const since = state.failingSince;
   if (hours === 0 || since === null || attempt.at - since < hours * HOUR_MS) return;
   const reason = `every attempt failed for ${hours} h since ${new Date(since).toISOString()}`;
-  await disable(env, state.subscriptionId, { at: attempt.at, reason, failingSince: since });
+  await disable(env, target, { at: attempt.at, reason, failingSince: since });
 }
 
 /** The delivery an attempt belongs to, where it is stored and its subscription. */
@@ -106,22 +116,24 @@ export interface AttemptDelivery {
 }
 
 /**
- * The attempt's record and its health. In `DB` both are one transaction. In another shard the
- * record lands there first, then the health in `DB` (subscriptions live there): a failure
- * between the two loses one attempt's count, never the attempt, and the message's retry finds
- * the delivery settled or records the next attempt.
+ * The attempts of each subscription over the success-rate window, asked of their outboxes
+ * (one call each, in parallel), which count them as they are recorded.
+ *
+ * @param env - the `SUBSCRIBER_OUTBOX` binding.
+ * @param ids - the subscriptions (a deployment has a handful).
+ * @param now - the end of the window, epoch milliseconds.
+ * @returns counts by subscription id; a subscription without attempts counts zero.
+ * @throws whatever a Durable Object call throws.
  */
-async function recordWhereStored(
+export async function recentAttempts(
   env: Env,
-  { deliveryId, shard, subscriptionId }: AttemptDelivery,
-  health: AttemptHealthInput,
-  record: readonly D1PreparedStatement[],
-): Promise<AttemptHealthState | undefined> {
-  if (shard.name === MAIN_SHARD) return recordAttemptHealth(env.DB, deliveryId, health, record);
-  if (record.length > 0) await shard.db.batch([...record]);
-  const subscription = subscriptionId ?? (await findDelivery(shard.db, deliveryId))?.subscriptionId;
-  if (subscription === undefined) return undefined;
-  return recordSubscriptionAttemptHealth(env.DB, subscription, health);
+  ids: readonly string[],
+  now: number,
+): Promise<Map<string, AttemptCounts>> {
+  const counts = await Promise.all(
+    ids.map((id) => env.SUBSCRIBER_OUTBOX.getByName(id).attemptCounts(now)),
+  );
+  return new Map(ids.map((id, index) => [id, counts[index] ?? { succeeded: 0, failed: 0 }]));
 }
 
 /**
@@ -161,10 +173,13 @@ function disableAfterHours(env: Env): number {
 /** Disables the subscription (once), logs it and announces it. */
 async function disable(
   env: Env,
-  subscriptionId: string,
+  { subscriptionId, copy }: { subscriptionId: string; copy: SubscriptionCopy },
   change: { at: number; reason: string; failingSince?: number },
 ): Promise<void> {
   const disabled = await disableForHealth(env.DB, subscriptionId, change);
+  // The outbox's copy and the fan-out's: neither may go on with the subscription enabled.
+  copy.forget();
+  forgetSubscriptions();
   if (disabled === undefined) return;
   await announceDisabled(env, { subscriptionId, url: disabled.url, ...change });
 }

@@ -2,9 +2,9 @@ import { DurableObject } from 'cloudflare:workers';
 import { loadSettings } from '../config.ts';
 import { findDeliveryOrderAcrossShards } from '../db/delivery-order.ts';
 import { type EventShard, everyEventShard, shardOfMessage } from '../db/event-shards.ts';
-import { findSubscription } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
 import { deadLetterDelivery } from './dead-letter.ts';
+import { type AttemptCounts, AttemptTally } from './outbox-health.ts';
 import { limitsOf, OutboxGate, type OutboxLimits, pauseUntil } from './outbox-limits.ts';
 import { recoverInterrupted } from './outbox-recovery.ts';
 import {
@@ -14,6 +14,7 @@ import {
   outboxMessage,
   type SettleDecision,
 } from './outbox-store.ts';
+import { type OutboxState, SubscriptionCopy } from './outbox-subscription.ts';
 import { prepareDelivery } from './prepare-delivery.ts';
 import { recheckSentDelivery } from './recheck-delivery.ts';
 import { MAX_DELIVERY_ATTEMPTS, retryDelay } from './retry-schedule.ts';
@@ -89,6 +90,8 @@ export class SubscriberOutbox extends DurableObject<Env> {
   network: typeof fetch = (input, init) => fetch(input, init);
   readonly #store: OutboxStore;
   readonly #gate: OutboxGate;
+  readonly #tally: AttemptTally;
+  #subscription: SubscriptionCopy | undefined;
   /** Attempts this instance has out, by delivery id. */
   readonly #inFlight = new Map<string, Promise<void>>();
   /** Rows whose last step failed here (D1 down), by delivery id: not taken again before. */
@@ -100,6 +103,7 @@ export class SubscriberOutbox extends DurableObject<Env> {
     super(ctx, env);
     this.#store = openOutboxStore(ctx.storage.sql);
     this.#gate = new OutboxGate(ctx.storage.kv);
+    this.#tally = new AttemptTally(ctx.storage.kv);
   }
 
   /**
@@ -112,7 +116,10 @@ export class SubscriberOutbox extends DurableObject<Env> {
    */
   async accept(handover: Handover): Promise<void> {
     this.#store.accept(handover, Date.now());
-    this.ctx.storage.kv.put(SUBSCRIPTION_KEY, handover.subscriptionId);
+    // Written once: every later write of the same id would be a row written per delivery.
+    if (this.ctx.storage.kv.get(SUBSCRIPTION_KEY) !== handover.subscriptionId) {
+      this.ctx.storage.kv.put(SUBSCRIPTION_KEY, handover.subscriptionId);
+    }
     // The watchdog: should this instance stop mid-send, the alarm finds the attempt. An
     // earlier alarm (a retry falling due) is kept.
     const watchdog = Date.now() + WATCHDOG_MS;
@@ -121,10 +128,37 @@ export class SubscriberOutbox extends DurableObject<Env> {
     this.#kick();
   }
 
+  /**
+   * Told by the admin API that its subscription changed (disabled, a new secret, other event
+   * types, limits): the next attempt reads it again from D1 instead of this isolate's copy.
+   */
+  subscriptionChanged(): void {
+    this.#subscription?.forget();
+  }
+
+  /**
+   * The attempts to the subscriber over the success-rate window, counted here as each
+   * attempt is recorded (worker/relay/outbox-health.ts).
+   *
+   * @param now - the end of the window, epoch milliseconds.
+   */
+  attemptCounts(now: number): AttemptCounts {
+    return this.#tally.recent(now);
+  }
+
   /** The alarm: a retry falls due, or the watchdog after a restart. */
   override async alarm(): Promise<void> {
     this.#kick();
     await this.#run;
+  }
+
+  /** The outbox's copy of its subscription and its attempt counts. */
+  #state(): OutboxState {
+    // The id stored by the first handover; an object reached only by the admin API has none
+    // and is named by it.
+    const id = this.ctx.storage.kv.get<string>(SUBSCRIPTION_KEY) ?? this.ctx.id.name ?? '';
+    if (this.#subscription?.id !== id) this.#subscription = new SubscriptionCopy(id);
+    return { subscription: this.#subscription, tally: this.#tally };
   }
 
   /** Starts a run, or wakes the one running so it sees what changed. */
@@ -164,6 +198,7 @@ export class SubscriberOutbox extends DurableObject<Env> {
       clearTimeout(timer);
     }
     await Promise.allSettled(this.#inFlight.values());
+    this.#tally.save(Date.now());
     const next = this.#wakeAt();
     if (next === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.max(next, Date.now()));
@@ -171,10 +206,10 @@ export class SubscriberOutbox extends DurableObject<Env> {
 
   /** The subscription's limits, read once per run (a change applies from the next run). */
   async #limits(): Promise<OutboxLimits> {
-    const id = this.ctx.storage.kv.get<string>(SUBSCRIPTION_KEY);
     // Unreadable (D1 down): the defaults; the attempts will meet the same outage.
-    const subscription =
-      id === undefined ? undefined : await findSubscription(this.env.DB, id).catch(() => undefined);
+    const subscription = await this.#state()
+      .subscription.current(this.env)
+      .catch(() => undefined);
     return limitsOf(subscription);
   }
 
@@ -202,7 +237,9 @@ export class SubscriberOutbox extends DurableObject<Env> {
     const interrupted = row.sendingSince !== null;
     this.#store.markSending(row.deliveryId, now);
     this.#failedUntil.delete(row.deliveryId);
-    const attempt = (interrupted ? recoverInterrupted(this.env, row) : this.#attempt(row, ordered))
+    const attempt = (
+      interrupted ? recoverInterrupted(this.env, row, this.#state()) : this.#attempt(row, ordered)
+    )
       .then((decision) => this.#apply(row, decision))
       .catch((error: unknown) => {
         // D1 failed after the attempt: the row stays marked out, and the watchdog's time
@@ -227,7 +264,7 @@ export class SubscriberOutbox extends DurableObject<Env> {
     try {
       if (ordered) {
         const order = await findDeliveryOrderAcrossShards(
-          this.env.DB,
+          this.env,
           eventShards(this.env),
           shardOfMessage(this.env, row.body),
           row.deliveryId,
@@ -239,7 +276,14 @@ export class SubscriberOutbox extends DurableObject<Env> {
         }
       }
       const shard = shardOfMessage(this.env, row.body);
-      const prepared = await prepareDelivery(row.deliveryId, shard, this.env, this.network);
+      const state = this.#state();
+      const prepared = await prepareDelivery(
+        row.deliveryId,
+        shard,
+        this.env,
+        this.network,
+        state.subscription,
+      );
       const result =
         prepared.kind === 'ready'
           ? await recheckSentDelivery(
@@ -251,7 +295,7 @@ export class SubscriberOutbox extends DurableObject<Env> {
       // A 429 or 503 with Retry-After holds every delivery of the subscription, not only this.
       const pause = pauseUntil(result);
       if (pause !== null) this.#gate.pause(pause);
-      await settleDelivery(message, this.env, row.deliveryId, result);
+      await settleDelivery(message, this.env, row.deliveryId, result, state);
     } catch (error) {
       logEvent('error', 'delivery_message_failed', {
         delivery_id: row.deliveryId,

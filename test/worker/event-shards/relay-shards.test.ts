@@ -80,11 +80,7 @@ describe('webhook events over three shards', () => {
         .first<{ n: number }>();
       expect(attempts?.n).toBe(1);
     }
-    const health = await env.DB.prepare(
-      'SELECT SUM(succeeded) AS succeeded, SUM(failed) AS failed FROM subscription_attempt_hours WHERE subscription_id = ?1',
-    )
-      .bind(sub.subscription.id)
-      .first<{ succeeded: number; failed: number }>();
+    const health = await outboxOf(sub.subscription.id).attemptCounts(Date.now());
     expect(health).toEqual({ succeeded: placed.length, failed: 0 });
   });
 

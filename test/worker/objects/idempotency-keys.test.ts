@@ -11,7 +11,7 @@ import type {
   IdempotencyClaim,
   StoredResponse,
 } from '../../../worker/objects/idempotency-keys.ts';
-import { execOnKey, findIdempotencyKey, keyStub } from '../idempotency-keys.ts';
+import { findIdempotencyKey, keyStub } from '../idempotency-keys.ts';
 
 const NOW = 1_900_000_000_000;
 

@@ -5,12 +5,14 @@
  * start is written by the test, so no test waits), and the `subscription.disabled` event
  * delivered to a subscription that asks for it.
  */
-import { createMessageBatch } from 'cloudflare:test';
+import { createMessageBatch, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { findSubscription } from '../../../worker/db/subscriptions.ts';
 import { bodySubscriptionIdSql } from '../../../worker/db/webhook-events.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
+import { AttemptTally } from '../../../worker/relay/outbox-health.ts';
+import { SubscriptionCopy } from '../../../worker/relay/outbox-subscription.ts';
 import { settleDelivery } from '../../../worker/relay/settle-delivery.ts';
 import { fetchGateway, recordingDb, useCapturedLogs } from '../helpers.ts';
 import { adminRequest, dataOf } from '../routes/admin/admin-helpers.ts';
@@ -22,6 +24,7 @@ import {
   setReceiverStatus,
   storeDelivery,
 } from './delivery-helpers.ts';
+import { outboxOf } from './outbox-helpers.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -102,7 +105,7 @@ describe('subscriber health', () => {
       });
     });
 
-    it('should record an attempt and its health in one D1 round trip', async () => {
+    it('should write DB only the attempts that change the health', async () => {
       const stored = await storeDelivery();
       const [message] = createMessageBatch(DELIVERIES_QUEUE, [
         {
@@ -112,41 +115,62 @@ describe('subscriber health', () => {
           body: { deliveryId: stored.deliveryId },
         },
       ]).messages;
-      const { db, batches } = recordingDb();
-      const settledAt = Date.now();
-      const sendResult = {
-        startedAt: settledAt - 5,
-        status: 503,
-        latencyMs: 5,
-        error: null,
-        responseExcerpt: 'busy',
-        retryAfter: null,
+      const { db, statements, batches } = recordingDb();
+      // The subscriptions' copy as shipped, so an attempt that changes nothing reads nothing.
+      const workerEnv = { ...env, DB: db, SUBSCRIPTION_CACHE_SEC: '10' };
+      const subscription = new SubscriptionCopy(stored.subscription.id);
+      const settle = async (status: number) => {
+        const settledAt = Date.now();
+        const sendResult = {
+          startedAt: settledAt - 5,
+          status,
+          latencyMs: 5,
+          error: null,
+          responseExcerpt: 'busy',
+          retryAfter: null,
+        };
+        const sent = {
+          kind: 'sent',
+          eventId: stored.eventId,
+          subscriptionId: stored.subscription.id,
+          sendResult,
+          settledAt,
+        } as const;
+        const outbox = outboxOf(stored.subscription.id);
+        await runInDurableObject(outbox, (_, state) =>
+          settleDelivery(message as Message<unknown>, workerEnv, stored.deliveryId, sent, {
+            subscription,
+            tally: new AttemptTally(state.storage.kv),
+          }),
+        );
       };
-      const sent = {
-        kind: 'sent',
-        eventId: stored.eventId,
-        subscriptionId: stored.subscription.id,
-        sendResult,
-        settledAt,
-      } as const;
+      const subscriptionWrites = () =>
+        statements.filter((sql) => /UPDATE subscriptions/.test(sql)).length;
 
-      await settleDelivery(
-        message as Message<unknown>,
-        { ...env, DB: db },
-        stored.deliveryId,
-        sent,
-      );
-
-      // The attempt, the delivery's state, the hour's count, the window's trim, the move to
-      // failing and the state read back: one batch.
-      expect(batches).toEqual([6]);
+      await settle(503);
+      // The attempt and the delivery's state in one batch, then the move to failing.
+      expect(batches).toEqual([2]);
+      expect(subscriptionWrites()).toBe(1);
       expect((await healthView(stored.subscription.id)).state).toBe('failing');
+
+      // Still failing: no write. The move dropped the outbox's copy, read again once here.
+      await settle(503);
+      expect(subscriptionWrites()).toBe(1);
+      const before = statements.length;
+      await settle(503);
+      // And then: the attempt's own batch, and no read or write of the subscription.
+      expect(batches).toEqual([2, 2, 2]);
+      expect(statements.slice(before).filter((sql) => /subscriptions/.test(sql))).toEqual([]);
+
+      await settle(200);
+      expect(subscriptionWrites()).toBe(2);
+      expect((await healthView(stored.subscription.id)).state).toBe('healthy');
       const attempts = await env.DB.prepare(
-        'SELECT status FROM delivery_attempts WHERE delivery_id = ?1',
+        'SELECT status FROM delivery_attempts WHERE delivery_id = ?1 ORDER BY started_at',
       )
         .bind(stored.deliveryId)
         .all<{ status: number }>();
-      expect(attempts.results).toEqual([{ status: 503 }]);
+      expect(attempts.results.map((row) => row.status)).toEqual([503, 503, 503, 200]);
     });
 
     it('should keep the start of a run of failures while it lasts', async () => {
@@ -177,26 +201,27 @@ describe('subscriber health', () => {
     it('should count only the attempts of the last 24 hours in the success rate', async () => {
       const stored = await storeDelivery({ query: { status: '200' } });
       const hour = Math.floor(Date.now() / HOUR_MS);
-      // Buckets written as an earlier day's attempts would have left them.
-      await env.DB.prepare(
-        `INSERT INTO subscription_attempt_hours (subscription_id, hour, succeeded, failed)
-         VALUES (?1, ?2, 0, 7), (?1, ?3, 0, 5)`,
-      )
-        .bind(stored.subscription.id, hour - 24, hour - 23)
-        .run();
+      const outbox = outboxOf(stored.subscription.id);
+      // Counts stored as an earlier day's attempts would have left them.
+      await runInDurableObject(outbox, (_, state) => {
+        state.storage.kv.put('attempt_hours', {
+          [hour - 24]: { succeeded: 0, failed: 7 },
+          [hour - 23]: { succeeded: 0, failed: 5 },
+        });
+      });
       await attempt(stored.deliveryId);
       expect((await healthView(stored.subscription.id)).success_rate).toMatchObject({
         attempts: 6,
         succeeded: 1,
         failed: 5,
       });
-      // The bucket past the window is deleted as the new attempt is counted.
-      const left = await env.DB.prepare(
-        'SELECT hour FROM subscription_attempt_hours WHERE subscription_id = ?1 ORDER BY hour',
-      )
-        .bind(stored.subscription.id)
-        .all<{ hour: number }>();
-      expect(left.results.map((row) => row.hour)).toEqual([hour - 23, hour]);
+      // The hour past the window is dropped when the run's counts are written.
+      await vi.waitFor(async () => {
+        const stored = await runInDurableObject(outbox, (_, state) =>
+          state.storage.kv.get<Record<string, unknown>>('attempt_hours'),
+        );
+        expect(Object.keys(stored ?? {}).map(Number)).toEqual([hour - 23, hour]);
+      });
     });
   });
 

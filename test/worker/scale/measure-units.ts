@@ -9,6 +9,7 @@
  * go to the sink of bench/scale/global-setup.ts as JSON. Any answer but the expected one fails
  * the run: a failed case is an error, not a figure. Not a `.test.ts` file: `npm test` skips it.
  */
+
 import {
   createExecutionContext,
   createMessageBatch,
@@ -20,6 +21,7 @@ import {
 import { env } from 'cloudflare:workers';
 import { expect, inject, it } from 'vitest';
 import { runScheduled } from '../../../worker/cron.ts';
+import { forgetSubscriptions } from '../../../worker/db/subscription-cache.ts';
 import worker from '../../../worker/index.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { CALLER_NAME, captureLogs, postJson } from '../helpers.ts';
@@ -146,6 +148,8 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
   const eventType = `scale_${subscriptions}_subscriptions_${crypto.randomUUID()}`;
   for (let i = 0; i < subscriptions; i++)
     await createReceiverSubscription({ eventTypes: [eventType] });
+  // Created as the admin API would (its isolate forgets its copy of the subscriptions).
+  forgetSubscriptions();
   const storage = meteredStorage(placement);
   const meter = storage.onShard;
   const sent: unknown[] = [];

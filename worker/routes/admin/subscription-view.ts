@@ -2,9 +2,14 @@
  * A subscription as the admin API shows it: never a secret, times ISO 8601 UTC, the limits,
  * and the subscriber's health with its recent success rate.
  */
-import { type AttemptCounts, countRecentAttempts } from '../../db/subscription-health.ts';
 import type { SubscriptionRecord } from '../../db/subscriptions.ts';
-import { type HealthState, healthState, successRateView } from '../../relay/subscriber-health.ts';
+import type { AttemptCounts } from '../../relay/outbox-health.ts';
+import {
+  type HealthState,
+  healthState,
+  recentAttempts,
+  successRateView,
+} from '../../relay/subscriber-health.ts';
 
 /** A subscription as the admin API shows it (times ISO 8601 UTC); never a secret. */
 export interface SubscriptionView {
@@ -80,7 +85,7 @@ export function toSubscriptionView(
 }
 
 /**
- * The view of one subscription with its recent success rate (one query).
+ * The view of one subscription with its recent success rate (one call to its outbox).
  *
  * @param record - the stored subscription.
  * @param now - the current time, epoch milliseconds.
@@ -90,7 +95,7 @@ export async function viewWithRate(
   record: SubscriptionRecord,
   now: number,
 ): Promise<SubscriptionView> {
-  const attempts = await countRecentAttempts(env.DB, [record.id], now);
+  const attempts = await recentAttempts(env, [record.id], now);
   return toSubscriptionView(record, now, attempts.get(record.id));
 }
 

@@ -6,14 +6,14 @@
  */
 import type { IRequest } from 'itty-router';
 import type * as v from 'valibot';
-import { countRecentAttempts } from '../../db/subscription-health.ts';
+import { forgetSubscriptions } from '../../db/subscription-cache.ts';
 import type { SubscriptionRecord } from '../../db/subscriptions.ts';
 import * as subscriptions from '../../db/subscriptions.ts';
 import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
-import { announceDisabled } from '../../relay/subscriber-health.ts';
+import { announceDisabled, recentAttempts } from '../../relay/subscriber-health.ts';
 import {
   generateSubscriptionSecret,
   PREVIOUS_SECRET_VALID_MS,
@@ -62,6 +62,7 @@ export async function createSubscription(
     updatedAt: now,
   };
   await subscriptions.insertSubscription(env.DB, stored);
+  forgetSubscriptions();
   audit(request, 'subscription_created', stored.id);
   const record: SubscriptionRecord = { ...stored, health: subscriptions.initialHealth(stored) };
   const data = { ...toSubscriptionView(record, now, undefined), secret: record.secret };
@@ -72,8 +73,8 @@ export async function createSubscription(
 export async function listSubscriptions(_request: IRequest, env: Env): Promise<Response> {
   const now = Date.now();
   const records = await subscriptions.listSubscriptions(env.DB);
-  const attempts = await countRecentAttempts(
-    env.DB,
+  const attempts = await recentAttempts(
+    env,
     records.map((r) => r.id),
     now,
   );
@@ -128,6 +129,7 @@ export async function updateSubscription(
   const update = await subscriptions.updateSubscription(env.DB, id, changes, now);
   if (update === undefined) throw notFound(id);
   const { record, before } = update;
+  await changed(env, id);
   audit(request, 'subscription_updated', id);
   if (before.enabled && !record.enabled) {
     const reason = subscriptions.OPERATOR_DISABLED_REASON;
@@ -153,6 +155,7 @@ export async function updateSubscription(
 export async function deleteSubscription(request: IRequest, env: Env): Promise<Response> {
   const id = idOf(request);
   if (!(await subscriptions.deleteSubscription(env.DB, id))) throw notFound(id);
+  await changed(env, id);
   audit(request, 'subscription_deleted', id);
   return new Response(null, { status: 204 });
 }
@@ -173,9 +176,28 @@ export async function rotateSubscriptionSecret(request: IRequest, env: Env): Pro
     previousValidForMs: PREVIOUS_SECRET_VALID_MS,
   };
   const record = found(id, await subscriptions.rotateSubscriptionSecret(env.DB, id, rotation));
+  await changed(env, id);
   audit(request, 'subscription_secret_rotated', id);
   const data = { ...(await viewWithRate(env, record, now)), secret: record.secret };
   return jsonResponse({ status: 'success', data });
+}
+
+/**
+ * After a change is stored: this isolate forgets its copy of the subscriptions, and the
+ * subscription's outbox is told, so its next attempt reads the change (a new secret, a
+ * disable) at once; other isolates see it within `SUBSCRIPTION_CACHE_SEC`. Telling the outbox
+ * may fail (the change stands; the outbox's copy then lasts at most that long): logged.
+ */
+async function changed(env: Env, id: string): Promise<void> {
+  forgetSubscriptions();
+  try {
+    await env.SUBSCRIBER_OUTBOX.getByName(id).subscriptionChanged();
+  } catch (error) {
+    logEvent('warn', 'subscription_change_not_told', {
+      subscription_id: id,
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+  }
 }
 
 function idOf(request: IRequest): string {
