@@ -115,7 +115,16 @@ function measure(save: string | undefined): Run {
     const vitest = spawnSync(
       join(root, 'node_modules/.bin/vitest'),
       ['run', '--config', 'bench/scale/vitest.config.ts'],
-      { cwd: root, stdio: 'inherit', env: { ...process.env, SCALE_MEASUREMENTS_FILE: file } },
+      {
+        cwd: root,
+        stdio: 'inherit',
+        env: {
+          ...process.env,
+          SCALE_MEASUREMENTS_FILE: file,
+          // Attempts are measured in full batches of the consumer, as they come under load.
+          SCALE_CONSUMER_BATCH: String(modelOptions().consumerBatchSize),
+        },
+      },
     );
     if (vitest.status !== 0) throw new Error(`the measuring run failed (exit ${vitest.status})`);
     const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;

@@ -11,6 +11,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Where the measuring file POSTs its JSON. */
     scaleSinkUrl: string;
+    /** The consumer's `max_batch_size` (wrangler.toml): the size of a measured batch. */
+    consumerBatchSize: number;
   }
 }
 
@@ -20,8 +22,10 @@ const SINK_PORT = 19910;
 /** Starts the worker tests' servers and the sink; returns what stops them. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const file = process.env.SCALE_MEASUREMENTS_FILE;
-  if (file === undefined)
-    throw new Error('SCALE_MEASUREMENTS_FILE is not set (bench/scale.ts sets it)');
+  if (file === undefined || process.env.SCALE_CONSUMER_BATCH === undefined)
+    throw new Error(
+      'SCALE_MEASUREMENTS_FILE or SCALE_CONSUMER_BATCH is not set (bench/scale.ts sets both)',
+    );
   const stopWorkerSetup = await workerSetup(project);
   const sink = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -36,6 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     sink.listen(SINK_PORT, '127.0.0.1', resolve);
   });
   project.provide('scaleSinkUrl', `http://127.0.0.1:${SINK_PORT}/measurements`);
+  project.provide('consumerBatchSize', Number(process.env.SCALE_CONSUMER_BATCH));
   return async () => {
     await new Promise<void>((resolve) => sink.close(() => resolve()));
     await stopWorkerSetup();

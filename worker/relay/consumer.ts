@@ -75,9 +75,10 @@ function isDeliveryMessage(body: unknown): body is DeliveryMessage {
 
 /**
  * The Worker's `queue` handler: by `batch.queue`, hands deliveries to their outboxes
- * (DELIVERIES) or marks them failed (its dead-letter queue), each message concurrently and
- * acked or retried on its own. An unexpected error retries that message on the schedule; an
- * unknown queue retries all.
+ * (DELIVERIES) or marks them failed (its dead-letter queue), each message acked or retried on
+ * its own. The deliveries of one subscription in a batch go to its outbox in one call, so an
+ * outbox is asked once per batch, not once per delivery. An unexpected error retries the
+ * messages it concerns on the schedule; an unknown queue retries all.
  *
  * @param batch - the batch from Cloudflare Queues.
  * @param env - bindings (`DB`, `SUBSCRIBER_OUTBOX`).
@@ -88,52 +89,82 @@ function isDeliveryMessage(body: unknown): body is DeliveryMessage {
  * ```
  */
 export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const handle =
-    batch.queue === DELIVERIES_QUEUE
-      ? deliver
-      : batch.queue === DELIVERIES_DEAD_LETTER_QUEUE
-        ? deadLetter
-        : undefined;
+  const queue = batch.queue;
+  if (queue === DELIVERIES_QUEUE) {
+    const outboxes = new Map<string, Message<unknown>[]>();
+    await eachMessage(queue, batch.messages, async (message) => {
+      const subscriptionId = await deliver(message, env);
+      if (subscriptionId === undefined) return;
+      outboxes.set(subscriptionId, [...(outboxes.get(subscriptionId) ?? []), message]);
+    });
+    await Promise.all(
+      [...outboxes].map(([subscriptionId, messages]) =>
+        handOver(queue, env, subscriptionId, messages),
+      ),
+    );
+    return;
+  }
+  if (queue === DELIVERIES_DEAD_LETTER_QUEUE) {
+    await eachMessage(queue, batch.messages, (message) => deadLetter(message, env));
+    return;
+  }
+  for (const message of batch.messages) {
+    logEvent('error', 'queue_unknown', { queue, message_id: message.id });
+    message.retry();
+  }
+}
+
+/** Runs `handle` on each message concurrently; one that throws is logged and retried. */
+async function eachMessage(
+  queue: string,
+  messages: readonly Message<unknown>[],
+  handle: (message: Message<unknown>) => Promise<void>,
+): Promise<void> {
   await Promise.all(
-    batch.messages.map(async (message) => {
-      if (handle === undefined) {
-        logEvent('error', 'queue_unknown', { queue: batch.queue, message_id: message.id });
-        message.retry();
-        return;
-      }
+    messages.map(async (message) => {
       try {
-        await handle(message, env);
+        await handle(message);
       } catch (error) {
-        logEvent('error', 'delivery_message_failed', {
-          queue: batch.queue,
-          message_id: message.id,
-          error_message: error instanceof Error ? error.message : String(error),
-        });
-        message.retry({ delaySeconds: retryDelay(message.attempts, undefined) });
+        retryFailed(queue, [message], error);
       }
     }),
   );
 }
 
+/** Logs why messages could not be handled and retries each on the schedule. */
+function retryFailed(queue: string, messages: readonly Message<unknown>[], error: unknown): void {
+  for (const message of messages) {
+    logEvent('error', 'delivery_message_failed', {
+      queue,
+      message_id: message.id,
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+    message.retry({ delaySeconds: retryDelay(message.attempts, undefined) });
+  }
+}
+
 /**
- * One DELIVERIES message: a confirmation check goes to its own consumer; a delivery goes to
- * its subscription's outbox, and the message is acked once the outbox holds it.
+ * One DELIVERIES message: a confirmation check goes to its own consumer, a recovery page to
+ * its step; a delivery's subscription is returned, for its outbox to take it over.
+ *
+ * @returns the subscription whose outbox takes the delivery; `undefined` once the message is
+ *   settled here.
  */
-async function deliver(message: Message<unknown>, env: Env): Promise<void> {
+async function deliver(message: Message<unknown>, env: Env): Promise<string | undefined> {
   if (isConfirmationMessage(message.body)) {
     await consumeConfirmationMessage(message, message.body, env);
-    return;
+    return undefined;
   }
   if (isRecoveryMessage(message.body)) {
     // A page of a bulk recovery job (POST /admin/deliveries/recover).
     await consumeRecoveryMessage(message, message.body, env);
-    return;
+    return undefined;
   }
   if (!isDeliveryMessage(message.body)) {
     // A malformed message can never succeed: retrying it would only fill the dead letters.
     logEvent('error', 'delivery_message_invalid', { message_id: message.id });
     message.ack();
-    return;
+    return undefined;
   }
   const { deliveryId } = message.body;
   const subscriptionId =
@@ -142,15 +173,31 @@ async function deliver(message: Message<unknown>, env: Env): Promise<void> {
   if (subscriptionId === undefined) {
     logEvent('info', 'delivery_skipped', { delivery_id: deliveryId, reason: 'not_found' });
     message.ack();
+  }
+  return subscriptionId;
+}
+
+/** Hands a subscription's deliveries to its outbox in one call, and acks them once it holds them. */
+async function handOver(
+  queue: string,
+  env: Env,
+  subscriptionId: string,
+  messages: readonly Message<unknown>[],
+): Promise<void> {
+  try {
+    await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept(
+      messages.map((message) => ({
+        subscriptionId,
+        body: { ...(message.body as DeliveryMessage) },
+        attempts: message.attempts,
+        sentAt: message.timestamp.getTime(),
+      })),
+    );
+  } catch (error) {
+    retryFailed(queue, messages, error);
     return;
   }
-  await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept({
-    subscriptionId,
-    body: { ...message.body },
-    attempts: message.attempts,
-    sentAt: message.timestamp.getTime(),
-  });
-  message.ack();
+  for (const message of messages) message.ack();
 }
 
 /** One dead-lettered message: its attempts ran out, the delivery is `failed`. */

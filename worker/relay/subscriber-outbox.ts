@@ -73,12 +73,9 @@ export interface Handover {
  *
  * @example
  * ```ts
- * await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept({
- *   subscriptionId,
- *   body,
- *   attempts: message.attempts,
- *   sentAt: message.timestamp.getTime(),
- * });
+ * await env.SUBSCRIBER_OUTBOX.getByName(subscriptionId).accept([
+ *   { subscriptionId, body, attempts: message.attempts, sentAt: message.timestamp.getTime() },
+ * ]);
  * ```
  */
 export class SubscriberOutbox extends DurableObject<Env> {
@@ -107,22 +104,28 @@ export class SubscriberOutbox extends DurableObject<Env> {
   }
 
   /**
-   * Takes a delivery over; the consumer acks its message once this returns. A delivery it
-   * already holds is not taken twice: a message the queue delivers again (the consumer
-   * stopped before its ack) changes nothing, and a new message for it (the sweeper, an
-   * operator's retry) makes it due now, unless an attempt is out.
+   * Takes deliveries over, the messages of one queue batch for this subscription in one call;
+   * the consumer acks their messages once this returns. A delivery it already holds is not
+   * taken twice: a message the queue delivers again (the consumer stopped before its ack)
+   * changes nothing, and a new message for it (the sweeper, an operator's retry) makes it due
+   * now, unless an attempt is out.
    *
-   * @param handover - the message body and its delivery count.
+   * @param handovers - each message's body and delivery count, all for this subscription.
    */
-  async accept(handover: Handover): Promise<void> {
-    this.#store.accept(handover, Date.now());
+  async accept(handovers: readonly Handover[]): Promise<void> {
+    const now = Date.now();
+    for (const handover of handovers) this.#store.accept(handover, now);
+    const subscriptionId = handovers[0]?.subscriptionId;
     // Written once: every later write of the same id would be a row written per delivery.
-    if (this.ctx.storage.kv.get(SUBSCRIPTION_KEY) !== handover.subscriptionId) {
-      this.ctx.storage.kv.put(SUBSCRIPTION_KEY, handover.subscriptionId);
+    if (
+      subscriptionId !== undefined &&
+      this.ctx.storage.kv.get(SUBSCRIPTION_KEY) !== subscriptionId
+    ) {
+      this.ctx.storage.kv.put(SUBSCRIPTION_KEY, subscriptionId);
     }
     // The watchdog: should this instance stop mid-send, the alarm finds the attempt. An
     // earlier alarm (a retry falling due) is kept.
-    const watchdog = Date.now() + WATCHDOG_MS;
+    const watchdog = now + WATCHDOG_MS;
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null || alarm > watchdog) await this.ctx.storage.setAlarm(watchdog);
     this.#kick();

@@ -22,11 +22,13 @@ import {
 import worker from '../../../worker/index.ts';
 import { DELIVERIES_QUEUE } from '../../../worker/relay/consumer.ts';
 import { useCapturedLogs } from '../helpers.ts';
+import { meteredNamespace, newMeter } from '../scale/metered-bindings.ts';
 import {
   disableTestSubscriptions,
   receivedUnder,
   runQueue,
   storeDelivery,
+  storeEvent,
 } from './delivery-helpers.ts';
 import {
   heldDeliveries,
@@ -116,6 +118,52 @@ describe('SubscriberOutbox', () => {
   });
 
   describe('accept', () => {
+    it("should hand a batch's deliveries to each subscription's outbox in one call", async () => {
+      const stored = await storeDelivery();
+      const type = (stored.subscription.eventTypes ?? [])[0] ?? '';
+      const more = [await storeEvent(type), await storeEvent(type)];
+      const other = await storeDelivery();
+      const deliveryIds = [
+        stored.deliveryId,
+        ...more.map((event) => event.deliveryIds[0] ?? ''),
+        other.deliveryId,
+      ];
+      const meter = newMeter();
+      const result = await runQueue(
+        DELIVERIES_QUEUE,
+        deliveryIds.map((deliveryId) => ({ body: { deliveryId } })),
+        { SUBSCRIBER_OUTBOX: meteredNamespace(meter, 'SUBSCRIBER_OUTBOX', env.SUBSCRIBER_OUTBOX) },
+      );
+      // Two subscriptions, two calls: one per outbox, not one per delivery.
+      expect(meter.objectRequests).toEqual({ SUBSCRIBER_OUTBOX: 2 });
+      expect(result.explicitAcks).toEqual(['msg-0', 'msg-1', 'msg-2', 'msg-3']);
+      expect(await receivedUnder(stored.key)).toHaveLength(3);
+      expect(await receivedUnder(other.key)).toHaveLength(1);
+    });
+
+    it("should retry the messages of an outbox that fails, and ack the others'", async () => {
+      const failing = await storeDelivery();
+      const healthy = await storeDelivery();
+      const outboxes = new Proxy(env.SUBSCRIBER_OUTBOX, {
+        get: (target, name) =>
+          name === 'getByName'
+            ? (id: string) =>
+                id === failing.subscription.id
+                  ? { accept: () => Promise.reject(new Error('outbox unavailable')) }
+                  : target.getByName(id)
+            : Reflect.get(target, name),
+      });
+      const result = await runQueue(
+        DELIVERIES_QUEUE,
+        [failing.deliveryId, healthy.deliveryId].map((deliveryId) => ({ body: { deliveryId } })),
+        { SUBSCRIBER_OUTBOX: outboxes },
+      );
+      expect(result.retryMessages.map((m) => m.msgId)).toEqual(['msg-0']);
+      expect(result.explicitAcks).toEqual(['msg-1']);
+      expect(await receivedUnder(failing.key)).toEqual([]);
+      expect(await receivedUnder(healthy.key)).toHaveLength(1);
+    });
+
     it('should not send again when the queue delivers a handed-over message again', async () => {
       const stored = await storeDelivery({ query: { status: '500' } });
       const message = { body: { deliveryId: stored.deliveryId }, timestamp: new Date() };

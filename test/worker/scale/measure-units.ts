@@ -186,7 +186,10 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
   return { measured, sent };
 }
 
-/** One delivery attempt per message (a batch of one each, settled before the next). */
+/**
+ * One delivery attempt per message, in full batches of the consumer (`max_batch_size`), as
+ * they come under load, each batch settled before the next.
+ */
 async function measureAttempts(messages: readonly unknown[], placement: Placement) {
   const storageMeter = meteredStorage(placement);
   const meter = storageMeter.onShard;
@@ -198,27 +201,40 @@ async function measureAttempts(messages: readonly unknown[], placement: Placemen
     SUBSCRIBER_OUTBOX: meteredNamespace(meter, 'SUBSCRIBER_OUTBOX', env.SUBSCRIBER_OUTBOX),
   };
   const sizeBefore = await databaseBytes(storageMeter.events);
+  const batchSize = inject('consumerBatchSize');
   let pendingAlarms = 0;
   await withMeteredFetch(meter, async () => {
-    for (const [index, body] of messages.entries()) {
-      const id = `msg-${index}`;
-      const batch = createMessageBatch(DELIVERIES_QUEUE, [
-        { id, timestamp: new Date(), attempts: 1, body },
-      ]);
+    for (let start = 0; start < messages.length; start += batchSize) {
+      const bodies = messages.slice(start, start + batchSize);
+      const ids = bodies.map((_, index) => `msg-${start + index}`);
+      const batch = createMessageBatch(
+        DELIVERIES_QUEUE,
+        bodies.map((body, index) => ({
+          id: ids[index] ?? '',
+          timestamp: new Date(),
+          attempts: 1,
+          body,
+        })),
+      );
       const outboxes = await prepareOutboxes(batch.messages, workerEnv);
-      expect(outboxes).toHaveLength(1);
-      for (const { stub } of outboxes) await meterObjectStorage(stub, storage);
+      // One subscription: every message of the batch goes to the same outbox.
+      const stubs = [...new Map(outboxes.map(({ stub }) => [stub.id.toString(), stub])).values()];
+      expect(stubs).toHaveLength(1);
+      expect(outboxes).toHaveLength(bodies.length);
+      for (const stub of stubs) await meterObjectStorage(stub, storage);
       const ctx = createExecutionContext();
       await worker.queue(batch, workerEnv, ctx);
       const settled = await settleOutboxes(outboxes, await getQueueResult(batch, ctx));
-      expect(settled.explicitAcks).toEqual([id]);
-      const deliveryId = (body as { deliveryId: string }).deliveryId;
-      const row = await storageMeter.events
-        .prepare('SELECT status FROM deliveries WHERE id = ?1')
-        .bind(deliveryId)
-        .first<{ status: string }>();
-      expect(row?.status).toBe('delivered');
-      for (const { stub } of outboxes) pendingAlarms += await storage.alarmSet(stub);
+      expect(settled.explicitAcks).toEqual(ids);
+      for (const body of bodies) {
+        const deliveryId = (body as { deliveryId: string }).deliveryId;
+        const row = await storageMeter.events
+          .prepare('SELECT status FROM deliveries WHERE id = ?1')
+          .bind(deliveryId)
+          .first<{ status: string }>();
+        expect(row?.status).toBe('delivered');
+      }
+      for (const stub of stubs) pendingAlarms += await storage.alarmSet(stub);
     }
   });
   const bytesStored = ((await databaseBytes(storageMeter.events)) - sizeBefore) / messages.length;

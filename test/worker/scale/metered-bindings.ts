@@ -12,6 +12,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Where the load model's measurements are POSTed (bench/scale/global-setup.ts). */
     scaleSinkUrl: string;
+    /** The consumer's `max_batch_size`: the size of a measured batch of attempts. */
+    consumerBatchSize: number;
   }
 }
 
