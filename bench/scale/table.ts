@@ -98,10 +98,10 @@ export function ceilingsTable(models: readonly ModelResult[]): string {
   );
   const note =
     'Webhook events (with their deliveries and attempts) are spread over the N shards ' +
-    "(`D1_SHARDS`): every column is today's code. Subscriptions stay in `DB`, and so does what " +
-    "an event stored elsewhere reads and writes of them: `DB`'s query rate does not multiply " +
-    'with the shards. The event purge is shared by one cron run over every shard. Idempotency ' +
-    'keys are in their own objects, whatever N.';
+    "(`D1_SHARDS`): every column is today's code. Subscriptions stay in `DB`; an event stored " +
+    'elsewhere reads copies of them (refreshed every `SUBSCRIPTION_CACHE_SEC`) and writes its ' +
+    "subscriber's health there only when it changes. The event purge is shared by one cron run " +
+    'over every shard. Idempotency keys are in their own objects, whatever N.';
   return [header, rule(3 + 2 * models.length), ...lines, '', note].join('\n');
 }
 

@@ -151,13 +151,13 @@ function solveAt(
   const { event } = model;
   const beyond: Beyond[] = [
     {
-      name: 'D1 query rate of DB (subscriptions, their snapshot and health stay there)',
+      name: 'D1 query rate of DB (subscriptions; their copies refreshed from it)',
       use:
         (eventsPerSecond * event.d1StatementsOnDb +
           (target.peakPostsPerSecond * post.d1Statements) / shards) /
         platform.d1QueriesPerSecond,
       remedy:
-        'fewer queries in DB per event (the subscription read and health write of each attempt), not more shards',
+        'fewer events stored in DB itself (it is one of the shards), not more queries per event',
     },
     {
       name: 'Retention purge of events (one cron run, every shard together)',
