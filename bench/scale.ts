@@ -35,6 +35,8 @@ import {
   targetConfiguration,
   targetText,
   unitsTable,
+  VOLUMES,
+  volumeTable,
 } from './scale/table.ts';
 import { solveTarget, type Target } from './scale/target.ts';
 import { type Measured, parseMeasured } from './scale/units.ts';
@@ -210,6 +212,18 @@ function main(): void {
   console.log(`\n### Target configuration\n`);
   console.log(targetText(target, TARGET));
   console.log(`\n${targetConfiguration(target)}`);
+  const byVolume = VOLUMES.map((eventsPerDay) =>
+    solveTarget(measured, PLATFORM, options, {
+      ...TARGET,
+      eventsPerDay,
+      peakPostsPerSecond: 0,
+      averagePostsPerSecond: 0,
+    }),
+  );
+  console.log(
+    `\n### By volume (events kept ${TARGET.retentionDays} days, one subscription; POSTs apart, at $${(models[0]?.costPerMillion.posts.total ?? 0).toFixed(2)} a million)\n`,
+  );
+  console.log(volumeTable(byVolume, VOLUMES));
   const at100m = solveTarget(measured, PLATFORM, options, TARGET_100M);
   console.log(`\n### 100 million events a day, 2,000 POSTs/s at peak\n`);
   console.log(targetText(at100m, TARGET_100M));

@@ -136,6 +136,34 @@ export function targetText(result: TargetResult, target: Target): string {
   ].join('\n');
 }
 
+/** The daily volumes of events the by-volume table prices (docs/deploy.md). */
+export const VOLUMES = Object.freeze([10_000, 100_000, 1_000_000, 10_000_000] as const);
+
+/**
+ * What each daily volume of events needs and costs a month, events only (idempotent POSTs are
+ * priced per million apart): the shards, the cron step, and the month's usage by item.
+ *
+ * @param results - the target solved at each volume, in the order of `volumes`.
+ * @param volumes - events a day, one per result.
+ */
+export function volumeTable(results: readonly TargetResult[], volumes: readonly number[]): string {
+  const items = Object.keys(results[0]?.monthlyByItem ?? {}).filter((item) => item !== 'total');
+  const lines = results.map((result, index) =>
+    row([
+      group(volumes[index] ?? 0),
+      String(result.shards),
+      `*/${result.cron.minutes}`,
+      ...items.map((item) => dollars(result.monthlyByItem[item] ?? 0)),
+      dollars(result.monthly.total),
+    ]),
+  );
+  return [
+    row(['events a day', 'D1 databases', 'cron', ...items, 'a month']),
+    rule(4 + items.length),
+    ...lines,
+  ].join('\n');
+}
+
 /**
  * The target's configuration as wrangler.toml lines (the generation of shards, the consumer,
  * the cron) and its monthly cost by item: what docs/deploy.md writes down.

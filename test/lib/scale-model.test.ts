@@ -6,7 +6,7 @@ import {
   runModel,
 } from '../../bench/scale/model.ts';
 import { scaleLine, TARGET_100M } from '../../bench/scale/summary.ts';
-import { targetConfiguration } from '../../bench/scale/table.ts';
+import { targetConfiguration, VOLUMES, volumeTable } from '../../bench/scale/table.ts';
 import { solveTarget } from '../../bench/scale/target.ts';
 import {
   type DbPart,
@@ -382,6 +382,35 @@ describe('target configuration', () => {
     expect(toml).toContain('D1_SHARDS = "DB,DB_SHARD_1,DB_SHARD_2,...,DB_SHARD_112"');
     expect(toml).toContain('max_concurrency = 24');
     expect(toml).toContain('crons = ["*/15 * * * *"]');
+  });
+});
+
+describe('by volume', () => {
+  it('should price each daily volume of events alone, with the shards and cron it needs', () => {
+    const results = VOLUMES.map((eventsPerDay) =>
+      solveTarget(MEASURED, PLATFORM, OPTIONS, {
+        eventsPerDay,
+        retentionDays: 30,
+        peakPostsPerSecond: 0,
+        averagePostsPerSecond: 0,
+        headroom: 0.5,
+        sizeHeadroom: 0.8,
+      }),
+    );
+    // Without POSTs, a month is the events' part only, growing with the volume.
+    for (const result of results) expect(result.monthly.posts).toBe(0);
+    const totals = results.map((result) => result.monthly.total);
+    expect(totals).toEqual([...totals].sort((a, b) => a - b));
+    expect(results[0]?.shards).toBe(1);
+    const perMillion = results[3]?.model.costPerMillion.events.total ?? 0;
+    expect(results[3]?.monthly.total).toBeCloseTo(300 * perMillion, 6);
+    const table = volumeTable(results, VOLUMES).split('\n');
+    expect(table).toHaveLength(2 + VOLUMES.length);
+    expect(table[0]).toBe(
+      '| events a day | D1 databases | cron | Workers requests and CPU | D1 rows read and written | D1 storage | Queues | Durable Objects | a month |',
+    );
+    expect(table[2]).toMatch(/^\| 10,000 \| 1 \| \*\/15 \| /);
+    expect(table[5]).toContain(`| $${(results[3]?.monthly.total ?? 0).toFixed(2)} |`);
   });
 });
 
