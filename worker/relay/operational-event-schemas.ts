@@ -14,7 +14,11 @@ const Instant = v.pipe(v.string(), v.isoTimestamp('Expected an ISO 8601 time'));
  */
 const SubscriptionDisabledDataSchema = v.object({
   subscription_id: v.string(),
-  url: v.string(),
+  /**
+   * The host of its URL (with a port other than the scheme's), never its path or query: this
+   * event goes to other subscribers, and a URL's path or query may hold a capability token.
+   */
+  host: v.string(),
   /** Why, in words (`answered 410 Gone`). */
   reason: v.string(),
   disabled_at: Instant,
@@ -70,7 +74,8 @@ const RelayBacklogDataSchema = v.object({
  */
 const SubscriptionTestDataSchema = v.object({
   subscription_id: v.string(),
-  url: v.string(),
+  /** The host of its URL, as `subscription.disabled` names a subscription. */
+  host: v.string(),
   /** Who sent it, when a name was given. */
   operator: v.nullable(v.string()),
   sent_at: Instant,
@@ -92,3 +97,45 @@ export type OperationalEventType = keyof typeof OPERATIONAL_DATA_SCHEMAS;
 export type OperationalEventData<T extends OperationalEventType> = v.InferInput<
   (typeof OPERATIONAL_DATA_SCHEMAS)[T]
 >;
+
+/**
+ * Where a provider's event would take a name the relay keeps for its own events: an
+ * operational `event_type`, or an `event_id` in the form the relay gives its own
+ * (`<type>:...`). Such an event is refused at the ingress: stored first, it would shadow the
+ * relay's alert of that type, or, under the alert's id, stop the alert from being stored.
+ *
+ * @param event - the envelope's `event_type` and `event_id`.
+ * @returns one issue per field that takes a reserved name (`path`, `message`), none when free.
+ */
+export function reservedNameIssues(event: {
+  readonly event_type: string;
+  readonly event_id: string;
+}): { path: string; message: string }[] {
+  const issues: { path: string; message: string }[] = [];
+  const types = Object.keys(OPERATIONAL_DATA_SCHEMAS);
+  if (types.includes(event.event_type)) {
+    issues.push({
+      path: 'event_type',
+      message: `"${event.event_type}" is kept for the relay's own events`,
+    });
+  }
+  const prefix = types.find((type) => event.event_id.startsWith(`${type}:`));
+  if (prefix !== undefined) {
+    issues.push({
+      path: 'event_id',
+      message: `Ids starting "${prefix}:" are kept for the relay's own events`,
+    });
+  }
+  return issues;
+}
+
+/**
+ * How the relay's own events name a subscriber: the host of its URL (a port other than the
+ * scheme's included), never the path or query, which may hold a capability token.
+ *
+ * @param url - the subscription's URL, as stored (checked when it was written).
+ * @returns the host, or the empty string should the stored URL not parse.
+ */
+export function subscriberHost(url: string): string {
+  return URL.canParse(url) ? new URL(url).host : '';
+}

@@ -92,7 +92,7 @@ export interface EmittedEvent {
  * ```ts
  * await emitOperationalEvent(env, {
  *   type: 'subscription.disabled',
- *   data: { subscription_id: id, url, reason: 'answered 410 Gone', disabled_at: new Date(now).toISOString() },
+ *   data: { subscription_id: id, host, reason: 'answered 410 Gone', disabled_at: new Date(now).toISOString() },
  * });
  * ```
  */

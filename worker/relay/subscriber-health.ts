@@ -12,6 +12,7 @@ import { forgetSubscriptions } from '../db/subscription-cache.ts';
 import { disableForHealth, moveHealth } from '../db/subscription-health.ts';
 import type { SubscriptionRecord } from '../db/subscriptions.ts';
 import { logEvent } from '../http/log.ts';
+import { subscriberHost } from './operational-event-schemas.ts';
 import { emitOperationalEvent } from './operational-events.ts';
 import { type AttemptCounts, SUCCESS_RATE_WINDOW_HOURS } from './outbox-health.ts';
 import type { OutboxState, SubscriptionCopy } from './outbox-subscription.ts';
@@ -187,6 +188,7 @@ async function disable(
 /** A subscription just disabled, as {@link announceDisabled} tells it. */
 interface DisabledSubscription {
   readonly subscriptionId: string;
+  /** Its URL: only the host goes into the event, never the path or query. */
   readonly url: string;
   /** When, epoch ms. */
   readonly at: number;
@@ -213,7 +215,7 @@ export async function announceDisabled(env: Env, disabled: DisabledSubscription)
       type: 'subscription.disabled',
       data: {
         subscription_id: disabled.subscriptionId,
-        url: disabled.url,
+        host: subscriberHost(disabled.url),
         reason: disabled.reason,
         disabled_at: new Date(disabled.at).toISOString(),
       },

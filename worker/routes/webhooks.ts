@@ -20,6 +20,7 @@ import {
   storeWebhookEvent,
 } from '../relay/event-store.ts';
 import { announceUnconfirmed } from '../relay/operational-alerts.ts';
+import { reservedNameIssues } from '../relay/operational-event-schemas.ts';
 
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
 export const WEBHOOKS_PATH = '/webhooks';
@@ -37,7 +38,8 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * anything authenticates it; 413);
  * when `WEBHOOK_SECRET` is set, the provider's `X-Timestamp` / `X-Signature` over the exact
  * body bytes (300 s both ways, constant time; 401 `invalid_signature`); then lib's one JSON
- * body reader and the envelope schema (415, 400). Money events are checked upstream through
+ * body reader and the envelope schema (415, 400; 400 too for a type or id the relay keeps for
+ * its own events, worker/relay/operational-event-schemas.ts). Money events are checked upstream through
  * the SDK (worker/relay/confirm.ts): a `confirmed` one fans out at once; one that cannot be
  * confirmed yet (no record yet, a state not final, the upstream down) is stored
  * `awaiting_confirmation` without delivery rows and a re-check is enqueued 10 s later
@@ -87,6 +89,17 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
   const { text: rawBody, value: envelope } = await withHttpErrors(() =>
     parseJsonBody(body, request.headers.get('Content-Type'), WebhookEnvelopeSchema),
   );
+  const reserved = reservedNameIssues(envelope);
+  if (reserved.length > 0) {
+    throw new HttpError(
+      400,
+      'validation_failed',
+      "The event takes a name kept for the relay's own",
+      {
+        issues: reserved,
+      },
+    );
+  }
   const event = {
     eventId: envelope.event_id,
     eventType: envelope.event_type,

@@ -253,7 +253,7 @@ describe('subscriber health', () => {
         event_type: 'subscription.disabled',
         data: {
           subscription_id: stored.subscription.id,
-          url: stored.subscription.url,
+          host: new URL(stored.subscription.url).host,
           reason: record?.health.reason,
           disabled_at: new Date(at).toISOString(),
         },

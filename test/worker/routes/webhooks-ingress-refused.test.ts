@@ -49,6 +49,33 @@ describe('webhooks', () => {
       expect(await rowCount(String(event.event_id))).toBe(1);
     });
 
+    it("should refuse the relay's own event types and id forms, and store nothing", async () => {
+      // Stored first, such an event would shadow the relay's alert, or stop it being stored.
+      const cases = [
+        [envelope({ event_type: 'relay.backlog' }), ['event_type']],
+        [envelope({ event_id: 'relay.backlog:2026-12-07T22:00:00.000Z' }), ['event_id']],
+        [
+          envelope({
+            event_type: 'subscription.disabled',
+            event_id: 'subscription.disabled:sub_1:2026-12-07T22:00:00.000Z',
+          }),
+          ['event_type', 'event_id'],
+        ],
+      ] as const;
+      for (const [event, paths] of cases) {
+        const res = await fetchGateway(await webhookRequest(JSON.stringify(event)));
+        expect(res.status).toBe(400);
+        const error = await errorBody(res);
+        expect(error.code).toBe('validation_failed');
+        expect(error.issues?.map((issue) => issue.path)).toEqual(paths);
+        expect(error.issues?.[0]?.message).toMatch(/kept for the relay's own events/);
+        expect(await rowCount(String(event.event_id))).toBe(0);
+      }
+      // A name that only resembles one is the provider's to use.
+      const similar = envelope({ event_type: 'relay.backlogged', event_id: 'relay.backlog-1' });
+      expect((await fetchGateway(await webhookRequest(JSON.stringify(similar)))).status).toBe(200);
+    });
+
     it('should answer 400 listing every envelope issue with its path', async () => {
       const event = envelope({ event_id: undefined, status: 7, data: [1], timestamp: '' });
       const res = await fetchGateway(await webhookRequest(JSON.stringify(event)));

@@ -11,6 +11,7 @@ import { contextOf } from '../../http/context.ts';
 import { HttpError } from '../../http/errors.ts';
 import { logEvent } from '../../http/log.ts';
 import { jsonResponse } from '../../http/respond.ts';
+import { subscriberHost } from '../../relay/operational-event-schemas.ts';
 import { emitOperationalEvent } from '../../relay/operational-events.ts';
 import { OperatorNameSchema, operatorOf } from './operator.ts';
 import { disabledError } from './subscription-guard.ts';
@@ -58,7 +59,7 @@ export async function sendTestEvent(
     type: 'subscription.test',
     data: {
       subscription_id: id,
-      url: subscription.url,
+      host: subscriberHost(subscription.url),
       operator,
       sent_at: new Date(now).toISOString(),
     },

@@ -152,7 +152,8 @@ describe('disabled subscriptions', () => {
   describe('PATCH /admin/subscriptions/:id', () => {
     it("should record an operator's disable and announce it as subscription.disabled", async () => {
       const watcher = await createReceiverSubscription({ eventTypes: ['subscription.disabled'] });
-      const target = await createReceiverSubscription();
+      // A capability token in the URL's query: other subscribers must never see it.
+      const target = await createReceiverSubscription({ query: { token: 'capability-token' } });
       const res = await patch(target.subscription.id, { enabled: false });
       const { health } = await dataOf(res);
       expect(health).toMatchObject({ state: 'disabled', reason: 'disabled by an operator' });
@@ -164,10 +165,20 @@ describe('disabled subscriptions', () => {
         .bind(watcher.subscription.id, target.subscription.id)
         .first<{ event_id: string }>();
       const event = await findWebhookEvent(env.DB, row?.event_id ?? '');
+      const url = new URL(target.subscription.url);
       expect(JSON.parse(event?.rawBody ?? '{}')).toMatchObject({
         event_type: 'subscription.disabled',
-        data: { reason: 'disabled by an operator', disabled_at: health.disabled_at },
+        data: {
+          subscription_id: target.subscription.id,
+          host: url.host,
+          reason: 'disabled by an operator',
+          disabled_at: health.disabled_at,
+        },
       });
+      // Named by id and host only: neither the path nor the query reaches another subscriber.
+      expect(event?.rawBody).not.toContain('capability-token');
+      expect(event?.rawBody).not.toContain(url.pathname);
+      expect(JSON.parse(event?.rawBody ?? '{}').data).not.toHaveProperty('url');
     });
 
     it('should re-enqueue the pending deliveries and those failed since the failures began', async () => {

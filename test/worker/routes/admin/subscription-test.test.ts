@@ -57,7 +57,7 @@ describe('admin subscriptions', () => {
         event_id: data.event_id,
         data: {
           subscription_id: target.subscription.id,
-          url: target.subscription.url,
+          host: new URL(target.subscription.url).host,
           operator: 'ada@example.com',
         },
       });
