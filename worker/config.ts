@@ -47,6 +47,8 @@ export {
   DEFAULT_RATE_LIMIT_PER_MINUTE,
   DEFAULT_SUBSCRIBER_SETTINGS,
   /** @internal Exported for the tests, which check against the same value. */
+  MIN_PRODUCTION_RELAY_RETENTION_DAYS,
+  /** @internal Exported for the tests, which check against the same value. */
   SETTING_NAMES,
   /** The settings table (the health check reads the admin token by its row alone). */
   SETTINGS,

@@ -11,6 +11,7 @@ import {
   MAX_PRODUCTION_BODY_BYTES,
   MAX_WEBHOOK_BODY_BYTES,
   MIN_DISTINCT_CHARACTERS,
+  MIN_PRODUCTION_RELAY_RETENTION_DAYS,
   MIN_PRODUCTION_RETENTION_SEC,
   MIN_PROVIDER_SECRET_LENGTH,
   parseSettings,
@@ -87,6 +88,12 @@ const UNSAFE: readonly (readonly [string, Vars, SettingName, string])[] = [
     'IDEMPOTENCY_RETENTION_SEC',
     RETENTION,
   ],
+  [
+    'a relay retention shorter than the retry schedule and a day',
+    { RELAY_RETENTION_DAYS: String(MIN_PRODUCTION_RELAY_RETENTION_DAYS - 1) },
+    'RELAY_RETENTION_DAYS',
+    `must be at least ${MIN_PRODUCTION_RELAY_RETENTION_DAYS} days outside local mode: a delivery is retried for up to 33 h, and its event must outlive its last attempt by a day`,
+  ],
   ['a 1-character webhook secret', { WEBHOOK_SECRET: 'x' }, 'WEBHOOK_SECRET', LENGTH_OF_SECRET],
   [
     'a webhook secret of 32 identical characters',
@@ -161,6 +168,12 @@ const UNSAFE: readonly (readonly [string, Vars, SettingName, string])[] = [
 ];
 
 describe('production rules against unsafe settings', () => {
+  it('should keep events 3 days at least: the retries span about 33 h, then a day', () => {
+    expect(MIN_PRODUCTION_RELAY_RETENTION_DAYS).toBe(3);
+    expect(problemsWith({ RELAY_RETENTION_DAYS: '3' }, PRODUCTION_VARS)).toEqual({});
+    expect(problemsWith({ RELAY_RETENTION_DAYS: '1' }, LOCAL_VARS)).toEqual({});
+  });
+
   it.each(UNSAFE)(
     'should refuse %s outside local mode only',
     (_what, overrides, variable, problem) => {

@@ -6,6 +6,7 @@
  * variables to the defaults given here, which a test checks.
  */
 import * as v from 'valibot';
+import { RETRY_SPAN_SEC } from '../relay/retry-schedule.ts';
 import {
   DIFFERENT_CHARACTERS,
   isOpenablePort,
@@ -74,6 +75,14 @@ const DEFAULT_DNS_RESOLVER = 'https://cloudflare-dns.com/dns-query';
 const MAX_REQUEST_BODY_BYTES = 100 * 1024 * 1024;
 
 const DEVELOPMENT_SWITCH = 'is a development switch, refused outside local mode';
+
+/**
+ * The shortest relay retention outside local mode, in days: the retry schedule's span (at its
+ * jitter's longest) and a day, so an event outlives its delivery's last attempt.
+ *
+ * @internal Exported for the tests, which check against the same value.
+ */
+export const MIN_PRODUCTION_RELAY_RETENTION_DAYS = Math.ceil((RETRY_SPAN_SEC + 86_400) / 86_400);
 
 /** The settings table: one row per variable or secret the gateway reads. */
 export const SETTINGS = {
@@ -301,7 +310,15 @@ export const SETTINGS = {
     unset: { default: '30' },
     value: wholeNumber(1, 3650, 'days'),
     field: 'relayRetentionDays',
-    doc: '1 to 3650 days before webhook events are purged',
+    doc: `1 to 3650 days before webhook events are purged; outside local mode at least ${MIN_PRODUCTION_RELAY_RETENTION_DAYS} (the retry schedule's span and a day)`,
+    production: [
+      {
+        // A purge before the last retry would delete a pending delivery without an attempt
+        // or a dead letter: nothing would say it was never delivered.
+        holds: (days) => days >= MIN_PRODUCTION_RELAY_RETENTION_DAYS,
+        problem: `must be at least ${MIN_PRODUCTION_RELAY_RETENTION_DAYS} days outside local mode: a delivery is retried for up to ${Math.round(RETRY_SPAN_SEC / 3600)} h, and its event must outlive its last attempt by a day`,
+      },
+    ],
   }),
   RELAY_BACKLOG_ALERT_SEC: setting({
     kind: 'var',

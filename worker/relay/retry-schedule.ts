@@ -26,6 +26,15 @@ export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SEC.length + 1;
  */
 export const RETRY_JITTER = 0.2;
 
+/**
+ * The longest a delivery's retries can take by the schedule, from its first attempt to its
+ * last, in seconds: every delay at its jitter's longest (about 33 h). A subscriber's
+ * `Retry-After` may stretch it further.
+ */
+export const RETRY_SPAN_SEC = Math.ceil(
+  RETRY_DELAYS_SEC.reduce((sum, delay) => sum + delay, 0) * (1 + RETRY_JITTER),
+);
+
 /** Longest `delaySeconds` Cloudflare Queues accepts: 12 h, in seconds. */
 export const MAX_QUEUE_DELAY_SEC = 12 * 60 * 60;
 
