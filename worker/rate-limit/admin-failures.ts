@@ -41,6 +41,20 @@ const GLOBAL_BUDGET: FailureBudget = {
   limit: ADMIN_FAILURES_PER_MINUTE_GLOBAL,
 };
 
+/**
+ * Until when this isolate knows the gateway's budget to be spent, epoch milliseconds, by
+ * limiter binding (the tests give each test a binding of its own). While it is, a sign-in is
+ * refused after one call, which counts it in its address's budget.
+ */
+const gatewaySpent = new WeakMap<object, number>();
+
+/**
+ * Shortest time an isolate takes the gateway's budget for spent once it refused, in
+ * milliseconds: the budget refills a slot every 0.5 s, and asking it again for each one
+ * would cost a flood three calls a request; meanwhile only more is refused, never less.
+ */
+const GATEWAY_SPENT_MIN_MS = 5000;
+
 /** The bindings the throttle reads. */
 interface AdminFailureBindings {
   readonly RATE_LIMITER?: DurableObjectNamespace<CallerRateLimiter>;
@@ -67,9 +81,11 @@ export interface AdminSignInSlot {
  * never the token), so an operator's parallel requests with the right token hold one slot
  * together and cannot refuse each other. A refused request compares nothing, the right
  * token included (a throttled guesser learns nothing from a lucky guess). The address goes
- * first, so one throttled address cannot spend the gateway's budget; a reservation that is
- * refused further on is given back. When the limiter cannot be reached the request is
- * refused too: an outage of the limiter must not reopen guessing.
+ * first, so one throttled address cannot spend the gateway's budget. Once the gateway's
+ * budget refuses, the address keeps the failure counted and this isolate remembers the
+ * budget spent until it refills: each sign-in meanwhile is one call, counted in its address's
+ * budget (so a guesser's own address is throttled too), and refused. When the limiter cannot
+ * be reached the request is refused too: an outage of the limiter must not reopen guessing.
  *
  * @param env - the bindings: `RATE_LIMITER`.
  * @param headers - the request headers (`Authorization`, whose value is digested, and
@@ -93,6 +109,11 @@ export async function reserveAdminSignIn(
   if (limiter === undefined) {
     throw limiterFailed(context, new Error('the RATE_LIMITER binding is missing'));
   }
+  const [address] = budgets as [FailureBudget, FailureBudget];
+  const spentUntil = gatewaySpent.get(limiter) ?? 0;
+  if (Date.now() < spentUntil) {
+    throw await refusedWhileSpent(limiter, address, spentUntil, { context, client });
+  }
   const credential = await credentialDigest(headers.get('Authorization') ?? '');
   const held: FailureBudget[] = [];
   const release = (outcome: 'refund' | 'keep') =>
@@ -106,12 +127,38 @@ export async function reserveAdminSignIn(
       throw limiterFailed(context, error);
     }
     if (!decision.allowed) {
-      await release('refund');
+      if (budget.scope === 'gateway') {
+        const wait = Math.max(decision.retryAfterMs, GATEWAY_SPENT_MIN_MS);
+        gatewaySpent.set(limiter, Date.now() + wait);
+      }
+      // Refused by the gateway's budget, the attempt still counts for its address.
+      await release(budget.scope === 'gateway' ? 'keep' : 'refund');
       throw throttled(context, client, budget, decision.retryAfterMs);
     }
     held.push(budget);
   }
   return { release };
+}
+
+/**
+ * A sign-in while this isolate knows the gateway's budget spent: one call counts it in its
+ * address's budget; the 429 names the address when that budget is spent too, else the
+ * gateway.
+ */
+async function refusedWhileSpent(
+  limiter: DurableObjectNamespace<CallerRateLimiter>,
+  address: FailureBudget,
+  spentUntil: number,
+  { context, client }: { readonly context: RequestContext; readonly client: string },
+): Promise<HttpError> {
+  let decision: { allowed: boolean; retryAfterMs: number };
+  try {
+    decision = await limiter.getByName(address.name).take(address.limit);
+  } catch (error) {
+    return limiterFailed(context, error);
+  }
+  if (!decision.allowed) return throttled(context, client, address, decision.retryAfterMs);
+  return throttled(context, client, GLOBAL_BUDGET, spentUntil - Date.now());
 }
 
 /** The SHA-256 of an `Authorization` value, hex: names its reservation, reveals nothing. */

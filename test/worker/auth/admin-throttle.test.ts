@@ -12,7 +12,7 @@ import {
   ADMIN_FAILURES_PER_MINUTE_GLOBAL,
 } from '../../../worker/rate-limit/admin-failures.ts';
 import { errorBody, fetchGateway } from '../helpers.ts';
-import { privateLimiter } from '../rate-limit/limiter-bindings.ts';
+import { countingLimiter, privateLimiter } from '../rate-limit/limiter-bindings.ts';
 import { ADMIN_TOKEN, adminRequest } from '../routes/admin/admin-helpers.ts';
 
 /**
@@ -167,6 +167,37 @@ describe('admin API', () => {
           message: expect.stringContaining('to this gateway'),
         });
       }
+    });
+
+    it("should cost one call a sign-in while the gateway's budget is spent, and still throttle the address", async () => {
+      const { binding, calls } = countingLimiter();
+      const limiter = { RATE_LIMITER: binding };
+      // The gateway's budget spent by 20 addresses, none of them past its own.
+      const spending = await Promise.all(
+        Array.from({ length: ADMIN_FAILURES_PER_MINUTE_GLOBAL + 20 }, (_, i) =>
+          signIn(limiter, `203.0.113.${i % 20}`, `guess-${i}`),
+        ),
+      );
+      expect(tally(spending)[429]).toBeGreaterThan(0);
+      const before = calls();
+      const total = (counts: Record<string, number>) =>
+        Object.values(counts).reduce((sum, n) => sum + n, 0);
+      // A guesser from a new address, once the gateway refused: one call each.
+      const guesses = await Promise.all(
+        Array.from({ length: ADMIN_FAILURES_PER_MINUTE + 5 }, (_, i) =>
+          signIn(limiter, '198.51.100.7', `more-${i}`),
+        ),
+      );
+      expect(total(calls()) - total(before)).toBe(guesses.length);
+      expect(tally(guesses)).toEqual({ 429: guesses.length });
+      // Each counted in its address's budget: past it, the address is named.
+      const messages = await Promise.all(
+        guesses.map(async (res) => (await errorBody(res)).message),
+      );
+      expect(messages.filter((m) => m.includes('from this address'))).toHaveLength(5);
+      expect(messages.filter((m) => m.includes('to this gateway'))).toHaveLength(
+        ADMIN_FAILURES_PER_MINUTE,
+      );
     });
 
     it("should give the gateway's budget back for right tokens", async () => {

@@ -49,6 +49,23 @@ export function privateLimiter(): Limiter {
   return namespace as unknown as Limiter;
 }
 
+/**
+ * A {@link privateLimiter} that counts the calls made to its objects; `calls` says how many
+ * so far, by method.
+ */
+export function countingLimiter(): { binding: Limiter; calls: () => Record<string, number> } {
+  const real = privateLimiter();
+  const counts: Record<string, number> = {};
+  const namespace = {
+    getByName: (name: string) =>
+      wrappedStub(real, name, (method, _args, call) => {
+        counts[method] = (counts[method] ?? 0) + 1;
+        return call();
+      }),
+  };
+  return { binding: namespace as unknown as Limiter, calls: () => ({ ...counts }) };
+}
+
 /** Which limiter calls fail. */
 export interface LimiterFaultPlan {
   /** The method that fails. */
