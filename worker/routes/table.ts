@@ -257,7 +257,7 @@ export const OWN_ROUTES: readonly OwnRoute[] = Object.freeze([
     ADMIN_RECOVER_PATH,
     'admin.deliveries.recover',
     'admin',
-    'Start a job re-enqueuing every undelivered delivery matching a filter (or answer the running one).',
+    'Start a job re-enqueuing every undelivered delivery matching a filter (or answer the running one); `Location` names the job.',
     bodied(RecoverySchema, startRecovery),
     { status: 202 },
   ),

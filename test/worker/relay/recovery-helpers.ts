@@ -92,7 +92,12 @@ export async function startRecovery(
 ): Promise<RecoveryJobData> {
   const res = await fetchGateway(recoverRequest(body), overrides);
   expect(res.status).toBe(202);
-  return dataOf<RecoveryJobData>(res);
+  const job = await dataOf<RecoveryJobData>(res);
+  // A 202 names where the job's progress is read.
+  expect(res.headers.get('Location')).toBe(
+    `/admin/deliveries/recover/jobs/${encodeURIComponent(job.id)}`,
+  );
+  return job;
 }
 
 /** A job's progress through `GET /admin/deliveries/recover/jobs/:id`, expecting 200. */

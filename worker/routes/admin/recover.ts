@@ -92,7 +92,8 @@ type RecoveryBody = v.InferOutput<typeof RecoverySchema>;
  * turned off). While a job with the same filter runs, that job is answered and nothing is
  * started.
  *
- * @returns 202 `{ status: 'success', data }`, `data` the job (see {@link toRecoveryJobView}).
+ * @returns 202 `{ status: 'success', data }`, `data` the job (see {@link toRecoveryJobView}),
+ *   with `Location` naming `GET /admin/deliveries/recover/jobs/{id}` of the job.
  * @throws {HttpError} 400 `validation_failed` naming the field.
  */
 export async function startRecovery(
@@ -108,7 +109,12 @@ export async function startRecovery(
     job_id: job.id,
     operator,
   });
-  return jsonResponse({ status: 'success', data: toRecoveryJobView(job) }, { status: 202 });
+  // A 202 points at where the accepted work's progress is read.
+  const location = `${ADMIN_RECOVER_PATH}/jobs/${encodeURIComponent(job.id)}`;
+  return jsonResponse(
+    { status: 'success', data: toRecoveryJobView(job) },
+    { status: 202, headers: { Location: location } },
+  );
 }
 
 /**
