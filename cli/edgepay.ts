@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import { parseArgs } from 'node:util';
 import { runSandboxCommand } from './sandbox-command.ts';
+import { runSignCommand } from './sign-command.ts';
 import { UsageError } from './usage-error.ts';
 
 /** `edgepay --help`. */
@@ -13,6 +14,8 @@ const USAGE = `Usage: edgepay <command> [options]
 Commands:
   sandbox      serve the payments API sandbox emulator over HTTP
                (edgepay sandbox --help)
+  sign         print the signature headers of one request, for curl
+               (edgepay sign --help)
 
 Options:
   -h, --help   show this help
@@ -66,6 +69,7 @@ async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   try {
     if (command === 'sandbox') await runSandboxCommand(rest);
+    else if (command === 'sign') await runSignCommand(rest);
     else if (command === undefined || command.startsWith('-')) runGlobalOptions(args);
     else throw new UsageError(`unknown command "${command}"`, USAGE);
   } catch (error) {

@@ -56,6 +56,60 @@ async function answers(url: string): Promise<boolean> {
 }
 
 describe('edgepay CLI', () => {
+  describe('sign', () => {
+    const BODY = JSON.stringify({
+      email: 'ada@example.com',
+      amount: '2500.00',
+      currency: 'NGN',
+      reference: uniqueRef('sign'),
+    });
+
+    /** The `Name: value` lines `edgepay sign` printed, as headers. */
+    function headersOf(stdout: string): Record<string, string> {
+      return Object.fromEntries(
+        stdout
+          .trim()
+          .split('\n')
+          .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
+      );
+    }
+
+    it('should print headers the sandbox accepts, for a body given or piped', async () => {
+      const cli = await sandbox(['--key-id', 'cli-key', '--secret', 'cli-secret-value']);
+      const env = { EDGEPAY_SECRET: 'cli-secret-value', EDGEPAY_KEY_ID: 'cli-key' };
+      const given = runCli(['sign', '--body', BODY], { env });
+      expect(given).toMatchObject({ status: 0, stderr: '' });
+      const headers = headersOf(given.stdout);
+      expect(Object.keys(headers)).toEqual(['X-Key-Id', 'X-Timestamp', 'X-Signature']);
+      const res = await fetch(`${cli.url}/payments/initialize`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: BODY,
+      });
+      expect(res.status).toBe(200);
+      const piped = runCli(['sign'], { env, input: BODY });
+      expect(piped.status).toBe(0);
+      await verifyRequestSignature({
+        secret: 'cli-secret-value',
+        body: BODY,
+        headers: new Headers(headersOf(piped.stdout)),
+      });
+      // A request without a body signs the empty one.
+      const empty = headersOf(runCli(['sign', '--body', ''], { env }).stdout);
+      const reference = JSON.parse(BODY).reference;
+      const read = await fetch(`${cli.url}/payments/verify/${reference}`, { headers: empty });
+      expect(read.status).toBe(200);
+    });
+
+    it('should read the secret from EDGEPAY_SECRET only, and say so when it is unset', () => {
+      const run = runCli(['sign', '--body', BODY], { env: { EDGEPAY_SECRET: '' } });
+      expect(run.status).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('EDGEPAY_SECRET is not set');
+      expect(runCli(['sign', '--secret', 'x', '--body', BODY]).status).toBe(2);
+    });
+  });
+
   describe('help and version', () => {
     it.each([['--help'], ['-h']])('should print the usage for "edgepay %s" and exit 0', (flag) => {
       const run = runCli([flag]);

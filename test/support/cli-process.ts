@@ -44,10 +44,25 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs a command that ends by itself (help, version, usage errors). */
-export function runCli(args: string[]): CliResult {
+/**
+ * Runs a command that ends by itself (help, version, usage errors, `edgepay sign`).
+ *
+ * @param args - the arguments after the program name.
+ * @param options - variables added to the environment, and what stdin carries (nothing
+ *   by default).
+ */
+export function runCli(
+  args: string[],
+  options: { readonly env?: Record<string, string>; readonly input?: string } = {},
+): CliResult {
   const [command, argv] = commandLine('node', args);
-  const run = spawnSync(command, argv, { cwd: root, encoding: 'utf8', timeout: EXIT_TIMEOUT_MS });
+  const run = spawnSync(command, argv, {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: EXIT_TIMEOUT_MS,
+    env: { ...process.env, ...options.env },
+    input: options.input ?? '',
+  });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
