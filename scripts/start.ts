@@ -7,8 +7,8 @@
 // move the three ports (scripts/start-options.ts).
 // The tokens and credentials it uses are listed in docs/sandbox.md, "Local defaults".
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { startSandboxServer } from '../cli/sandbox-server.ts';
 import { UsageError } from '../cli/usage-error.ts';
@@ -92,6 +92,16 @@ function callerTokens(vars: NodeJS.Dict<string>): string {
   }
 }
 
+/** The first caller's token, for the banner's example (a placeholder when none parses). */
+function firstCallerToken(vars: NodeJS.Dict<string>): string {
+  try {
+    const [first] = JSON.parse(vars.GATEWAY_CALLERS ?? '[]') as { token?: unknown }[];
+    return typeof first?.token === 'string' ? first.token : '<gateway token>';
+  } catch {
+    return '<gateway token>';
+  }
+}
+
 interface SubscriptionResponse {
   id: string;
   url: string;
@@ -120,21 +130,55 @@ async function admin(
 }
 
 /**
+ * Where `npm start` keeps the receiver's subscription id and secret, in the local state beside
+ * D1 (wrangler's `.wrangler/state` unless `EDGEPAY_PERSIST_TO` says otherwise): the admin API
+ * shows a secret once, and a restart on the same state must not rotate it.
+ */
+const receiverSecretFile = join(
+  persistTo ?? join(root, '.wrangler', 'state'),
+  'edgepay-receiver-secret.json',
+);
+
+/** The receiver's subscription as a previous start left it. */
+function keptReceiver(): { id: string; secret: string } | undefined {
+  try {
+    const kept = JSON.parse(readFileSync(receiverSecretFile, 'utf8')) as Record<string, unknown>;
+    return typeof kept.id === 'string' && typeof kept.secret === 'string'
+      ? { id: kept.id, secret: kept.secret }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The receiver's subscription and its signing secret: the one with
- * {@link RECEIVER_DESCRIPTION} is reused (URL and enabled refreshed, secret rotated,
- * since a secret is shown only once), otherwise one is created.
+ * {@link RECEIVER_DESCRIPTION} is reused (URL and enabled refreshed) with the secret a
+ * previous start kept; only when that secret was not kept (the file deleted, another
+ * state) is it rotated, since the admin API shows a secret once. Otherwise one is created.
  */
 async function subscribeReceiver(vars: NodeJS.Dict<string>): Promise<SubscriptionResponse> {
   const existing = (await admin(vars, 'GET', '')) as SubscriptionResponse[];
   const mine = existing.find((subscription) => subscription.description === RECEIVER_DESCRIPTION);
+  let subscription: SubscriptionResponse;
   if (mine === undefined) {
-    return (await admin(vars, 'POST', '', {
+    subscription = (await admin(vars, 'POST', '', {
       url: receiverUrl,
       description: RECEIVER_DESCRIPTION,
     })) as SubscriptionResponse;
+  } else {
+    await admin(vars, 'PATCH', `/${mine.id}`, { url: receiverUrl, enabled: true });
+    const kept = keptReceiver();
+    if (kept?.id === mine.id) return { ...mine, secret: kept.secret };
+    subscription = (await admin(vars, 'POST', `/${mine.id}/rotate-secret`)) as SubscriptionResponse;
   }
-  await admin(vars, 'PATCH', `/${mine.id}`, { url: receiverUrl, enabled: true });
-  return (await admin(vars, 'POST', `/${mine.id}/rotate-secret`)) as SubscriptionResponse;
+  mkdirSync(dirname(receiverSecretFile), { recursive: true });
+  writeFileSync(
+    receiverSecretFile,
+    JSON.stringify({ id: subscription.id, secret: subscription.secret }),
+    { mode: 0o600 },
+  );
+  return subscription;
 }
 
 /** The banner's line about the cron triggers `npm start` runs itself. */
@@ -143,7 +187,7 @@ function cronLine(cron: LocalCron): string {
     return 'none runs locally (none in wrangler.toml, or see the errors above)';
   const when =
     cronIntervalMs === undefined ? 'on its schedule (UTC)' : `every ${cronIntervalMs} ms (test)`;
-  return `${cron.running.join(', ')} runs locally ${when}: idempotency purge, relay sweeper`;
+  return `${cron.running.join(', ')} runs locally ${when}: relay sweeper, event purge`;
 }
 
 function banner(vars: NodeJS.Dict<string>, cron: LocalCron): string {
@@ -159,7 +203,7 @@ edgepay is running (sandbox money only)
   receiver  ${receiverUrl}     examples/receiver, prints each verified delivery here
   cron      ${cronLine(cron)}
 
-  Try: curl -s ${gatewayUrl}/banks -H 'Authorization: Bearer <gateway token>'
+  Try: curl -s ${gatewayUrl}/banks -H 'Authorization: Bearer ${firstCallerToken(vars)}'
   The README has the whole curl session. Ctrl-C stops everything.
 `;
 }

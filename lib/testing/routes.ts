@@ -29,6 +29,7 @@ import {
   retrieveRefund,
 } from './refunds.ts';
 import { requestsControl } from './request-log.ts';
+import { json } from './respond.ts';
 import { type Handler, type Route, route } from './router.ts';
 import { getRetriesControl, idleControl, setRetriesControl } from './timing-controls.ts';
 import { initializeTransfer, listDisbursements, verifyTransfer } from './transfers.ts';
@@ -101,4 +102,22 @@ export const SANDBOX_ROUTES: Route[] = [
   route('GET', '/__sandbox/webhooks/retries', 'control', getRetriesControl),
   route('GET', '/__sandbox/idle', 'control', idleControl),
   route('GET', '/__sandbox/requests', 'control', requestsControl),
+  route('GET', '/__sandbox', 'control', controlsIndex),
+  route('GET', '/__sandbox/', 'control', controlsIndex),
 ];
+
+/**
+ * `GET /__sandbox/`: the index of the test controls, `{ status, data: [{ method, path }] }`
+ * in the order above, with where they are described; what `npm start` and `edgepay sandbox`
+ * print as the controls' address.
+ */
+function controlsIndex(): Response {
+  const controls = SANDBOX_ROUTES.filter(
+    (entry) => entry.access === 'control' && entry.handler !== controlsIndex,
+  ).map((entry) => ({ method: entry.method, path: entry.pattern }));
+  return json({
+    status: 'success',
+    message: 'Sandbox test controls: unsigned, never affected by injected faults (docs/sandbox.md)',
+    data: controls,
+  });
+}

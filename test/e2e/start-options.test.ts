@@ -12,7 +12,8 @@ import { type NpmStartStack, startNpmStart } from '../support/npm-start.ts';
 // over the `EDGEPAY_*_PORT` variables; a bad value or a taken port ends it with a message
 // that names the option. Ports of its own: the stack listens on 18837-18839, and 18847-18849
 // are the variables' ports (which must stay unused when options are given) and the ports
-// the failure cases take; 18927-18929 and 18937-18939 are two stacks started together.
+// the failure cases take; 18927-18929 and 18937-18939 are two stacks started together;
+// 18967-18969 a stack restarted on its own state.
 const OPTION_PORTS = { gateway: 18837, sandbox: 18838, receiver: 18839 };
 const VARIABLE_PORTS = { gateway: 18847, sandbox: 18848, receiver: 18849 };
 /** wrangler dev's devtools inspector port when none is given. */
@@ -22,6 +23,8 @@ const TWIN_PORTS = [
   { gateway: 18927, sandbox: 18928, receiver: 18929 },
   { gateway: 18937, sandbox: 18938, receiver: 18939 },
 ];
+/** The ports of a stack started twice on the same local state. */
+const RESTART_PORTS = { gateway: 18967, sandbox: 18968, receiver: 18969 };
 /** The variables naming {@link VARIABLE_PORTS}. */
 const PORT_VARIABLES = {
   EDGEPAY_GATEWAY_PORT: String(VARIABLE_PORTS.gateway),
@@ -202,10 +205,51 @@ describe('npm start', () => {
         expect(stack.output()).toContain(`gateway   http://127.0.0.1:${OPTION_PORTS.gateway}`);
         expect(stack.output()).toContain(`sandbox   http://127.0.0.1:${OPTION_PORTS.sandbox}`);
         expect(stack.output()).toContain(`receiver  http://127.0.0.1:${OPTION_PORTS.receiver}/`);
+        // The banner's example carries the real token, not a placeholder.
+        expect(stack.output()).toContain(
+          `Try: curl -s http://127.0.0.1:${OPTION_PORTS.gateway}/banks -H 'Authorization: Bearer dev-gateway-token'`,
+        );
         const variablePorts = Object.values(VARIABLE_PORTS);
         expect(await Promise.all(variablePorts.map(listening))).toEqual([false, false, false]);
       },
       READY_MS + 10_000,
+    );
+  });
+
+  describe('a restart on the same local state', () => {
+    it(
+      "should keep the example subscription's secret: nothing rotated it",
+      async () => {
+        const restartState = mkdtempSync(join(tmpdir(), 'edgepay-restart-'));
+        const receiverSubscription = async () => {
+          const res = await fetch(`http://127.0.0.1:${RESTART_PORTS.gateway}/admin/subscriptions`, {
+            headers: { Authorization: 'Bearer dev-admin-token' },
+          });
+          const { data } = (await res.json()) as {
+            data: { id: string; description: string | null; previous_secret_expires_at: unknown }[];
+          };
+          return data.find((subscription) => subscription.description?.includes('npm start'));
+        };
+        try {
+          const first = await startNpmStart(RESTART_PORTS, READY_MS, { persistTo: restartState });
+          const before = await receiverSubscription().finally(() => first.stop());
+          expect(before?.previous_secret_expires_at).toBeNull();
+          const second = await startNpmStart(RESTART_PORTS, READY_MS, {
+            persistTo: restartState,
+          });
+          try {
+            const after = await receiverSubscription();
+            expect(after?.id).toBe(before?.id);
+            // A rotation would have left the old secret in use for a day.
+            expect(after?.previous_secret_expires_at).toBeNull();
+          } finally {
+            await second.stop();
+          }
+        } finally {
+          rmSync(restartState, { recursive: true, force: true });
+        }
+      },
+      2 * READY_MS + 30_000,
     );
   });
 

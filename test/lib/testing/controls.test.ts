@@ -36,6 +36,22 @@ async function verifyTransfer(reference: string) {
 }
 
 describe('sandbox controls', () => {
+  describe('GET /__sandbox/', () => {
+    it('should list every control, each answering at its path', async () => {
+      for (const path of ['/__sandbox/', '/__sandbox']) {
+        const res = await fetch(`${api.url}${path}`);
+        expect(res.status).toBe(200);
+        const { data } = (await res.json()) as { data: { method: string; path: string }[] };
+        expect(data).toContainEqual({ method: 'GET', path: '/__sandbox/state' });
+        expect(data).toContainEqual({ method: 'POST', path: '/__sandbox/faults/rules' });
+        // The readable ones answer (none is a 404 the index would point at).
+        for (const control of data.filter((c) => c.method === 'GET')) {
+          expect((await fetch(`${api.url}${control.path}`)).status, control.path).toBe(200);
+        }
+      }
+    });
+  });
+
   describe('GET /__sandbox/state', () => {
     beforeEach(async () => {
       await api.reset();
