@@ -24,6 +24,13 @@ type PortSetting = (typeof PORT_SETTINGS)[number];
 /** The loopback ports of the stack, by role. */
 export type StartPorts = Record<PortSetting['role'], number>;
 
+/** What `npm start`'s command line and variables say. */
+export interface StartOptions {
+  readonly ports: StartPorts;
+  /** Show all of wrangler's output (`--verbose`), not only what a local stack needs. */
+  readonly verbose: boolean;
+}
+
 /** `npm start -- --help`. */
 export const START_USAGE = `Usage: npm start -- [options]
 
@@ -34,6 +41,7 @@ Options:
   --port <n>           the gateway's port (default: 8787; or EDGEPAY_GATEWAY_PORT)
   --sandbox-port <n>   the sandbox emulator's port (default: 8788; or EDGEPAY_SANDBOX_PORT)
   --receiver-port <n>  the example receiver's port (default: 8789; or EDGEPAY_RECEIVER_PORT)
+  --verbose            show all of wrangler's output (its bindings tables, its notices)
   -h, --help           show this help
 
 An option wins over its variable. Each port is a whole number from 1 to 65535, and the
@@ -47,6 +55,7 @@ const OPTIONS = {
   port: { type: 'string' },
   'sandbox-port': { type: 'string' },
   'receiver-port': { type: 'string' },
+  verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -55,11 +64,12 @@ const OPTIONS = {
  *
  * @param args - the arguments after the script (`process.argv.slice(2)`).
  * @param env - the environment the `EDGEPAY_*_PORT` variables are read from.
- * @returns `'help'` for `--help`/`-h`, otherwise the three ports.
+ * @returns `'help'` for `--help`/`-h`, otherwise the three ports and whether `--verbose`
+ *   was given.
  * @throws {UsageError} on an unknown option, a missing value, a value that is not a port
  *   (naming the option or variable it came from), or two roles on one port.
  */
-export function readStartOptions(args: string[], env: NodeJS.ProcessEnv): 'help' | StartPorts {
+export function readStartOptions(args: string[], env: NodeJS.ProcessEnv): 'help' | StartOptions {
   let values: ReturnType<typeof parseStartValues>;
   try {
     values = parseStartValues(args);
@@ -97,7 +107,7 @@ export function readStartOptions(args: string[], env: NodeJS.ProcessEnv): 'help'
     owners.set(port, setting);
     ports[setting.role] = port;
   }
-  return ports;
+  return { ports, verbose: values.verbose === true };
 }
 
 function parseStartValues(args: string[]) {

@@ -6,9 +6,10 @@
 // which wrangler dev does not do by itself. `npm start -- --help` lists the options that
 // move the three ports (scripts/start-options.ts).
 // The tokens and credentials it uses are listed in docs/sandbox.md, "Local defaults".
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseEnv } from 'node:util';
 import { startSandboxServer } from '../cli/sandbox-server.ts';
 import { UsageError } from '../cli/usage-error.ts';
@@ -28,16 +29,18 @@ import {
   listenFailure,
   readStartOptions,
   START_USAGE,
-  type StartPorts,
+  type StartOptions,
 } from './start-options.ts';
+import { WranglerOutputFilter } from './wrangler-output.ts';
 
 const HOST = '127.0.0.1';
 
 /**
- * The ports, from the options, else the `EDGEPAY_*_PORT` variables, else 8787-8789.
+ * The ports, from the options, else the `EDGEPAY_*_PORT` variables, else 8787-8789, and
+ * `--verbose`.
  * `--help` and a bad command line end the process here, before anything starts.
  */
-function portsOrExit(): StartPorts {
+function optionsOrExit(): StartOptions {
   try {
     const read = readStartOptions(process.argv.slice(2), process.env);
     if (read !== 'help') return read;
@@ -50,7 +53,7 @@ function portsOrExit(): StartPorts {
   }
 }
 
-const PORTS = portsOrExit();
+const { ports: PORTS, verbose: VERBOSE } = optionsOrExit();
 const GATEWAY_PORT = PORTS.gateway;
 const SANDBOX_PORT = PORTS.sandbox;
 const RECEIVER_PORT = PORTS.receiver;
@@ -181,6 +184,25 @@ async function subscribeReceiver(vars: NodeJS.Dict<string>): Promise<Subscriptio
   return subscription;
 }
 
+/**
+ * Prints wrangler dev's output line by line, stdout to stdout and stderr to stderr, through
+ * {@link WranglerOutputFilter} unless `verbose`.
+ */
+function showOutput(child: ChildProcess, verbose: boolean): void {
+  const streams = [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ] as const;
+  for (const [from, to] of streams) {
+    if (from === null) continue;
+    const quiet = new WranglerOutputFilter();
+    createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+      const shown = verbose ? line : quiet.filter(line);
+      if (shown !== null) to.write(`${shown}\n`);
+    });
+  }
+}
+
 /** The banner's line about the cron triggers `npm start` runs itself. */
 function cronLine(cron: LocalCron): string {
   if (cron.running.length === 0)
@@ -230,8 +252,11 @@ async function main(): Promise<void> {
   const gateway = spawn(
     wrangler,
     gatewayDevArgs({ host: HOST, port: GATEWAY_PORT, varsFile, sandboxUrl, persistTo }),
-    { cwd: root, env: QUIET_ENV, stdio: ['ignore', 'inherit', 'inherit'] },
+    // A process group of its own: a terminal's Ctrl-C reaches this script alone, which
+    // stops wrangler in order (workerd signalled at once made wrangler report a crash).
+    { cwd: root, env: QUIET_ENV, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
+  showOutput(gateway, VERBOSE);
   let stopping = false;
   let receiver: Receiver | undefined;
   let cron: LocalCron | undefined;
@@ -244,6 +269,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
+  // The gateway is in a group of its own: a closed terminal must stop it too.
+  process.on('SIGHUP', () => void stop(0));
   gateway.on('exit', (code) => {
     if (!stopping) {
       console.error(`start: wrangler dev exited (${code}); stopping`);

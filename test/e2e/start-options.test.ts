@@ -205,6 +205,10 @@ describe('npm start', () => {
         expect(stack.output()).toContain(`gateway   http://127.0.0.1:${OPTION_PORTS.gateway}`);
         expect(stack.output()).toContain(`sandbox   http://127.0.0.1:${OPTION_PORTS.sandbox}`);
         expect(stack.output()).toContain(`receiver  http://127.0.0.1:${OPTION_PORTS.receiver}/`);
+        // Quiet by default: no bindings tables, no stack trace for a machine without internet.
+        expect(stack.output()).not.toContain('Your Worker has access to the following bindings');
+        expect(stack.output()).not.toMatch(/getaddrinfo|^\s+at /m);
+        expect(stack.output()).not.toContain('Scheduled Workers are not automatically triggered');
         // The banner's example carries the real token, not a placeholder.
         expect(stack.output()).toContain(
           `Try: curl -s http://127.0.0.1:${OPTION_PORTS.gateway}/banks -H 'Authorization: Bearer dev-gateway-token'`,
@@ -232,8 +236,11 @@ describe('npm start', () => {
         };
         try {
           const first = await startNpmStart(RESTART_PORTS, READY_MS, { persistTo: restartState });
-          const before = await receiverSubscription().finally(() => first.stop());
+          const before = await receiverSubscription();
           expect(before?.previous_secret_expires_at).toBeNull();
+          // Stopped as a terminal's Ctrl-C stops it: cleanly, without a crash of the runtime.
+          expect(await first.interrupt()).toBe(0);
+          expect(first.output()).not.toMatch(/crashed/i);
           const second = await startNpmStart(RESTART_PORTS, READY_MS, {
             persistTo: restartState,
           });

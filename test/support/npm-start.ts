@@ -50,6 +50,12 @@ export interface NpmStartStack {
   output(): string;
   /** Stops the stack (SIGTERM, awaited) and removes its local state unless the caller gave it. */
   stop(): Promise<void>;
+  /**
+   * Stops it as a terminal's Ctrl-C does: SIGINT to its whole process group.
+   *
+   * @returns its exit code (`null` when a signal ended it).
+   */
+  interrupt(): Promise<number | null>;
 }
 
 /**
@@ -92,6 +98,8 @@ export async function startNpmStart(
       EDGEPAY_PERSIST_TO: state,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A group of its own, as a shell starts a command: `interrupt` signals the whole group.
+    detached: true,
   });
   let output = '';
   const stop = async () => {
@@ -125,5 +133,14 @@ export async function startNpmStart(
     sandboxUrl: `http://127.0.0.1:${ports.sandbox}`,
     output: () => output,
     stop,
+    interrupt: async () => {
+      const exited = new Promise<number | null>((resolve) =>
+        child.once('exit', (code) => resolve(code)),
+      );
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGINT');
+      const code = await exited;
+      if (ownState) rmSync(state, { recursive: true, force: true });
+      return code;
+    },
   };
 }
