@@ -127,13 +127,15 @@ export async function reserveAdminSignIn(
       throw limiterFailed(context, error);
     }
     if (!decision.allowed) {
-      if (budget.scope === 'gateway') {
-        const wait = Math.max(decision.retryAfterMs, GATEWAY_SPENT_MIN_MS);
-        gatewaySpent.set(limiter, Date.now() + wait);
-      }
+      const gateway = budget.scope === 'gateway';
+      // The gateway's budget is taken for spent a while: its Retry-After says so too.
+      const waitMs = gateway
+        ? Math.max(decision.retryAfterMs, GATEWAY_SPENT_MIN_MS)
+        : decision.retryAfterMs;
+      if (gateway) gatewaySpent.set(limiter, Date.now() + waitMs);
       // Refused by the gateway's budget, the attempt still counts for its address.
-      await release(budget.scope === 'gateway' ? 'keep' : 'refund');
-      throw throttled(context, client, budget, decision.retryAfterMs);
+      await release(gateway ? 'keep' : 'refund');
+      throw throttled(context, client, budget, waitMs);
     }
     held.push(budget);
   }
