@@ -13,6 +13,9 @@ const SECRET_VARIABLE = 'EDGEPAY_SECRET';
 /** The environment variable of the key id, when `--key-id` is not given. */
 const KEY_ID_VARIABLE = 'EDGEPAY_KEY_ID';
 
+/** The sandbox's own key id and secret, for the defaults and the examples. */
+const SANDBOX = resolveOptions({});
+
 /** `edgepay sign --help`. */
 const SIGN_USAGE = `Usage: edgepay sign [options]
 
@@ -24,7 +27,7 @@ Options:
   --body <text>    the request body (default: read from stdin; --body '' for a request
                    without one, such as a GET)
   --key-id <id>    the merchant key id (default: $${KEY_ID_VARIABLE}, else the sandbox's
-                   ${resolveOptions({}).keyId})
+                   ${SANDBOX.keyId})
   -h, --help       show this help
 
 The secret is read from $${SECRET_VARIABLE}, never from the command line, where other users
@@ -32,10 +35,10 @@ of the machine could read it.
 
 Examples (a sandbox started by "edgepay sandbox", on its default port):
   BODY='{"email":"ada@example.com","amount":"2500.00","currency":"NGN","reference":"order-1"}'
-  EDGEPAY_SECRET=${resolveOptions({}).secret} edgepay sign --body "$BODY" |
+  EDGEPAY_SECRET=${SANDBOX.secret} edgepay sign --body "$BODY" |
     curl -s -H @- -H 'Content-Type: application/json' -d "$BODY" \\
       http://${DEFAULT_SANDBOX_HOST}:${DEFAULT_SANDBOX_PORT}/payments/initialize
-  EDGEPAY_SECRET=${resolveOptions({}).secret} edgepay sign --body '' |
+  EDGEPAY_SECRET=${SANDBOX.secret} edgepay sign --body '' |
     curl -s -H @- http://${DEFAULT_SANDBOX_HOST}:${DEFAULT_SANDBOX_PORT}/payments/verify/order-1
 `;
 
@@ -74,7 +77,7 @@ export async function runSignCommand(
   if (secret === undefined || secret === '') {
     throw new UsageError(`${SECRET_VARIABLE} is not set: export the merchant secret`, SIGN_USAGE);
   }
-  const keyId = values['key-id'] ?? process.env[KEY_ID_VARIABLE] ?? resolveOptions({}).keyId;
+  const keyId = values['key-id'] ?? process.env[KEY_ID_VARIABLE] ?? SANDBOX.keyId;
   const body = values.body ?? (await readBody(stdin));
   const headers = await signRequest({ keyId, secret, body });
   process.stdout.write(

@@ -1,10 +1,5 @@
-// What `npm start` shows of `wrangler dev`'s output (scripts/start.ts): its own lines, the
-// request log and every error, without the noise a local stack does not need: the table of
-// bindings (printed at each reload), the failed fetch of the `Request.cf` placeholder on a
-// machine without internet (a stack trace that is no error of ours), the note that cron
-// triggers do not fire locally (`npm start` fires them itself) and the update notice. Run
-// with `--verbose`, `npm start` shows everything.
-
+// What `npm start` shows of `wrangler dev`'s output: everything but the noise a local stack
+// does not need (the README says what; `--verbose` shows it all).
 import { stripVTControlCharacters } from 'node:util';
 
 /** The first line of the bindings table; the table ends at the next empty line. */

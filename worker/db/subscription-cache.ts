@@ -1,13 +1,7 @@
 /**
- * The subscriptions as the fan-out reads them: an event stored on an event shard other than
- * `DB` (at ingress, on confirmation, and the relay's own events) and the ordered-delivery
- * check join a snapshot of them. Each isolate keeps one copy of every subscription (a
- * deployment has a handful) for `SUBSCRIPTION_CACHE_SEC` seconds, so an event costs `DB` no
- * query: `DB` holds every subscription, and a query there per event is the ceiling no number
- * of event shards lifts. Every write of a subscription forgets this isolate's copy at once;
- * other isolates see a change once their copy is older than the setting. Each outbox keeps
- * its own copy of its subscription (worker/relay/outbox-subscription.ts), which the admin API
- * tells of a change.
+ * The subscriptions as the fan-out and the ordered-delivery check read them: one copy per
+ * isolate, at most `SUBSCRIPTION_CACHE_SEC` old, so an event stored off `DB` costs `DB` no
+ * query (docs/assumptions.md, "Webhook relay: subscriber health and delivery limits").
  */
 import { loadSettings } from '../config.ts';
 import { type EventShard, MAIN_SHARD } from './event-shards.ts';
@@ -26,36 +20,62 @@ export interface SubscriptionDirectory {
   readonly snapshot: SubscriptionsView;
 }
 
-/** A copy of the directory and when it was read, epoch milliseconds. */
-interface Copy {
-  readonly readAt: number;
-  readonly directory: Promise<SubscriptionDirectory>;
+/**
+ * A value read from `DB` and reused while younger than `SUBSCRIPTION_CACHE_SEC` (never with
+ * 0 or unreadable settings); a read that fails is not kept. Calls that arrive while a read
+ * runs share it.
+ */
+export class TimedCopy<T> {
+  readonly #read: (db: D1Database) => Promise<T>;
+  #copy: { readonly readAt: number; readonly value: Promise<T> } | undefined;
+
+  /** @param read - reads the value from the `DB` binding. */
+  constructor(read: (db: D1Database) => Promise<T>) {
+    this.#read = read;
+  }
+
+  /**
+   * The value, from the copy while it is young enough, else read now.
+   *
+   * @param env - the `DB` binding and the setting.
+   * @param now - the current time, epoch milliseconds.
+   * @throws whatever the read throws.
+   */
+  get(env: Env, now = Date.now()): Promise<T> {
+    const loaded = loadSettings(env);
+    const lifetimeMs = loaded.ok ? loaded.settings.subscriptionCacheSec * 1000 : 0;
+    const copy = this.#copy;
+    if (copy !== undefined && now - copy.readAt < lifetimeMs) return copy.value;
+    const value = this.#read(env.DB);
+    if (lifetimeMs > 0) {
+      const kept = { readAt: now, value };
+      this.#copy = kept;
+      value.catch(() => {
+        if (this.#copy === kept) this.#copy = undefined;
+      });
+    }
+    return value;
+  }
+
+  /** Drops the copy: the next read is fresh. */
+  forget(): void {
+    this.#copy = undefined;
+  }
 }
 
 // One per isolate: every Worker and object of a deployment reads the same `DB`.
-let copy: Copy | undefined;
+const directory = new TimedCopy(readDirectory);
 
 /**
- * Every subscription, from this isolate's copy while it is younger than
- * `SUBSCRIPTION_CACHE_SEC`, else read from `DB` now (one query, shared by the calls that
- * arrive while it runs).
+ * Every subscription, from this isolate's copy ({@link TimedCopy}), else read from `DB` now
+ * (one query).
  *
- * @param env - the `DB` binding and the setting (unreadable settings: no cache).
+ * @param env - the `DB` binding and the setting.
  * @param now - the current time, epoch milliseconds.
- * @throws whatever D1 throws reading them (nothing is kept then).
+ * @throws whatever D1 throws reading them.
  */
 export function cachedSubscriptions(env: Env, now = Date.now()): Promise<SubscriptionDirectory> {
-  const loaded = loadSettings(env);
-  const lifetimeMs = loaded.ok ? loaded.settings.subscriptionCacheSec * 1000 : 0;
-  if (copy !== undefined && now - copy.readAt < lifetimeMs) return copy.directory;
-  const directory = readDirectory(env.DB);
-  if (lifetimeMs > 0) {
-    copy = { readAt: now, directory };
-    directory.catch(() => {
-      if (copy?.directory === directory) copy = undefined;
-    });
-  }
-  return directory;
+  return directory.get(env, now);
 }
 
 /**
@@ -79,7 +99,7 @@ export async function cachedSubscriptionsView(
  * subscription, and by an outbox told of a change.
  */
 export function forgetSubscriptions(): void {
-  copy = undefined;
+  directory.forget();
 }
 
 async function readDirectory(db: D1Database): Promise<SubscriptionDirectory> {

@@ -101,15 +101,15 @@ export async function reserveAdminSignIn(
   context: RequestContext,
 ): Promise<AdminSignInSlot> {
   const client = clientBucket(headers);
-  const budgets: FailureBudget[] = [
-    { scope: 'address', name: `admin-failures/client/${client}`, limit: ADMIN_FAILURES_PER_MINUTE },
-    GLOBAL_BUDGET,
-  ];
+  const address: FailureBudget = {
+    scope: 'address',
+    name: `admin-failures/client/${client}`,
+    limit: ADMIN_FAILURES_PER_MINUTE,
+  };
   const limiter = env.RATE_LIMITER;
   if (limiter === undefined) {
     throw limiterFailed(context, new Error('the RATE_LIMITER binding is missing'));
   }
-  const [address] = budgets as [FailureBudget, FailureBudget];
   const spentUntil = gatewaySpent.get(limiter) ?? 0;
   if (Date.now() < spentUntil) {
     throw await refusedWhileSpent(limiter, address, spentUntil, { context, client });
@@ -118,7 +118,7 @@ export async function reserveAdminSignIn(
   const held: FailureBudget[] = [];
   const release = (outcome: 'refund' | 'keep') =>
     releaseAll(limiter, held, credential, outcome, context);
-  for (const budget of budgets) {
+  for (const budget of [address, GLOBAL_BUDGET]) {
     let decision: { allowed: boolean; retryAfterMs: number };
     try {
       decision = await limiter.getByName(budget.name).reserve(budget.limit, credential);

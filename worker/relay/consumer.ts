@@ -95,7 +95,9 @@ export async function handleQueueBatch(batch: MessageBatch<unknown>, env: Env): 
     await eachMessage(queue, batch.messages, async (message) => {
       const subscriptionId = await deliver(message, env);
       if (subscriptionId === undefined) return;
-      outboxes.set(subscriptionId, [...(outboxes.get(subscriptionId) ?? []), message]);
+      const held = outboxes.get(subscriptionId);
+      if (held === undefined) outboxes.set(subscriptionId, [message]);
+      else held.push(message);
     });
     await Promise.all(
       [...outboxes].map(([subscriptionId, messages]) =>

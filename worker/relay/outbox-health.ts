@@ -1,12 +1,7 @@
 /**
- * The recent success rate of one subscription's deliveries, counted by its outbox
- * (worker/relay/subscriber-outbox.ts), the one place that sees every attempt to the
- * subscriber: counts per UTC hour over the last {@link SUCCESS_RATE_WINDOW_HOURS} hours. An
- * attempt is counted in memory; the counts are written to the object's storage once per run
- * of the outbox (one row), not once per attempt, so counting costs `DB` nothing and the
- * object about nothing per delivery. A restart in the middle of a run loses that run's counts
- * (at most a minute of attempts): a success rate, not a record, which the attempts themselves
- * are.
+ * The recent success rate of one subscription, counted by its outbox per UTC hour: in memory
+ * as attempts settle, written once per run (docs/assumptions.md, "Webhook relay: subscriber
+ * health and delivery limits").
  */
 
 /** Milliseconds in an hour: the width of a count. */

@@ -1,23 +1,20 @@
 /**
- * The subscription as its outbox (worker/relay/subscriber-outbox.ts) knows it: read from D1
- * at most once per `SUBSCRIPTION_CACHE_SEC` seconds, forgotten at once when the admin API
- * tells the outbox of a change (a disable, a new secret, new limits) or when the outbox moves
- * its health, so a delivery attempt reads nothing from `DB`, the store every event shares.
+ * The subscription as its outbox knows it: a copy at most `SUBSCRIPTION_CACHE_SEC` old,
+ * dropped when the admin API reports a change or the outbox moves its health.
  */
-import { loadSettings } from '../config.ts';
+import { TimedCopy } from '../db/subscription-cache.ts';
 import { findSubscription, type SubscriptionRecord } from '../db/subscriptions.ts';
 import type { AttemptTally } from './outbox-health.ts';
 
 /** One outbox's copy of its subscription. */
 export class SubscriptionCopy {
   readonly #id: string;
-  #copy:
-    | { readonly readAt: number; readonly record: Promise<SubscriptionRecord | undefined> }
-    | undefined;
+  readonly #copy: TimedCopy<SubscriptionRecord | undefined>;
 
   /** @param id - the subscription the outbox is for. */
   constructor(id: string) {
     this.#id = id;
+    this.#copy = new TimedCopy((db) => findSubscription(db, id));
   }
 
   /** The subscription id. */
@@ -27,27 +24,14 @@ export class SubscriptionCopy {
 
   /**
    * The subscription, from the copy while it is younger than `SUBSCRIPTION_CACHE_SEC`, else
-   * read from `DB` now (one query, shared by the calls that arrive while it runs).
+   * read from `DB` now.
    *
-   * @param env - the `DB` binding and the setting (unreadable settings: read every time).
-   * @param now - the current time, epoch milliseconds.
+   * @param env - the `DB` binding and the setting.
    * @returns the record; `undefined` when the subscription is gone.
-   * @throws whatever D1 throws (nothing is kept then).
+   * @throws whatever D1 throws.
    */
-  current(env: Env, now = Date.now()): Promise<SubscriptionRecord | undefined> {
-    const loaded = loadSettings(env);
-    const lifetimeMs = loaded.ok ? loaded.settings.subscriptionCacheSec * 1000 : 0;
-    const copy = this.#copy;
-    if (copy !== undefined && now - copy.readAt < lifetimeMs) return copy.record;
-    const record = findSubscription(env.DB, this.#id);
-    if (lifetimeMs > 0) {
-      const kept = { readAt: now, record };
-      this.#copy = kept;
-      record.catch(() => {
-        if (this.#copy === kept) this.#copy = undefined;
-      });
-    }
-    return record;
+  current(env: Env): Promise<SubscriptionRecord | undefined> {
+    return this.#copy.get(env);
   }
 
   /**
@@ -64,7 +48,7 @@ export class SubscriptionCopy {
 
   /** Drops the copy: the subscription changed, and the next read is fresh. */
   forget(): void {
-    this.#copy = undefined;
+    this.#copy.forget();
   }
 }
 
