@@ -196,7 +196,7 @@ function main(): void {
   );
   if (event !== undefined) {
     console.log(
-      `\nPer event with ${options.subscriptionsPerEvent} subscription, delivered at the first attempt: ${event.d1Statements} D1 queries, ${event.d1RowsWritten} rows written, ${Math.round(event.d1Bytes)} B kept, ${event.queueMessages} queue message, ${event.limiterRequests + event.deliveries * event.outboxRequestsPerDelivery} Durable Object requests, ${event.workerInvocations} Worker invocations (the ingress, and its share of a consumer batch of ${options.consumerBatchSize}), ${event.fetches} fetch subrequest.`,
+      `\nPer event with ${options.subscriptionsPerEvent} subscription, delivered at the first attempt: ${event.d1Statements} D1 queries, ${event.d1RowsWritten} D1 rows written, ${Math.round(event.d1Bytes)} B kept, ${event.queueMessages} queue message, ${event.limiterRequests + event.deliveries * event.outboxRequestsPerDelivery + event.eventObjectRequests} Durable Object requests, ${event.workerInvocations} Worker invocations (the ingress, and its share of a consumer batch of ${options.consumerBatchSize}), ${event.fetches} fetch subrequest.`,
     );
   }
   console.log(

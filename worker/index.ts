@@ -4,6 +4,8 @@ import { createRouter } from './router.ts';
 
 /** The idempotency keys' Durable Object (wrangler.toml `IDEMPOTENCY_KEYS`). */
 export { IdempotencyKeys } from './objects/idempotency-keys.ts';
+/** The webhook events' receipt Durable Object (wrangler.toml `WEBHOOK_EVENTS`). */
+export { WebhookEvents } from './objects/webhook-events.ts';
 /** The per-caller rate limiter Durable Object (wrangler.toml `RATE_LIMITER`). */
 export { CallerRateLimiter } from './rate-limit/caller-rate-limiter.ts';
 /** The relay's outbox per subscription Durable Object (wrangler.toml `SUBSCRIBER_OUTBOX`). */

@@ -6,7 +6,7 @@
  * keeps headroom below them.
  */
 import { eventPurgeStatements, planCronRun } from '../../worker/cron-budget.ts';
-import { KEY_BUCKETS } from '../../worker/objects/key-buckets.ts';
+import { EVENT_BUCKETS, KEY_BUCKETS } from '../../worker/objects/buckets.ts';
 import { type Cost, eventCost, type Measured, postCost } from './units.ts';
 
 const DAY_SEC = 86_400;
@@ -216,6 +216,18 @@ export function runModel(
       perShard: false,
     },
     {
+      // Events spread evenly over the objects by the hash of their id.
+      name: `Webhook event objects, request rate (${EVENT_BUCKETS} objects)`,
+      limit: `${platform.objectRequestsPerSecond} requests/s per object`,
+      use: `${fixed(event.eventObjectRequests)} requests per event`,
+      eventsPerDay: per(
+        EVENT_BUCKETS * platform.objectRequestsPerSecond * DAY_SEC,
+        event.eventObjectRequests,
+      ),
+      postsPerSecond: null,
+      perShard: false,
+    },
+    {
       name: 'Queue throughput (one queue)',
       limit: `${platform.queueMessagesPerSecond} messages/s per queue`,
       use: `messages per event: ${fixed(event.queueMessages)}`,
@@ -260,13 +272,20 @@ function costs(event: Cost, post: Cost, platform: Platform, options: ModelOption
     const d1Storage = (cost.d1Bytes / 1e9) * (retentionDays / MONTH_DAYS) * price.d1GbMonth;
     const queues = cost.queueMessages * platform.queueOperationsPerMessage * price.queueOperation;
     const requests =
-      cost.limiterRequests + cost.deliveries * cost.outboxRequestsPerDelivery + cost.keyRequests;
+      cost.limiterRequests +
+      cost.deliveries * cost.outboxRequestsPerDelivery +
+      cost.keyRequests +
+      cost.eventObjectRequests;
+    const rowsRead = cost.outboxRowsRead + cost.keyRowsRead + cost.eventObjectRowsRead;
+    const rowsWritten = cost.outboxRowsWritten + cost.keyRowsWritten + cost.eventObjectRowsWritten;
     const objects =
       requests * price.objectRequest +
       (objectActiveMs / 1000) * platform.objectBilledGb * price.objectGbSecond +
-      (cost.outboxRowsRead + cost.keyRowsRead) * price.objectRowRead +
-      (cost.outboxRowsWritten + cost.keyRowsWritten) * price.objectRowWritten +
-      (cost.keyBytes / 1e9) * (retentionDays / MONTH_DAYS) * price.objectGbMonth;
+      rowsRead * price.objectRowRead +
+      rowsWritten * price.objectRowWritten +
+      ((cost.keyBytes + cost.eventObjectBytes) / 1e9) *
+        (retentionDays / MONTH_DAYS) *
+        price.objectGbMonth;
     const items = {
       'Workers requests and CPU': workers,
       'D1 rows read and written': d1Rows,
@@ -279,7 +298,8 @@ function costs(event: Cost, post: Cost, platform: Platform, options: ModelOption
   };
   const eventActiveMs =
     event.limiterRequests * assumed.limiterActiveMs +
-    event.deliveries * assumed.outboxActiveMsPerDelivery;
+    event.deliveries * assumed.outboxActiveMsPerDelivery +
+    event.eventObjectRequests * assumed.keyObjectActiveMs;
   return {
     events: million(event, options.retentionDays, eventActiveMs),
     posts: million(

@@ -6,11 +6,11 @@
  * real objects; only the failures and the waiting are the test's.
  */
 import { env, runInDurableObject } from 'cloudflare:test';
+import { keyBucketName } from '../../worker/objects/buckets.ts';
 import type {
   IdempotencyKeyRecord,
   IdempotencyKeys,
 } from '../../worker/objects/idempotency-keys.ts';
-import { keyBucketName } from '../../worker/objects/key-buckets.ts';
 
 /** The object holding a caller's key, on the real namespace. */
 export async function keyStub(caller: string, key: string) {

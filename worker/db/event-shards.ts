@@ -19,7 +19,7 @@ export const MAIN_SHARD = 'DB';
  * this close before a generation's start is also looked for in that generation's shard, and
  * a row found elsewhere that is older than this was written by a request that has finished.
  */
-export const EVENT_SWITCH_WINDOW_MS = 120_000;
+const EVENT_SWITCH_WINDOW_MS = 120_000;
 
 const DAY_MS = 86_400_000;
 

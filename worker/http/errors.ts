@@ -25,7 +25,6 @@ export type ErrorCode =
   | 'idempotency_record_mismatch'
   | 'idempotency_answer_lost'
   | 'event_unconfirmed'
-  | 'event_in_flight'
   | 'subscription_disabled'
   | 'payload_too_large'
   | 'unsupported_media_type'

@@ -114,7 +114,7 @@ export const ERROR_RESPONSES: readonly ErrorResponse[] = Object.freeze([
     status: 409,
     name: 'Conflict',
     description:
-      '`idempotency_key_in_flight` (with Retry-After), `idempotency_record_mismatch`, `idempotency_answer_lost`, a conflict of the service, or on the admin API `event_unconfirmed` and `subscription_disabled` (a retry or replay to a disabled subscription, with its reason); on `POST /webhooks`, `event_in_flight` (with Retry-After: a copy is being stored under another generation of shards).',
+      '`idempotency_key_in_flight` (with Retry-After), `idempotency_record_mismatch`, `idempotency_answer_lost`, a conflict of the service, or on the admin API `event_unconfirmed` and `subscription_disabled` (a retry or replay to a disabled subscription, with its reason).',
     headers: { 'Retry-After': 'RetryAfter' },
   },
   {

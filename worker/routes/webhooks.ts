@@ -2,31 +2,27 @@ import type { IRequest } from 'itty-router';
 import { SignatureVerificationError, verifyRequestSignature } from '../../lib/index.ts';
 import { parseJsonBody, readBody } from '../../lib/shared.ts';
 import type { Settings } from '../config.ts';
+import { placeEvent } from '../db/event-shards.ts';
 import { UNCHECKED, type WebhookEventRecord } from '../db/webhook-events.ts';
 import { withHttpErrors } from '../http/body.ts';
 import { contextOf, settingsIn } from '../http/context.ts';
 import { HttpError, InternalError } from '../http/errors.ts';
 import { logEvent } from '../http/log.ts';
 import { jsonResponse } from '../http/respond.ts';
+import { eventBucketName } from '../objects/buckets.ts';
 import { enforceWebhookRateLimit } from '../rate-limit/enforce.ts';
 import { type ConfirmationDecision, confirmsType, decideConfirmation } from '../relay/confirm.ts';
 import { applyCheck, enqueueCheck, scheduleOutcome } from '../relay/confirmation-check.ts';
 import { enqueueDeliveries } from '../relay/enqueue.ts';
 import { referenceOf, WebhookEnvelopeSchema } from '../relay/envelope.ts';
-import {
-  type EventWrite,
-  findStoredEvent,
-  type StoreOutcome,
-  storeWebhookEvent,
-} from '../relay/event-store.ts';
+import { type EventWrite, findStoredEvent, type StoreOutcome } from '../relay/event-store.ts';
 import { announceUnconfirmed } from '../relay/operational-alerts.ts';
 import { reservedNameIssues } from '../relay/operational-event-schemas.ts';
 
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
 export const WEBHOOKS_PATH = '/webhooks';
 
-/** `Retry-After` of a 409 `event_in_flight`, in seconds: a copy settles within a request. */
-const IN_FLIGHT_RETRY_AFTER_SEC = 5;
+const DAY_MS = 86_400_000;
 
 /** Accepted skew of the provider's `X-Timestamp`, in seconds, past and future. */
 export const WEBHOOK_TOLERANCE_SEC = 300;
@@ -45,7 +41,8 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * `awaiting_confirmation` without delivery rows and a re-check is enqueued 10 s later
  * (worker/relay/confirmation-check.ts); an `unconfirmed` (contradicted) one is stored
  * without delivery rows, and `event.unconfirmed` is raised for the subscriptions that list
- * it. The raw body is stored in D1 keyed by `event_id` before the 200, with its
+ * it. The raw body is stored in D1 keyed by `event_id` before the 200, written by the event's
+ * own Durable Object (worker/objects/webhook-events.ts: copies racing store it once), with its
  * `data.reference` (searched by the admin API), its check, and one `pending` delivery per
  * matching enabled subscription in the same transaction, then one
  * `{ deliveryId, subscriptionId }` message per delivery goes to `DELIVERIES`; a duplicate answers 200 with `duplicate: true` and
@@ -133,7 +130,6 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     confirmation: checked ? { ...outcome, checks: 1 } : UNCHECKED,
     fansOut,
   });
-  if (write.kind === 'in_flight') throw inFlight(context.requestId, event.eventId);
   const stored = write.kind === 'stored';
   const deliveries = write.kind === 'stored' ? write.deliveries : [];
   logAccepted(
@@ -148,7 +144,7 @@ export async function ingestWebhook(request: IRequest, env: Env): Promise<Respon
     secret,
   );
   if (write.kind === 'stored' && outcome.delaySeconds !== undefined) {
-    const check = { eventId: event.eventId, check: 1, shard: write.shard.name };
+    const check = { eventId: event.eventId, check: 1, shard: write.shard };
     await enqueueCheck(env.DELIVERIES, check, outcome.delaySeconds);
   }
   if (stored && outcome.status === 'unconfirmed') {
@@ -184,24 +180,12 @@ async function storedEvent(
 }
 
 /**
- * A copy of the event written under another generation of shards is still settling (see
- * worker/relay/event-store.ts): nothing is kept, and the provider's retry settles it.
- */
-function inFlight(requestId: string, eventId: string): HttpError {
-  logEvent('warn', 'webhook_event_in_flight', { request_id: requestId, event_id: eventId });
-  return new HttpError(
-    409,
-    'event_in_flight',
-    `A copy of event ${eventId} is being stored; retry shortly`,
-    { headers: { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SEC) } },
-  );
-}
-
-/**
- * Stores the event where its id is placed (worker/relay/event-store.ts).
+ * Stores the event through its own object (worker/objects/webhook-events.ts), which meets
+ * every copy of it: the first writes it where its id is placed, the others are duplicates.
  *
  * @throws {HttpError} 503 `configuration_error` (a shard binding missing).
- * @throws {InternalError} 500 `internal_error` when D1 fails (nothing acknowledged).
+ * @throws {InternalError} 500 `internal_error` when the object or D1 fails (nothing
+ *   acknowledged).
  */
 async function store(
   env: Env,
@@ -209,8 +193,14 @@ async function store(
   requestId: string,
   write: EventWrite,
 ): Promise<StoreOutcome> {
+  const { eventId, receivedAt } = write.event;
+  // Placed here, so a binding missing answers 503 before anything is written.
+  const { home, others } = await placeEvent(env, settings, eventId, receivedAt);
+  const placement = { home: home.name, others: others.map((shard) => shard.name) };
+  const forgetAt = receivedAt + settings.relayRetentionDays * DAY_MS;
   try {
-    return await storeWebhookEvent(env, settings, write);
+    const events = env.WEBHOOK_EVENTS.getByName(await eventBucketName(eventId));
+    return await events.receive(write, placement, forgetAt);
   } catch (error) {
     if (error instanceof HttpError) throw error;
     throw storeFailed(requestId, write.event.eventId, error);

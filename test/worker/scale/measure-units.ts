@@ -16,6 +16,7 @@ import {
   createScheduledController,
   getQueueResult,
   runDurableObjectAlarm,
+  runInDurableObject,
   waitOnExecutionContext,
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -29,6 +30,7 @@ import { execOnKey, findIdempotencyKey, keyStub } from '../idempotency-keys.ts';
 import { createReceiverSubscription } from '../relay/delivery-helpers.ts';
 import { prepareOutboxes, settleOutboxes } from '../relay/outbox-helpers.ts';
 import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
+import { eventsStub, lendBindings } from '../webhook-events.ts';
 import {
   databaseBytes,
   type Meter,
@@ -143,6 +145,44 @@ function dbPart(unit: string, meter: Meter, samples: number) {
   return { statements, roundTrips, rowsRead, rowsWritten };
 }
 
+/** The webhook event objects' own storage, metered over every ingest. */
+const eventStorage = newStorageMeter();
+
+/**
+ * Meters the objects receiving `bodies`' events: their own storage into `objects`, and the
+ * D1 writes they make (with their own bindings) into the placement's meters, until
+ * `giveBack`. A binding works only in the object holding it, so each object's own is wrapped.
+ */
+async function meterEventObjects(
+  bodies: readonly string[],
+  storage: ReturnType<typeof meteredStorage>,
+  objects: StorageMeter,
+) {
+  const stubs = new Map<string, DurableObjectStub>();
+  for (const body of bodies) {
+    const stub = await eventsStub(String(JSON.parse(body).event_id));
+    stubs.set(stub.id.toString(), stub);
+  }
+  const giveBacks: (() => Promise<void>)[] = [];
+  for (const stub of stubs.values()) {
+    await meterObjectStorage(stub, objects);
+    giveBacks.push(
+      await lendBindings(stub, (own) => {
+        const db = meteredDb(storage.onDb, own.DB);
+        if (storage.onShard === storage.onDb) return { DB: db };
+        const shard = (own as typeof env).DB_SHARD_1;
+        return { D1_SHARDS: 'DB_SHARD_1', DB: db, DB_SHARD_1: meteredDb(storage.onShard, shard) };
+      }),
+    );
+  }
+  return {
+    objects: stubs,
+    giveBack: async () => {
+      for (const giveBack of giveBacks) await giveBack();
+    },
+  };
+}
+
 /** `subscriptions` matching subscriptions, `samples` new webhooks through the ingress. */
 async function measureIngest(subscriptions: number, placement: Placement, samples: number) {
   const eventType = `scale_${subscriptions}_subscriptions_${crypto.randomUUID()}`;
@@ -158,14 +198,17 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
     ...storage.bindings,
     DELIVERIES: meteredQueue(meter, sent),
     RATE_LIMITER: meteredNamespace(meter, 'RATE_LIMITER', env.RATE_LIMITER),
+    WEBHOOK_EVENTS: meteredNamespace(meter, 'WEBHOOK_EVENTS', env.WEBHOOK_EVENTS),
     WEBHOOK_RATE_LIMIT_PER_MINUTE: UNREFUSED_LIMIT,
   };
+  const bodies = Array.from({ length: samples }, () => eventBody(eventType));
+  const eventObjects = await meterEventObjects(bodies, storage, eventStorage);
+  const storageBefore = eventStorage.totals();
   let beforeAnswer = 0;
   let bodyBytes = 0;
   const sizeBefore = await databaseBytes(storage.events);
   await withMeteredFetch(meter, async () => {
-    for (let i = 0; i < samples; i++) {
-      const body = eventBody(eventType);
+    for (const body of bodies) {
       bodyBytes += new TextEncoder().encode(body).byteLength;
       const call = await callWorker(await webhookRequest(body), workerEnv, meter);
       const answer = await call.response.text();
@@ -174,6 +217,7 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
       beforeAnswer += call.beforeAnswer;
     }
   });
+  await eventObjects.giveBack();
   const bytesStored = ((await databaseBytes(storage.events)) - sizeBefore) / samples;
   expect(sent).toHaveLength(samples * subscriptions);
   const name = placement === 'db' ? `ingest_${subscriptions}` : `ingest_${subscriptions}_shard`;
@@ -181,9 +225,38 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
     bytesStored,
     bodyBytes: bodyBytes / samples,
     roundTripsBeforeAnswer: beforeAnswer / samples,
+    eventStorage: storageDelta(eventStorage, storageBefore, samples),
     ...(placement === 'db' ? {} : { onDb: dbPart(name, storage.onDb, samples) }),
   });
-  return { measured, sent };
+  return { measured, sent, eventObjects: eventObjects.objects };
+}
+
+/**
+ * What the purge of received events' records (their objects' alarms) writes and reads, per
+ * record: every record of `objects` made past its retention, then each object's alarm run.
+ */
+async function measureEventRecordExpiry(objects: ReadonlyMap<string, DurableObjectStub>) {
+  let records = 0;
+  for (const stub of objects.values()) {
+    records += await runInDurableObject(stub, (_, state) => {
+      const past = Date.now() - 1;
+      return state.storage.sql.exec('UPDATE received_events SET forget_at = ?', past).rowsWritten;
+    });
+  }
+  const before = eventStorage.totals();
+  for (const stub of objects.values()) await runDurableObjectAlarm(stub);
+  for (const stub of objects.values()) {
+    const left = await runInDurableObject(stub, (_, state) =>
+      state.storage.sql.exec('SELECT count(*) AS n FROM received_events').one(),
+    );
+    expect(left.n).toBe(0);
+  }
+  return {
+    unit: 'event_record_expiry',
+    samples: records,
+    objectsWoken: objects.size / records,
+    eventStorage: storageDelta(eventStorage, before, records),
+  };
 }
 
 /**
@@ -425,9 +498,16 @@ it('measures the units of the load model', { timeout: 600_000 }, async () => {
     const samples = placement === 'db' ? SAMPLES : SHARD_SAMPLES;
     let attemptsOf: unknown[] = [];
     for (const subscriptions of [0, 1, 3]) {
-      const { measured, sent } = await measureIngest(subscriptions, placement, samples);
+      const { measured, sent, eventObjects } = await measureIngest(
+        subscriptions,
+        placement,
+        samples,
+      );
       units.push(measured);
       if (subscriptions === 1) attemptsOf = sent;
+      if (subscriptions === 1 && placement === 'db') {
+        units.push(await measureEventRecordExpiry(eventObjects));
+      }
     }
     units.push(await measureAttempts(attemptsOf, placement));
   }

@@ -1,7 +1,8 @@
 // Where the idempotency stage finds a key: the Durable Object its hash names
 // (worker/objects/idempotency-keys.ts), and the claim the stage holds there.
+
+import { keyBucketName } from '../../objects/buckets.ts';
 import type { HeldClaim, IdempotencyKeys } from '../../objects/idempotency-keys.ts';
-import { keyBucketName } from '../../objects/key-buckets.ts';
 
 /** The object holding one key, as the stage calls it. */
 export type KeyStore = DurableObjectStub<IdempotencyKeys>;

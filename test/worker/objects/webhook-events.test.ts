@@ -1,0 +1,219 @@
+/**
+ * The webhook events' Durable Object (worker/objects/webhook-events.ts) on the real objects
+ * and D1 databases of workerd: copies of one event racing, through the real ingress and
+ * straight to the object with the placements isolates on either side of a change of shards
+ * compute; copies arriving while the first write waits (held at a gate); a first write that
+ * fails; a write whose record was lost; and the purge of records by alarm.
+ */
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import type { WebhookEvents } from '../../../worker/objects/webhook-events.ts';
+import type { EventPlacementNames, EventWrite } from '../../../worker/relay/event-store.ts';
+import { writeWebhookEvent } from '../../../worker/relay/event-store.ts';
+import { deliveriesIn, holdersOf, ingest } from '../event-shards/event-shard-helpers.ts';
+import { faultyD1 } from '../fault-bindings.ts';
+import { useCapturedLogs } from '../helpers.ts';
+import { heldD1 } from '../proxy/held-d1.ts';
+import { createReceiverSubscription } from '../relay/delivery-helpers.ts';
+import { envelope } from '../routes/webhook-helpers.ts';
+import { eventsStub, recordedShard, withEventObjectBindings } from '../webhook-events.ts';
+
+useCapturedLogs();
+
+const DAY_MS = 86_400_000;
+const INSERT = /INSERT INTO webhook_events/;
+/** Placed by an isolate whose clock is before a generation's start, and by one after it. */
+const OLD_GENERATION: EventPlacementNames = { home: 'DB', others: ['DB_SHARD_1'] };
+const NEW_GENERATION: EventPlacementNames = { home: 'DB_SHARD_1', others: ['DB'] };
+
+async function subscribedType(): Promise<{ type: string; subscriptionId: string }> {
+  const type = `test_${crypto.randomUUID()}`;
+  const { subscription } = await createReceiverSubscription({ eventTypes: [type] });
+  return { type, subscriptionId: subscription.id };
+}
+
+function eventWrite(eventId: string, type: string): EventWrite {
+  const rawBody = JSON.stringify(envelope({ event_id: eventId, event_type: type }));
+  return {
+    event: { eventId, eventType: type, receivedAt: Date.now(), reference: null, rawBody },
+    status: 'received',
+    confirmation: { reason: null, checks: 0, checkedAt: null, nextCheckAt: null },
+    fansOut: true,
+  };
+}
+
+const FORGET_AT = () => Date.now() + 7 * DAY_MS;
+
+/**
+ * Runs `work` in the object receiving `eventId`, its `DB` held at a gate for the statements
+ * matching `hold` (over the D1 `real` makes of its own): the gate's promises must live in
+ * the object that awaits them, so the copies are the object's own calls, made there.
+ */
+async function inObject<T>(
+  eventId: string,
+  hold: RegExp,
+  real: (own: Env) => D1Database,
+  work: (object: WebhookEvents, gate: ReturnType<typeof heldD1>) => Promise<T>,
+): Promise<T> {
+  return runInDurableObject(await eventsStub(eventId), async (object: WebhookEvents) => {
+    const self = object as unknown as { env: Env };
+    const own = self.env;
+    const gate = heldD1(hold, real(own));
+    self.env = { ...own, DB: gate };
+    try {
+      return await work(object, gate);
+    } finally {
+      self.env = own;
+    }
+  });
+}
+
+/** One copy handed to the event's object as the ingress hands it. */
+async function receive(eventId: string, type: string, placement: EventPlacementNames) {
+  const stub = await eventsStub(eventId);
+  return stub.receive(eventWrite(eventId, type), placement, FORGET_AT());
+}
+
+/** Whether `promise` is still pending after the other work queued so far has run. */
+async function stillPending(promise: Promise<unknown>): Promise<boolean> {
+  const pending = Symbol('pending');
+  const first = await Promise.race([
+    promise.then(
+      () => 'settled',
+      () => 'settled',
+    ),
+    new Promise((resolve) => setTimeout(() => resolve(pending), 100)),
+  ]);
+  return first === pending;
+}
+
+describe('webhook events received through their object', () => {
+  it.each([2, 3, 10])(
+    'should store, fan out and enqueue an event once when %i copies race through the ingress',
+    async (copies) => {
+      const { type, subscriptionId } = await subscribedType();
+      const id = `evt_${crypto.randomUUID()}`;
+      const answers = await Promise.all(
+        Array.from({ length: copies }, () => ingest('DB', id, type)),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(copies).fill(200));
+      expect(answers.filter((answer) => answer.body.duplicate === false)).toHaveLength(1);
+      expect(await holdersOf(id)).toEqual(['DB']);
+      const deliveries = await deliveriesIn('DB', id);
+      expect(deliveries.map((delivery) => delivery.subscription_id)).toEqual([subscriptionId]);
+      expect(answers.flatMap((answer) => answer.messages).map((m) => m.deliveryId)).toEqual([
+        deliveries[0]?.id,
+      ]);
+      expect(await recordedShard(id)).toBe('DB');
+    },
+  );
+
+  it.each([2, 3, 10])(
+    'should store an event once when %i copies placed on both sides of a change of shards race',
+    async (copies) => {
+      const { type } = await subscribedType();
+      const id = `evt_${crypto.randomUUID()}`;
+      // The first copy's write waits at the gate while every other copy arrives.
+      const answers = await inObject(
+        id,
+        INSERT,
+        (own) => own.DB,
+        async (object, gate) => {
+          const first = object.receive(eventWrite(id, type), OLD_GENERATION, FORGET_AT());
+          await gate.held;
+          const others = Array.from({ length: copies - 1 }, (_, index) =>
+            object.receive(
+              eventWrite(id, type),
+              index % 2 === 0 ? NEW_GENERATION : OLD_GENERATION,
+              FORGET_AT(),
+            ),
+          );
+          // No copy is answered before the event is kept: the provider would hold a 200 for
+          // an event stored nowhere.
+          for (const copy of others) expect(await stillPending(copy)).toBe(true);
+          gate.release('land');
+          return Promise.all([first, ...others]);
+        },
+      );
+      expect(answers[0]).toMatchObject({ kind: 'stored', shard: 'DB', deliveries: [{}] });
+      expect(answers.slice(1)).toEqual(Array(copies - 1).fill({ kind: 'duplicate', shard: 'DB' }));
+      expect(await holdersOf(id)).toEqual(['DB']);
+      expect(await deliveriesIn('DB', id)).toHaveLength(1);
+      expect(await deliveriesIn('DB_SHARD_1', id)).toEqual([]);
+    },
+  );
+
+  it('should write a waiting copy in the place of a first write that failed', async () => {
+    const { type } = await subscribedType();
+    const id = `evt_${crypto.randomUUID()}`;
+    const faulty = (own: Env) => faultyD1(own.DB, { failOn: INSERT });
+    const [first, second] = await inObject(id, INSERT, faulty, async (object, gate) => {
+      const failing = object.receive(eventWrite(id, type), OLD_GENERATION, FORGET_AT());
+      await gate.held;
+      const waiting = object.receive(eventWrite(id, type), OLD_GENERATION, FORGET_AT());
+      expect(await stillPending(waiting)).toBe(true);
+      gate.release('land');
+      return Promise.allSettled([failing, waiting]);
+    });
+    expect(first?.status).toBe('rejected');
+    expect(second).toMatchObject({ status: 'fulfilled', value: { kind: 'stored', shard: 'DB' } });
+    expect(await deliveriesIn('DB', id)).toHaveLength(1);
+    expect(await recordedShard(id)).toBe('DB');
+  });
+
+  it('should answer a copy as a duplicate when the write landed but its record did not', async () => {
+    const { type } = await subscribedType();
+    const id = `evt_${crypto.randomUUID()}`;
+    // The object wrote the event, then stopped before recording it.
+    await writeWebhookEvent(env, OLD_GENERATION, eventWrite(id, type));
+    expect(await recordedShard(id)).toBeUndefined();
+    // A copy placed after a generation started finds it in the old shard; one placed in
+    // the same shard finds its row there.
+    expect(await receive(id, type, NEW_GENERATION)).toEqual({ kind: 'duplicate', shard: 'DB' });
+    expect(await recordedShard(id)).toBe('DB');
+    const other = `evt_${crypto.randomUUID()}`;
+    await writeWebhookEvent(env, OLD_GENERATION, eventWrite(other, type));
+    expect(await receive(other, type, OLD_GENERATION)).toEqual({
+      kind: 'duplicate',
+      shard: 'DB',
+    });
+    expect(await holdersOf(id)).toEqual(['DB']);
+    expect(await deliveriesIn('DB', id)).toHaveLength(1);
+    expect(await deliveriesIn('DB_SHARD_1', id)).toEqual([]);
+  });
+
+  it('should find a recorded event days later without looking in D1', async () => {
+    const { type } = await subscribedType();
+    const id = `evt_${crypto.randomUUID()}`;
+    expect(await receive(id, type, OLD_GENERATION)).toMatchObject({ kind: 'stored' });
+    const logs: string[][] = [];
+    const lend = (own: Env) => {
+      const db = heldD1(undefined, own.DB);
+      const shard = heldD1(undefined, (own as typeof env).DB_SHARD_1);
+      logs.push(db.log, shard.log);
+      return { DB: db, DB_SHARD_1: shard };
+    };
+    const copy = await withEventObjectBindings(id, lend, () => receive(id, type, NEW_GENERATION));
+    expect(copy).toEqual({ kind: 'duplicate', shard: 'DB' });
+    expect(logs).toEqual([[], []]);
+  });
+
+  it('should purge the records past their retention by alarm, and keep the others', async () => {
+    const { type } = await subscribedType();
+    const id = `evt_${crypto.randomUUID()}`;
+    const stub = await eventsStub(id);
+    await stub.receive(eventWrite(id, type), OLD_GENERATION, Date.now() + 60_000);
+    const alarm = await runInDurableObject(stub, (_, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    await runInDurableObject(stub, (_, state) => {
+      state.storage.sql.exec(
+        'UPDATE received_events SET forget_at = ? WHERE event_id = ?',
+        Date.now() - 1,
+        id,
+      );
+    });
+    await runDurableObjectAlarm(stub);
+    expect(await recordedShard(id)).toBeUndefined();
+  });
+});

@@ -1,0 +1,49 @@
+// Which Durable Object holds an idempotency key, and which one a webhook event. Pure (no
+// Workers types): the load model reads the same counts.
+import { bytesToHex } from '../../lib/shared.ts';
+
+/**
+ * How many objects hold the keys: fixed for good, since a key must be found where it was
+ * claimed (docs/assumptions.md, "Idempotency keys").
+ *
+ * @internal Exported for the load model (bench/scale/), which counts the same objects.
+ */
+export const KEY_BUCKETS = 256;
+
+/**
+ * How many objects receive webhook events: fixed for good, since every copy of an event must
+ * meet the first in one object (docs/assumptions.md, "Webhook events received once").
+ *
+ * @internal Exported for the load model (bench/scale/), which counts the same objects.
+ */
+export const EVENT_BUCKETS = 4096;
+
+/**
+ * The name of the object holding a caller's key: `keys-<n>`, n the first byte (two hex
+ * digits) of the SHA-256 of `[caller, key]` as JSON, so one of {@link KEY_BUCKETS}.
+ *
+ * @param caller - the caller's name.
+ * @param key - the idempotency key.
+ * @returns the object's name, for `IDEMPOTENCY_KEYS.getByName`.
+ */
+export async function keyBucketName(caller: string, key: string): Promise<string> {
+  const digest = await sha256(JSON.stringify([caller, key]));
+  return `keys-${bytesToHex(digest.subarray(0, 1))}`;
+}
+
+/**
+ * The name of the object receiving a webhook event: `events-<n>`, n the first 12 bits (three
+ * hex digits) of the SHA-256 of the event id, so one of {@link EVENT_BUCKETS}.
+ *
+ * @param eventId - the provider's `event_id`.
+ * @returns the object's name, for `WEBHOOK_EVENTS.getByName`.
+ */
+export async function eventBucketName(eventId: string): Promise<string> {
+  const digest = await sha256(eventId);
+  return `events-${bytesToHex(digest.subarray(0, 2)).slice(0, 3)}`;
+}
+
+async function sha256(text: string): Promise<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+}
