@@ -276,16 +276,12 @@ function costs(event: Cost, post: Cost, platform: Platform, options: ModelOption
       cost.deliveries * cost.outboxRequestsPerDelivery +
       cost.keyRequests +
       cost.eventObjectRequests;
-    const rowsRead = cost.outboxRowsRead + cost.keyRowsRead + cost.eventObjectRowsRead;
-    const rowsWritten = cost.outboxRowsWritten + cost.keyRowsWritten + cost.eventObjectRowsWritten;
     const objects =
       requests * price.objectRequest +
       (objectActiveMs / 1000) * platform.objectBilledGb * price.objectGbSecond +
-      rowsRead * price.objectRowRead +
-      rowsWritten * price.objectRowWritten +
-      ((cost.keyBytes + cost.eventObjectBytes) / 1e9) *
-        (retentionDays / MONTH_DAYS) *
-        price.objectGbMonth;
+      (cost.outboxRowsRead + cost.keyRowsRead) * price.objectRowRead +
+      (cost.outboxRowsWritten + cost.keyRowsWritten) * price.objectRowWritten +
+      (cost.keyBytes / 1e9) * (retentionDays / MONTH_DAYS) * price.objectGbMonth;
     const items = {
       'Workers requests and CPU': workers,
       'D1 rows read and written': d1Rows,

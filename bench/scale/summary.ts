@@ -41,8 +41,7 @@ export function scaleLine(measured: Measured, model: ModelResult, target: Target
   const { event, post, costPerMillion } = model;
   const { purge } = measured;
   const purgeRows = purge.rowsWritten === undefined ? 0 : purge.rowsWritten / purge.eventsPurged;
-  const eventRows =
-    event.d1RowsWritten + event.outboxRowsWritten + event.eventObjectRowsWritten + purgeRows;
+  const eventRows = event.d1RowsWritten + event.outboxRowsWritten + purgeRows;
   const postRows = post.d1RowsWritten + post.keyRowsWritten;
   const figure = (n: number) => String(Number(n.toFixed(2)));
   return (

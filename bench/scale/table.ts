@@ -57,10 +57,9 @@ export function unitsTable(measured: Measured): string {
       ]),
     ),
   ];
-  const { attempt, purge, keyExpiry, eventRecordExpiry } = measured;
+  const { attempt, purge, keyExpiry } = measured;
   const storage = attempt.outboxStorage;
   const keyStorage = measured.post.keyStorage;
-  const eventStorage = measured.ingest[1].eventStorage;
   const notes = [
     `Webhook body: ${group(measured.ingest[1].bodyBytes ?? 0)} bytes.`,
     storage?.metered
@@ -69,9 +68,6 @@ export function unitsTable(measured: Measured): string {
     keyStorage?.metered
       ? `Idempotency key objects per POST (their own SQLite, billed like D1): ${two(keyStorage.rowsWritten)} rows written to claim and store the answer, ${two(keyExpiry.keyStorage.rowsWritten)} to expire it (the alarm's own write apart: once per object and sweep), ${group(keyExpiry.bytesKept)} bytes kept.`
       : 'Idempotency key objects: not metered in this run.',
-    eventStorage?.metered
-      ? `Webhook event objects per event (their own SQLite, billed like D1): ${two(eventStorage.rowsWritten)} rows written to record it, ${two(eventRecordExpiry.eventStorage.rowsWritten)} to purge its record (the alarm's own write apart: once per object and purge).`
-      : 'Webhook event objects: not metered in this run.',
     `One cron run purged ${group(purge.eventsPurged)} old events of a larger backlog in one database, in ${purge.statements} D1 queries.`,
     `Purges per cron run over N shards (worker/cron-budget.ts planCronRun): the run visits up to every shard, each for as many event purge statements as its 1,000 D1 queries leave (10 each up to 42 shards, 3 at 90), ${group(eventsPerPurgeStatement(purge.eventsPurged))} events a statement.`,
   ];

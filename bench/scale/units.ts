@@ -32,8 +32,6 @@ export interface UnitMeasure {
   readonly outboxStorage?: ObjectStorage;
   /** The idempotency key objects' own storage per POST (alarms apart), billed like D1 rows. */
   readonly keyStorage?: ObjectStorage;
-  /** The webhook event objects' own storage per event (the record), billed like D1 rows. */
-  readonly eventStorage?: ObjectStorage;
 }
 
 /** What one unit wrote to and read from a Durable Object's own storage. */
@@ -53,14 +51,6 @@ interface KeyExpiryMeasure {
   readonly bytesKept: number;
   /** What the alarms wrote and read, per key deleted. */
   readonly keyStorage: ObjectStorage;
-}
-
-/** The purge of received events' records by their objects' alarms, per record. */
-interface EventRecordExpiryMeasure {
-  readonly unit: 'event_record_expiry';
-  readonly samples: number;
-  /** What the alarms wrote and read, per record deleted (alarms set apart). */
-  readonly eventStorage: ObjectStorage;
 }
 
 /** What one cron run purged, one shard holding a backlog larger than it may take. */
@@ -100,8 +90,7 @@ export interface Measured {
   readonly postReplay: UnitMeasure;
   /** The expiry of those POSTs' keys. */
   readonly keyExpiry: KeyExpiryMeasure;
-  /** The purge of received events' records. */
-  readonly eventRecordExpiry: EventRecordExpiryMeasure;
+
   readonly purge: PurgeMeasure;
   /** The same ingest and attempt with the event stored on a shard other than `DB`. */
   readonly otherShard: {
@@ -135,7 +124,7 @@ export function parseMeasured(raw: unknown): Measured {
     post: find<UnitMeasure>('post'),
     postReplay: find<UnitMeasure>('post_replay'),
     keyExpiry: find<KeyExpiryMeasure>('key_expiry'),
-    eventRecordExpiry: find<EventRecordExpiryMeasure>('event_record_expiry'),
+
     purge: find<PurgeMeasure>('cron_run'),
     otherShard: {
       ingest: {
@@ -181,25 +170,14 @@ export interface Cost {
   readonly keyRowsWritten: number;
   /** Bytes a key keeps in its object until its expiry. */
   readonly keyBytes: number;
-  /** Requests to the webhook event objects (the receipt of an event). */
+  /** Requests to the webhook event objects (the receipt of an event; they store nothing). */
   readonly eventObjectRequests: number;
-  /** Rows of the event objects: the record and its purge (alarms apart). */
-  readonly eventObjectRowsRead: number;
-  readonly eventObjectRowsWritten: number;
-  /** Bytes an event's record keeps in its object for the retention. */
-  readonly eventObjectBytes: number;
   /** Worker invocations billed as requests: the ingress or proxy, and consumer invocations. */
   readonly workerInvocations: number;
   readonly fetches: number;
 }
 
 const limiter = (unit: UnitMeasure) => unit.objectRequests.RATE_LIMITER ?? 0;
-
-/**
- * The bytes of one event's record in its object: an event id of about 40 characters, a shard
- * name of a few, one number, and SQLite's row and page overhead (about 30), rounded up.
- */
-const EVENT_RECORD_BYTES = 100;
 
 /**
  * One event with `subscriptions` matching subscriptions, each delivered at its first attempt:
@@ -233,8 +211,6 @@ export function eventCost(
     pick(inDb) / shards + offDb * (pick(other) + pick(otherOnDb));
   const { attempt } = measured;
   const outbox = attempt.outboxStorage;
-  const received = measured.ingest[1].eventStorage;
-  const recordExpiry = measured.eventRecordExpiry.eventStorage;
   return {
     d1Statements: mix((c) => c.statements),
     d1StatementsAtHome: shards === 1 ? inDb.statements : other.statements,
@@ -255,9 +231,6 @@ export function eventCost(
     keyRowsWritten: 0,
     keyBytes: 0,
     eventObjectRequests: measured.ingest[1].objectRequests.WEBHOOK_EVENTS ?? 0,
-    eventObjectRowsRead: (received?.rowsRead ?? 0) + recordExpiry.rowsRead,
-    eventObjectRowsWritten: (received?.rowsWritten ?? 0) + recordExpiry.rowsWritten,
-    eventObjectBytes: EVENT_RECORD_BYTES,
     workerInvocations: 1 + subscriptions / consumerBatchSize,
     fetches: inDb.fetches,
   };
@@ -334,9 +307,6 @@ export function postCost(measured: Measured): Cost {
     keyRowsWritten: (stored?.rowsWritten ?? 0) + expiry.rowsWritten,
     keyBytes: keyExpiry.bytesKept,
     eventObjectRequests: 0,
-    eventObjectRowsRead: 0,
-    eventObjectRowsWritten: 0,
-    eventObjectBytes: 0,
     workerInvocations: 1,
     fetches: post.fetches,
   };

@@ -102,7 +102,6 @@ const MEASURED: Measured = {
       bytesStored: 2000,
       queueMessages: 1,
       objectRequests: { RATE_LIMITER: 1, WEBHOOK_EVENTS: 1 },
-      eventStorage: { rowsRead: 0, rowsWritten: 1, metered: true },
     }),
     3: unit('ingest_3', {
       statements: 5,
@@ -132,12 +131,6 @@ const MEASURED: Measured = {
     samples: 10,
     bytesKept: 1000,
     keyStorage: { rowsRead: 4, rowsWritten: 1, alarmWrites: 0, metered: true },
-  },
-  // The event's record in its object: 1 row written at receipt, 1 by its purge, which reads 2.
-  eventRecordExpiry: {
-    unit: 'event_record_expiry',
-    samples: 10,
-    eventStorage: { rowsRead: 2, rowsWritten: 1, metered: true },
   },
   purge: { unit: 'cron_run', eventsPurged: 5000, statements: 22, roundTrips: 22 },
   // On a shard other than DB: the same ingest there and 1 query in DB (the subscriptions'
@@ -180,10 +173,10 @@ describe('load model', () => {
   });
 
   it("should meet the event objects' request rate at an event's requests to its object", () => {
-    // 4,096 objects of 1,000 requests/s, 1 request per event; the shards change nothing.
+    // 256 objects of 1,000 requests/s, 1 request per event; the shards change nothing.
     const name = 'Webhook event objects, request rate';
-    expect(ceiling(1, name).eventsPerDay).toBe(4096 * 1000 * 86_400);
-    expect(ceiling(7, name).eventsPerDay).toBe(4096 * 1000 * 86_400);
+    expect(ceiling(1, name).eventsPerDay).toBe(256 * 1000 * 86_400);
+    expect(ceiling(7, name).eventsPerDay).toBe(256 * 1000 * 86_400);
     expect(ceiling(1, name).postsPerSecond).toBeNull();
   });
 
@@ -258,13 +251,11 @@ describe('load model', () => {
     expect(events['D1 storage']).toBeCloseTo(3e-6 * 0.75 * 1e6, 9);
     // 1 message, 3 operations at $0.40 per million.
     expect(events.Queues).toBeCloseTo(1.2, 9);
-    // 1 ingress + 0.1 consumer invocation; 3 object requests (limiter, event object, outbox),
-    // 2 outbox rows and 2 event record rows written, 2 read; the record's 100 bytes kept 30
-    // days (1e-7 GB-months at $0.20).
+    // 1 ingress + 0.1 consumer invocation; 3 object requests (limiter, event object, outbox)
+    // and 2 outbox rows written.
     expect(events['Workers requests and CPU']).toBeCloseTo(1.1 * 0.3, 9);
-    const objects = 3 * 0.15 + 4 * 1 + 2 * 0.001 + 1e-7 * 0.2 * 1e6;
-    expect(events['Durable Objects']).toBeCloseTo(objects, 9);
-    expect(events.total).toBeCloseTo(15.004 + 2.25 + 1.2 + 0.33 + objects, 9);
+    expect(events['Durable Objects']).toBeCloseTo(3 * 0.15 + 2 * 1, 9);
+    expect(events.total).toBeCloseTo(15.004 + 2.25 + 1.2 + 0.33 + 2.45, 9);
     // A POST: 1 limiter and 2 key object requests; 2 + 1 rows written and 2 + 4 read in its
     // key object; 1,000 bytes kept one day (1e-6 GB for 1/30 month at $0.20); nothing in D1.
     expect(posts['D1 rows read and written']).toBe(0);
@@ -444,26 +435,9 @@ describe('parseMeasured', () => {
       MEASURED.post,
       MEASURED.postReplay,
       MEASURED.keyExpiry,
-      MEASURED.eventRecordExpiry,
       MEASURED.purge,
     ];
     expect(() => parseMeasured({ units })).toThrow(/ingest_0_shard/);
-  });
-
-  it('should refuse a run saved before events had their objects (no event_record_expiry unit)', () => {
-    const units = [
-      ...Object.values(MEASURED.ingest),
-      MEASURED.attempt,
-      MEASURED.post,
-      MEASURED.postReplay,
-      MEASURED.keyExpiry,
-      MEASURED.purge,
-      ...Object.values(MEASURED.otherShard.ingest),
-      MEASURED.otherShard.attempt,
-    ];
-    expect(() => parseMeasured({ units })).toThrow(/event_record_expiry/);
-    const parsed = parseMeasured({ units: [...units, MEASURED.eventRecordExpiry] });
-    expect(parsed.eventRecordExpiry).toEqual(MEASURED.eventRecordExpiry);
   });
 
   it('should refuse a run saved before keys moved to their objects (no key_expiry unit)', () => {
@@ -472,7 +446,6 @@ describe('parseMeasured', () => {
       MEASURED.attempt,
       MEASURED.post,
       MEASURED.postReplay,
-      MEASURED.eventRecordExpiry,
       MEASURED.purge,
       ...Object.values(MEASURED.otherShard.ingest),
       MEASURED.otherShard.attempt,
@@ -492,9 +465,8 @@ describe('scale line', () => {
     expect(line).toMatch(
       /^scale: event rows_written=[\d.]+ usd_per_million=[\d.]+ shared_queries=[\d.]+; post rows_written=[\d.]+ usd_per_million=[\d.]+; target_100m=(holds|fails)$/,
     );
-    // An event: 10 D1 rows at ingest + 5 at its attempt + 2 in its outbox + 2 for its record
-    // in its object (written, purged); no D1 purge measured.
-    expect(line).toContain('event rows_written=19 ');
+    // An event: 10 D1 rows at ingest + 5 at its attempt + 2 in its outbox; no purge measured.
+    expect(line).toContain('event rows_written=17 ');
     // A POST: 2 rows to claim and store its answer, 1 to expire it, none in D1.
     expect(line).toContain('post rows_written=3 ');
     // 6 queries of DB per event with one shard.

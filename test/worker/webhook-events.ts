@@ -1,6 +1,6 @@
 /**
  * The webhook events' Durable Objects as the gateway tests see them: the object receiving
- * an event, its record, and bindings lent to it. The object writes the event to D1 with its
+ * an event, and bindings lent to it. The object writes the event to D1 with its
  * own bindings, so a test that wants that write to fail, wait or be counted lends it a
  * wrapped D1 for the time of the call (the object is the real one; only the wrapper is the
  * test's).
@@ -11,11 +11,6 @@ import { eventBucketName } from '../../worker/objects/buckets.ts';
 /** The object receiving `eventId`, on the real namespace. */
 export async function eventsStub(eventId: string) {
   return env.WEBHOOK_EVENTS.getByName(await eventBucketName(eventId));
-}
-
-/** Where the object recorded writing `eventId`: a shard's binding name, or `undefined`. */
-export async function recordedShard(eventId: string): Promise<string | undefined> {
-  return (await eventsStub(eventId)).find(eventId);
 }
 
 /**
@@ -45,23 +40,6 @@ export async function lendBindings(
       (instance as unknown as { env: Env }).env = own;
     });
   };
-}
-
-/**
- * Runs `work` while the object receiving `eventId` writes with the bindings `lend` makes
- * over its own (a D1 that fails or is recorded), then gives it its own back.
- */
-export async function withEventObjectBindings<T>(
-  eventId: string,
-  lend: LentBindings,
-  work: () => Promise<T>,
-): Promise<T> {
-  const giveBack = await lendBindings(await eventsStub(eventId), lend);
-  try {
-    return await work();
-  } finally {
-    await giveBack();
-  }
 }
 
 /**

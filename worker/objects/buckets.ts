@@ -11,12 +11,13 @@ import { bytesToHex } from '../../lib/shared.ts';
 export const KEY_BUCKETS = 256;
 
 /**
- * How many objects receive webhook events: fixed for good, since every copy of an event must
- * meet the first in one object (docs/assumptions.md, "Webhook events received once").
+ * How many objects receive webhook events: every copy of an event must meet the others in one
+ * object, so the count changes only with a deploy (docs/assumptions.md, "Webhook events
+ * received once").
  *
  * @internal Exported for the load model (bench/scale/), which counts the same objects.
  */
-export const EVENT_BUCKETS = 4096;
+export const EVENT_BUCKETS = 256;
 
 /**
  * The name of the object holding a caller's key: `keys-<n>`, n the first byte (two hex
@@ -32,15 +33,15 @@ export async function keyBucketName(caller: string, key: string): Promise<string
 }
 
 /**
- * The name of the object receiving a webhook event: `events-<n>`, n the first 12 bits (three
- * hex digits) of the SHA-256 of the event id, so one of {@link EVENT_BUCKETS}.
+ * The name of the object receiving a webhook event: `events-<n>`, n the first byte (two hex
+ * digits) of the SHA-256 of the event id, so one of {@link EVENT_BUCKETS}.
  *
  * @param eventId - the provider's `event_id`.
  * @returns the object's name, for `WEBHOOK_EVENTS.getByName`.
  */
 export async function eventBucketName(eventId: string): Promise<string> {
   const digest = await sha256(eventId);
-  return `events-${bytesToHex(digest.subarray(0, 2)).slice(0, 3)}`;
+  return `events-${bytesToHex(digest.subarray(0, 1))}`;
 }
 
 async function sha256(text: string): Promise<Uint8Array> {

@@ -22,8 +22,6 @@ import { reservedNameIssues } from '../relay/operational-event-schemas.ts';
 /** Path of the webhook ingress; open (no bearer token), the HMAC headers authenticate it. */
 export const WEBHOOKS_PATH = '/webhooks';
 
-const DAY_MS = 86_400_000;
-
 /** Accepted skew of the provider's `X-Timestamp`, in seconds, past and future. */
 export const WEBHOOK_TOLERANCE_SEC = 300;
 
@@ -197,10 +195,9 @@ async function store(
   // Placed here, so a binding missing answers 503 before anything is written.
   const { home, others } = await placeEvent(env, settings, eventId, receivedAt);
   const placement = { home: home.name, others: others.map((shard) => shard.name) };
-  const forgetAt = receivedAt + settings.relayRetentionDays * DAY_MS;
   try {
     const events = env.WEBHOOK_EVENTS.getByName(await eventBucketName(eventId));
-    return await events.receive(write, placement, forgetAt);
+    return await events.receive(write, placement);
   } catch (error) {
     if (error instanceof HttpError) throw error;
     throw storeFailed(requestId, write.event.eventId, error);

@@ -3,9 +3,9 @@
  * and D1 databases of workerd: copies of one event racing, through the real ingress and
  * straight to the object with the placements isolates on either side of a change of shards
  * compute; copies arriving while the first write waits (held at a gate); a first write that
- * fails; a write whose record was lost; and the purge of records by alarm.
+ * fails; and a copy of an event already in D1.
  */
-import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { WebhookEvents } from '../../../worker/objects/webhook-events.ts';
@@ -17,11 +17,10 @@ import { useCapturedLogs } from '../helpers.ts';
 import { heldD1 } from '../proxy/held-d1.ts';
 import { createReceiverSubscription } from '../relay/delivery-helpers.ts';
 import { envelope } from '../routes/webhook-helpers.ts';
-import { eventsStub, recordedShard, withEventObjectBindings } from '../webhook-events.ts';
+import { eventsStub } from '../webhook-events.ts';
 
 useCapturedLogs();
 
-const DAY_MS = 86_400_000;
 const INSERT = /INSERT INTO webhook_events/;
 /** Placed by an isolate whose clock is before a generation's start, and by one after it. */
 const OLD_GENERATION: EventPlacementNames = { home: 'DB', others: ['DB_SHARD_1'] };
@@ -42,8 +41,6 @@ function eventWrite(eventId: string, type: string): EventWrite {
     fansOut: true,
   };
 }
-
-const FORGET_AT = () => Date.now() + 7 * DAY_MS;
 
 /**
  * Runs `work` in the object receiving `eventId`, its `DB` held at a gate for the statements
@@ -72,7 +69,7 @@ async function inObject<T>(
 /** One copy handed to the event's object as the ingress hands it. */
 async function receive(eventId: string, type: string, placement: EventPlacementNames) {
   const stub = await eventsStub(eventId);
-  return stub.receive(eventWrite(eventId, type), placement, FORGET_AT());
+  return stub.receive(eventWrite(eventId, type), placement);
 }
 
 /** Whether `promise` is still pending after the other work queued so far has run. */
@@ -105,7 +102,6 @@ describe('webhook events received through their object', () => {
       expect(answers.flatMap((answer) => answer.messages).map((m) => m.deliveryId)).toEqual([
         deliveries[0]?.id,
       ]);
-      expect(await recordedShard(id)).toBe('DB');
     },
   );
 
@@ -120,14 +116,10 @@ describe('webhook events received through their object', () => {
         INSERT,
         (own) => own.DB,
         async (object, gate) => {
-          const first = object.receive(eventWrite(id, type), OLD_GENERATION, FORGET_AT());
+          const first = object.receive(eventWrite(id, type), OLD_GENERATION);
           await gate.held;
           const others = Array.from({ length: copies - 1 }, (_, index) =>
-            object.receive(
-              eventWrite(id, type),
-              index % 2 === 0 ? NEW_GENERATION : OLD_GENERATION,
-              FORGET_AT(),
-            ),
+            object.receive(eventWrite(id, type), index % 2 === 0 ? NEW_GENERATION : OLD_GENERATION),
           );
           // No copy is answered before the event is kept: the provider would hold a 200 for
           // an event stored nowhere.
@@ -149,9 +141,9 @@ describe('webhook events received through their object', () => {
     const id = `evt_${crypto.randomUUID()}`;
     const faulty = (own: Env) => faultyD1(own.DB, { failOn: INSERT });
     const [first, second] = await inObject(id, INSERT, faulty, async (object, gate) => {
-      const failing = object.receive(eventWrite(id, type), OLD_GENERATION, FORGET_AT());
+      const failing = object.receive(eventWrite(id, type), OLD_GENERATION);
       await gate.held;
-      const waiting = object.receive(eventWrite(id, type), OLD_GENERATION, FORGET_AT());
+      const waiting = object.receive(eventWrite(id, type), OLD_GENERATION);
       expect(await stillPending(waiting)).toBe(true);
       gate.release('land');
       return Promise.allSettled([failing, waiting]);
@@ -159,61 +151,19 @@ describe('webhook events received through their object', () => {
     expect(first?.status).toBe('rejected');
     expect(second).toMatchObject({ status: 'fulfilled', value: { kind: 'stored', shard: 'DB' } });
     expect(await deliveriesIn('DB', id)).toHaveLength(1);
-    expect(await recordedShard(id)).toBe('DB');
   });
 
-  it('should answer a copy as a duplicate when the write landed but its record did not', async () => {
+  it('should answer a copy as a duplicate when the event is in D1 already, in either generation', async () => {
     const { type } = await subscribedType();
     const id = `evt_${crypto.randomUUID()}`;
-    // The object wrote the event, then stopped before recording it.
+    // Written by a copy whose object stopped since (nothing of it left in memory).
     await writeWebhookEvent(env, OLD_GENERATION, eventWrite(id, type));
-    expect(await recordedShard(id)).toBeUndefined();
     // A copy placed after a generation started finds it in the old shard; one placed in
     // the same shard finds its row there.
     expect(await receive(id, type, NEW_GENERATION)).toEqual({ kind: 'duplicate', shard: 'DB' });
-    expect(await recordedShard(id)).toBe('DB');
-    const other = `evt_${crypto.randomUUID()}`;
-    await writeWebhookEvent(env, OLD_GENERATION, eventWrite(other, type));
-    expect(await receive(other, type, OLD_GENERATION)).toEqual({
-      kind: 'duplicate',
-      shard: 'DB',
-    });
+    expect(await receive(id, type, OLD_GENERATION)).toEqual({ kind: 'duplicate', shard: 'DB' });
     expect(await holdersOf(id)).toEqual(['DB']);
     expect(await deliveriesIn('DB', id)).toHaveLength(1);
     expect(await deliveriesIn('DB_SHARD_1', id)).toEqual([]);
-  });
-
-  it('should find a recorded event days later without looking in D1', async () => {
-    const { type } = await subscribedType();
-    const id = `evt_${crypto.randomUUID()}`;
-    expect(await receive(id, type, OLD_GENERATION)).toMatchObject({ kind: 'stored' });
-    const logs: string[][] = [];
-    const lend = (own: Env) => {
-      const db = heldD1(undefined, own.DB);
-      const shard = heldD1(undefined, (own as typeof env).DB_SHARD_1);
-      logs.push(db.log, shard.log);
-      return { DB: db, DB_SHARD_1: shard };
-    };
-    const copy = await withEventObjectBindings(id, lend, () => receive(id, type, NEW_GENERATION));
-    expect(copy).toEqual({ kind: 'duplicate', shard: 'DB' });
-    expect(logs).toEqual([[], []]);
-  });
-
-  it('should purge the records past their retention by alarm, and keep the others', async () => {
-    const { type } = await subscribedType();
-    const id = `evt_${crypto.randomUUID()}`;
-    const stub = await eventsStub(id);
-    await stub.receive(eventWrite(id, type), OLD_GENERATION, Date.now() + 60_000);
-    const alarm = await runInDurableObject(stub, (_, state) => state.storage.getAlarm());
-    expect(alarm).not.toBeNull();
-    await runInDurableObject(stub, (_, state) => {
-      state.storage.sql.exec(
-        'UPDATE received_events SET forget_at = ? WHERE event_id = ?',
-        Date.now() - 1,
-        id,
-      );
-    });
-    await runDurableObjectAlarm(stub);
-    expect(await recordedShard(id)).toBeUndefined();
   });
 });

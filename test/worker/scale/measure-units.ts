@@ -16,7 +16,6 @@ import {
   createScheduledController,
   getQueueResult,
   runDurableObjectAlarm,
-  runInDurableObject,
   waitOnExecutionContext,
 } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -145,18 +144,14 @@ function dbPart(unit: string, meter: Meter, samples: number) {
   return { statements, roundTrips, rowsRead, rowsWritten };
 }
 
-/** The webhook event objects' own storage, metered over every ingest. */
-const eventStorage = newStorageMeter();
-
 /**
- * Meters the objects receiving `bodies`' events: their own storage into `objects`, and the
- * D1 writes they make (with their own bindings) into the placement's meters, until
- * `giveBack`. A binding works only in the object holding it, so each object's own is wrapped.
+ * Meters the D1 writes the objects receiving `bodies`' events make (with their own bindings)
+ * into the placement's meters, until `giveBack`. A binding works only in the object holding
+ * it, so each object's own is wrapped. (The objects keep nothing in their own storage.)
  */
 async function meterEventObjects(
   bodies: readonly string[],
   storage: ReturnType<typeof meteredStorage>,
-  objects: StorageMeter,
 ) {
   const stubs = new Map<string, DurableObjectStub>();
   for (const body of bodies) {
@@ -165,7 +160,6 @@ async function meterEventObjects(
   }
   const giveBacks: (() => Promise<void>)[] = [];
   for (const stub of stubs.values()) {
-    await meterObjectStorage(stub, objects);
     giveBacks.push(
       await lendBindings(stub, (own) => {
         const db = meteredDb(storage.onDb, own.DB);
@@ -176,7 +170,6 @@ async function meterEventObjects(
     );
   }
   return {
-    objects: stubs,
     giveBack: async () => {
       for (const giveBack of giveBacks) await giveBack();
     },
@@ -202,8 +195,7 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
     WEBHOOK_RATE_LIMIT_PER_MINUTE: UNREFUSED_LIMIT,
   };
   const bodies = Array.from({ length: samples }, () => eventBody(eventType));
-  const eventObjects = await meterEventObjects(bodies, storage, eventStorage);
-  const storageBefore = eventStorage.totals();
+  const eventObjects = await meterEventObjects(bodies, storage);
   let beforeAnswer = 0;
   let bodyBytes = 0;
   const sizeBefore = await databaseBytes(storage.events);
@@ -225,38 +217,9 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
     bytesStored,
     bodyBytes: bodyBytes / samples,
     roundTripsBeforeAnswer: beforeAnswer / samples,
-    eventStorage: storageDelta(eventStorage, storageBefore, samples),
     ...(placement === 'db' ? {} : { onDb: dbPart(name, storage.onDb, samples) }),
   });
-  return { measured, sent, eventObjects: eventObjects.objects };
-}
-
-/**
- * What the purge of received events' records (their objects' alarms) writes and reads, per
- * record: every record of `objects` made past its retention, then each object's alarm run.
- */
-async function measureEventRecordExpiry(objects: ReadonlyMap<string, DurableObjectStub>) {
-  let records = 0;
-  for (const stub of objects.values()) {
-    records += await runInDurableObject(stub, (_, state) => {
-      const past = Date.now() - 1;
-      return state.storage.sql.exec('UPDATE received_events SET forget_at = ?', past).rowsWritten;
-    });
-  }
-  const before = eventStorage.totals();
-  for (const stub of objects.values()) await runDurableObjectAlarm(stub);
-  for (const stub of objects.values()) {
-    const left = await runInDurableObject(stub, (_, state) =>
-      state.storage.sql.exec('SELECT count(*) AS n FROM received_events').one(),
-    );
-    expect(left.n).toBe(0);
-  }
-  return {
-    unit: 'event_record_expiry',
-    samples: records,
-    objectsWoken: objects.size / records,
-    eventStorage: storageDelta(eventStorage, before, records),
-  };
+  return { measured, sent };
 }
 
 /**
@@ -498,16 +461,9 @@ it('measures the units of the load model', { timeout: 600_000 }, async () => {
     const samples = placement === 'db' ? SAMPLES : SHARD_SAMPLES;
     let attemptsOf: unknown[] = [];
     for (const subscriptions of [0, 1, 3]) {
-      const { measured, sent, eventObjects } = await measureIngest(
-        subscriptions,
-        placement,
-        samples,
-      );
+      const { measured, sent } = await measureIngest(subscriptions, placement, samples);
       units.push(measured);
       if (subscriptions === 1) attemptsOf = sent;
-      if (subscriptions === 1 && placement === 'db') {
-        units.push(await measureEventRecordExpiry(eventObjects));
-      }
     }
     units.push(await measureAttempts(attemptsOf, placement));
   }
