@@ -6,7 +6,7 @@
  * keeps headroom below them.
  */
 import { eventPurgeStatements, planCronRun } from '../../worker/cron-budget.ts';
-import { EVENT_BUCKETS, KEY_BUCKETS } from '../../worker/objects/buckets.ts';
+import { KEY_BUCKETS } from '../../worker/objects/buckets.ts';
 import { type Cost, eventCost, type Measured, postCost } from './units.ts';
 
 const DAY_SEC = 86_400;
@@ -213,18 +213,6 @@ export function runModel(
       use: `${Math.round(post.keyBytes)} B per key`,
       eventsPerDay: null,
       postsPerSecond: per(KEY_BUCKETS * platform.objectStorageBytes, post.keyBytes * keySeconds),
-      perShard: false,
-    },
-    {
-      // Events spread evenly over the objects by the hash of their id.
-      name: `Webhook event objects, request rate (${EVENT_BUCKETS} objects)`,
-      limit: `${platform.objectRequestsPerSecond} requests/s per object`,
-      use: `${fixed(event.eventObjectRequests)} requests per event`,
-      eventsPerDay: per(
-        EVENT_BUCKETS * platform.objectRequestsPerSecond * DAY_SEC,
-        event.eventObjectRequests,
-      ),
-      postsPerSecond: null,
       perShard: false,
     },
     {

@@ -6,7 +6,7 @@
  * queue's settings; and the
  * monthly cost by item. Pure, like bench/scale/model.ts.
  */
-import { EVENT_BUCKETS, KEY_BUCKETS } from '../../worker/objects/buckets.ts';
+import { KEY_BUCKETS } from '../../worker/objects/buckets.ts';
 import {
   eventsPurgedPerRun,
   type ModelOptions,
@@ -178,13 +178,6 @@ function solveAt(
         (target.averagePostsPerSecond * options.idempotencyRetentionSec * post.keyBytes) /
         (KEY_BUCKETS * platform.objectStorageBytes),
       remedy: 'a shorter IDEMPOTENCY_RETENTION_SEC, or more key objects',
-    },
-    {
-      name: `Webhook event objects at peak (${EVENT_BUCKETS}, events spread by hash)`,
-      use:
-        (eventsPerSecond * event.eventObjectRequests) /
-        (EVENT_BUCKETS * platform.objectRequestsPerSecond),
-      remedy: 'more event objects (a new set: records kept in the old one stay until purged)',
     },
     {
       name: 'Queue throughput (one queue)',

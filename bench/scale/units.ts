@@ -170,7 +170,10 @@ export interface Cost {
   readonly keyRowsWritten: number;
   /** Bytes a key keeps in its object until its expiry. */
   readonly keyBytes: number;
-  /** Requests to the webhook event objects (the receipt of an event; they store nothing). */
+  /**
+   * Requests to the webhook event objects (the receipt of an event, only while more than one
+   * generation of shards is kept; they store nothing).
+   */
   readonly eventObjectRequests: number;
   /** Worker invocations billed as requests: the ingress or proxy, and consumer invocations. */
   readonly workerInvocations: number;

@@ -172,14 +172,6 @@ describe('load model', () => {
     expect(ceiling(7, 'Idempotency key objects, request rate').postsPerSecond).toBe(128_000);
   });
 
-  it("should meet the event objects' request rate at an event's requests to its object", () => {
-    // 256 objects of 1,000 requests/s, 1 request per event; the shards change nothing.
-    const name = 'Webhook event objects, request rate';
-    expect(ceiling(1, name).eventsPerDay).toBe(256 * 1000 * 86_400);
-    expect(ceiling(7, name).eventsPerDay).toBe(256 * 1000 * 86_400);
-    expect(ceiling(1, name).postsPerSecond).toBeNull();
-  });
-
   it('should meet the D1 query rate at the queries of an event and its attempts', () => {
     // 3 at ingest + 3 per attempt: 6 queries per event; none per POST.
     expect(ceiling(1, 'D1 query rate of a shard').eventsPerDay).toBeCloseTo((1000 * 86_400) / 6, 6);

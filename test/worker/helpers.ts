@@ -246,14 +246,10 @@ export function captureLogs(): CapturedLogs {
  * A wrapper of the real `DB` binding that lists the SQL of every statement prepared and the
  * size of every batch run (one batch = one round trip to D1).
  */
-export function recordingDb(real: D1Database = env.DB): {
-  db: D1Database;
-  statements: string[];
-  batches: number[];
-} {
+export function recordingDb(): { db: D1Database; statements: string[]; batches: number[] } {
   const statements: string[] = [];
   const batches: number[] = [];
-  const db = new Proxy(real, {
+  const db = new Proxy(env.DB, {
     get: (target, name) => {
       const value = Reflect.get(target, name);
       if (typeof value !== 'function') return value;

@@ -1,5 +1,5 @@
-// Which Durable Object holds an idempotency key, and which one a webhook event. Pure (no
-// Workers types): the load model reads the same counts.
+// Which Durable Object holds an idempotency key, and which one receives a webhook event.
+// Pure (no Workers types): the load model reads the key count.
 import { bytesToHex } from '../../lib/shared.ts';
 
 /**
@@ -9,15 +9,6 @@ import { bytesToHex } from '../../lib/shared.ts';
  * @internal Exported for the load model (bench/scale/), which counts the same objects.
  */
 export const KEY_BUCKETS = 256;
-
-/**
- * How many objects receive webhook events: every copy of an event must meet the others in one
- * object, so the count changes only with a deploy (docs/assumptions.md, "Webhook events
- * received once").
- *
- * @internal Exported for the load model (bench/scale/), which counts the same objects.
- */
-export const EVENT_BUCKETS = 256;
 
 /**
  * The name of the object holding a caller's key: `keys-<n>`, n the first byte (two hex
@@ -34,7 +25,8 @@ export async function keyBucketName(caller: string, key: string): Promise<string
 
 /**
  * The name of the object receiving a webhook event: `events-<n>`, n the first byte (two hex
- * digits) of the SHA-256 of the event id, so one of {@link EVENT_BUCKETS}.
+ * digits) of the SHA-256 of the event id, so one of 256. The objects keep nothing, so the
+ * count may change with a deploy (docs/assumptions.md, "Webhook events received once").
  *
  * @param eventId - the provider's `event_id`.
  * @returns the object's name, for `WEBHOOK_EVENTS.getByName`.

@@ -1,10 +1,11 @@
 /**
- * The receipt of webhook events in Durable Objects (one of `EVENT_BUCKETS` by a hash of the
- * event id, ./buckets.ts): every copy of an event meets the others in one object, which
- * writes the event to D1 one copy at a time. A copy that arrives while the first is being
- * written waits for it; a later copy finds the event in D1. So any number of copies, from any
- * isolate and across a change of shards, store the event once and fan it out once
- * (docs/architecture.md, "Webhook events received once").
+ * The receipt of webhook events in Durable Objects (one of 256 by a hash of the event id,
+ * ./buckets.ts), while more than one generation of shards is kept: every copy of an event
+ * meets the others in one object, which writes the event to D1 one copy at a time. A copy
+ * that arrives while the first is being written waits for it; a later copy finds the event in
+ * D1. So any number of copies, from any isolate, placed on either side of a change of shards,
+ * store the event once and fan it out once (docs/architecture.md, "Webhook events received
+ * once"). With one generation the ingress writes itself: every copy has the same place.
  */
 import { DurableObject } from 'cloudflare:workers';
 import {

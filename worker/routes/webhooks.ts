@@ -15,7 +15,12 @@ import { type ConfirmationDecision, confirmsType, decideConfirmation } from '../
 import { applyCheck, enqueueCheck, scheduleOutcome } from '../relay/confirmation-check.ts';
 import { enqueueDeliveries } from '../relay/enqueue.ts';
 import { referenceOf, WebhookEnvelopeSchema } from '../relay/envelope.ts';
-import { type EventWrite, findStoredEvent, type StoreOutcome } from '../relay/event-store.ts';
+import {
+  type EventWrite,
+  findStoredEvent,
+  type StoreOutcome,
+  writeWebhookEvent,
+} from '../relay/event-store.ts';
 import { announceUnconfirmed } from '../relay/operational-alerts.ts';
 import { reservedNameIssues } from '../relay/operational-event-schemas.ts';
 
@@ -39,9 +44,9 @@ export const WEBHOOK_TOLERANCE_SEC = 300;
  * `awaiting_confirmation` without delivery rows and a re-check is enqueued 10 s later
  * (worker/relay/confirmation-check.ts); an `unconfirmed` (contradicted) one is stored
  * without delivery rows, and `event.unconfirmed` is raised for the subscriptions that list
- * it. The raw body is stored in D1 keyed by `event_id` before the 200, written by the event's
- * own Durable Object (worker/objects/webhook-events.ts: copies racing store it once), with its
- * `data.reference` (searched by the admin API), its check, and one `pending` delivery per
+ * it. The raw body is stored in D1 keyed by `event_id` before the 200 (with more than one
+ * generation of shards, by the event's own Durable Object, worker/objects/webhook-events.ts,
+ * so copies placed apart store it once), with its `data.reference` (searched by the admin API), its check, and one `pending` delivery per
  * matching enabled subscription in the same transaction, then one
  * `{ deliveryId, subscriptionId }` message per delivery goes to `DELIVERIES`; a duplicate answers 200 with `duplicate: true` and
  * enqueues no delivery, and costs no upstream lookup: a stored event is found before the
@@ -178,8 +183,9 @@ async function storedEvent(
 }
 
 /**
- * Stores the event through its own object (worker/objects/webhook-events.ts), which meets
- * every copy of it: the first writes it where its id is placed, the others are duplicates.
+ * Stores the event where its id is placed (worker/relay/event-store.ts): with more than one
+ * generation of shards, through its own object (worker/objects/webhook-events.ts), which
+ * meets every copy of it, so copies placed in different shards are written one at a time.
  *
  * @throws {HttpError} 503 `configuration_error` (a shard binding missing).
  * @throws {InternalError} 500 `internal_error` when the object or D1 fails (nothing
@@ -196,6 +202,10 @@ async function store(
   const { home, others } = await placeEvent(env, settings, eventId, receivedAt);
   const placement = { home: home.name, others: others.map((shard) => shard.name) };
   try {
+    // With one generation of shards every copy is placed in the same database, whose
+    // primary key keeps all but the first out: the object is needed only where copies may
+    // be placed apart, and skipping its hop keeps the common ingest as fast as before.
+    if (settings.shards.length === 1) return await writeWebhookEvent(env, placement, write);
     const events = env.WEBHOOK_EVENTS.getByName(await eventBucketName(eventId));
     return await events.receive(write, placement);
   } catch (error) {

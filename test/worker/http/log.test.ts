@@ -1,3 +1,4 @@
+import { env } from 'cloudflare:workers';
 import { describe, expect, it, vi } from 'vitest';
 import { logEvent } from '../../../worker/http/log.ts';
 import { OWN_ROUTES } from '../../../worker/routes/table.ts';
@@ -14,7 +15,6 @@ import {
 } from '../helpers.ts';
 import { adminRequest } from '../routes/admin/admin-helpers.ts';
 import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
-import { lendEventObjectD1 } from '../webhook-events.ts';
 
 const logs = useCapturedLogs();
 
@@ -113,14 +113,11 @@ describe('gateway', () => {
   describe('server errors', () => {
     it('should log why it answered 500 (D1 failed), never in the body', async () => {
       const id = uniqueRequestId();
-      const event = envelope();
-      const request = await webhookRequest(JSON.stringify(event));
+      const request = await webhookRequest(JSON.stringify(envelope()));
       request.headers.set('X-Request-Id', id);
-      const { giveBack } = await lendEventObjectD1(String(event.event_id), (own) =>
-        faultyD1(own, { failOn: /INSERT INTO webhook_events/ }),
-      );
-      const res = await fetchGateway(request);
-      await giveBack();
+      const res = await fetchGateway(request, {
+        DB: faultyD1(env.DB, { failOn: /INSERT INTO webhook_events/ }),
+      });
       expect(res.status).toBe(500);
       const body = await res.text();
       expect(JSON.parse(body)).toMatchObject({ code: 'internal_error', message: 'Internal error' });

@@ -22,7 +22,6 @@ import { SWEEP_GRACE_MS } from '../../../worker/relay/sweeper.ts';
 import { type FaultyQueue, faultyD1, faultyQueue } from '../fault-bindings.ts';
 import { errorBody, fetchGateway, uniqueRequestId, useCapturedLogs } from '../helpers.ts';
 import { envelope, rowCount, webhookRequest } from '../routes/webhook-helpers.ts';
-import { lendEventObjectD1 } from '../webhook-events.ts';
 import {
   createReceiverSubscription,
   disableTestSubscriptions,
@@ -113,15 +112,12 @@ describe('webhook relay under faults', () => {
   describe('ingress', () => {
     it('should answer 500 and store nothing when the event insert fails, then deliver after the provider retries', async () => {
       const event = await newEvent();
-      const { db, giveBack } = await lendEventObjectD1(event.eventId, (own) =>
-        faultyD1(own, { failOn: EVENT_INSERT }),
-      );
+      const db = faultyD1(env.DB, { failOn: EVENT_INSERT });
       const queue = faultyQueue(env.DELIVERIES);
       const id = uniqueRequestId();
       const request = await webhookRequest(event.rawBody);
       request.headers.set('X-Request-Id', id);
-      const first = await fetchGateway(request, { DELIVERIES: queue });
-      await giveBack();
+      const first = await fetchGateway(request, { DB: db, DELIVERIES: queue });
       expect(first.status).toBe(500);
       expect(await errorBody(first)).toMatchObject({ code: 'internal_error', request_id: id });
       expect(db.injected).toBe(1);
@@ -136,11 +132,8 @@ describe('webhook relay under faults', () => {
 
     it('should answer 500 and store neither event nor deliveries when the delivery rows insert fails', async () => {
       const event = await newEvent();
-      const { db, giveBack } = await lendEventObjectD1(event.eventId, (own) =>
-        faultyD1(own, { failOn: DELIVERIES_INSERT }),
-      );
-      const first = await ingest(event.rawBody);
-      await giveBack();
+      const db = faultyD1(env.DB, { failOn: DELIVERIES_INSERT });
+      const first = await ingest(event.rawBody, { DB: db });
       expect(first.status).toBe(500);
       expect((await errorBody(first)).code).toBe('internal_error');
       expect(db.injected).toBe(1);
@@ -155,11 +148,8 @@ describe('webhook relay under faults', () => {
 
     it('should deliver through the sweeper when the insert committed but its answer was lost', async () => {
       const event = await newEvent();
-      const { giveBack } = await lendEventObjectD1(event.eventId, (own) =>
-        faultyD1(own, { failOn: EVENT_INSERT, when: 'after' }),
-      );
-      const first = await ingest(event.rawBody);
-      await giveBack();
+      const db = faultyD1(env.DB, { failOn: EVENT_INSERT, when: 'after' });
+      const first = await ingest(event.rawBody, { DB: db });
       expect(first.status).toBe(500);
       expect(await rowCount(event.eventId)).toBe(1);
       // The provider's retry is a duplicate: it enqueues nothing.

@@ -5,7 +5,6 @@
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../../lib/signing.ts';
 import { errorBody, fetchGateway, gatewayRequest, useCapturedLogs } from '../helpers.ts';
-import { lendEventObjectD1 } from '../webhook-events.ts';
 import { envelope, rowCount, unixNow, WEBHOOK_SECRET, webhookRequest } from './webhook-helpers.ts';
 
 const logs = useCapturedLogs();
@@ -163,9 +162,7 @@ describe('webhooks', () => {
         }),
       } as unknown as D1Database;
       const event = envelope();
-      const { giveBack } = await lendEventObjectD1(String(event.event_id), () => failing);
-      const res = await fetchGateway(await webhookRequest(JSON.stringify(event)));
-      await giveBack();
+      const res = await fetchGateway(await webhookRequest(JSON.stringify(event)), { DB: failing });
       expect(res.status).toBe(500);
       expect((await errorBody(res)).code).toBe('internal_error');
       const failure = logs.lines().find((line) => line.event === 'webhook_store_failed');

@@ -29,7 +29,6 @@ import { execOnKey, findIdempotencyKey, keyStub } from '../idempotency-keys.ts';
 import { createReceiverSubscription } from '../relay/delivery-helpers.ts';
 import { prepareOutboxes, settleOutboxes } from '../relay/outbox-helpers.ts';
 import { envelope, webhookRequest } from '../routes/webhook-helpers.ts';
-import { eventsStub, lendBindings } from '../webhook-events.ts';
 import {
   databaseBytes,
   type Meter,
@@ -144,38 +143,6 @@ function dbPart(unit: string, meter: Meter, samples: number) {
   return { statements, roundTrips, rowsRead, rowsWritten };
 }
 
-/**
- * Meters the D1 writes the objects receiving `bodies`' events make (with their own bindings)
- * into the placement's meters, until `giveBack`. A binding works only in the object holding
- * it, so each object's own is wrapped. (The objects keep nothing in their own storage.)
- */
-async function meterEventObjects(
-  bodies: readonly string[],
-  storage: ReturnType<typeof meteredStorage>,
-) {
-  const stubs = new Map<string, DurableObjectStub>();
-  for (const body of bodies) {
-    const stub = await eventsStub(String(JSON.parse(body).event_id));
-    stubs.set(stub.id.toString(), stub);
-  }
-  const giveBacks: (() => Promise<void>)[] = [];
-  for (const stub of stubs.values()) {
-    giveBacks.push(
-      await lendBindings(stub, (own) => {
-        const db = meteredDb(storage.onDb, own.DB);
-        if (storage.onShard === storage.onDb) return { DB: db };
-        const shard = (own as typeof env).DB_SHARD_1;
-        return { D1_SHARDS: 'DB_SHARD_1', DB: db, DB_SHARD_1: meteredDb(storage.onShard, shard) };
-      }),
-    );
-  }
-  return {
-    giveBack: async () => {
-      for (const giveBack of giveBacks) await giveBack();
-    },
-  };
-}
-
 /** `subscriptions` matching subscriptions, `samples` new webhooks through the ingress. */
 async function measureIngest(subscriptions: number, placement: Placement, samples: number) {
   const eventType = `scale_${subscriptions}_subscriptions_${crypto.randomUUID()}`;
@@ -195,7 +162,6 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
     WEBHOOK_RATE_LIMIT_PER_MINUTE: UNREFUSED_LIMIT,
   };
   const bodies = Array.from({ length: samples }, () => eventBody(eventType));
-  const eventObjects = await meterEventObjects(bodies, storage);
   let beforeAnswer = 0;
   let bodyBytes = 0;
   const sizeBefore = await databaseBytes(storage.events);
@@ -209,7 +175,6 @@ async function measureIngest(subscriptions: number, placement: Placement, sample
       beforeAnswer += call.beforeAnswer;
     }
   });
-  await eventObjects.giveBack();
   const bytesStored = ((await databaseBytes(storage.events)) - sizeBefore) / samples;
   expect(sent).toHaveLength(samples * subscriptions);
   const name = placement === 'db' ? `ingest_${subscriptions}` : `ingest_${subscriptions}_shard`;
