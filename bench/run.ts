@@ -15,6 +15,7 @@ const BENCHMARKS = {
   ],
   signing: ['./signing.ts', 'signRequest against a bare crypto.subtle.sign'],
   overhead: ['./overhead.ts', 'SDK call against a hand-written sign + fetch + JSON.parse'],
+  'sdk-profile': ['./sdk-profile.ts', 'where an SDK call spends its microseconds, by category'],
   bundle: ['./bundle-size.ts', 'gzipped bundle sizes against their budgets'],
   console: ['./console-size.ts', 'the operator console, gzipped, against its 60 KiB budget'],
   package: ['./package-size.ts', 'the packed tarball, and Workers bundling the installed package'],

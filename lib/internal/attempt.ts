@@ -7,7 +7,6 @@ import type { RequestEvent, ResponseEvent } from './hooks.ts';
 import { redactPersonalData } from './redact.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
 import type { CallResponse, CallSpec, TransportSettings } from './transport.ts';
-import { untilAborted } from './until-aborted.ts';
 
 const TIMED_OUT = Symbol('edgepay.timeout');
 
@@ -53,23 +52,22 @@ export async function sendAttempt(
     0,
     Math.min(spec.timeoutMs ?? settings.timeoutMs, deadlineAt - settings.now()),
   );
-  // The hooks and the logger see the URL with personal data masked, like error messages.
-  const seen = { ...event, url: redactPersonalData(event.url) };
-  settings.onRequest?.(seen);
-  settings.logger?.debug('edgepay request', seen);
-  const attemptStarted = settings.now();
-  const report = (status: number | undefined, error?: PaymentsError) => {
-    if (settings.onResponse === undefined && settings.logger === undefined) return;
-    const done: ResponseEvent = { ...seen, status, elapsedMs: settings.now() - attemptStarted };
-    if (error !== undefined) done.error = error;
-    settings.onResponse?.(done);
-    settings.logger?.debug('edgepay response', done);
-  };
+  const report = reporter(settings, event);
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(TIMED_OUT), timeoutMs);
-  const onAbort = () => controller.abort(spec.signal?.reason);
+  // The wait below is given up by the timer or the caller's signal, whichever comes first.
+  let giveUp: (reason: unknown) => void = () => {};
+  const timer = setTimeout(() => {
+    controller.abort(TIMED_OUT);
+    giveUp(TIMED_OUT);
+  }, timeoutMs);
+  const onAbort = () => {
+    controller.abort(spec.signal?.reason);
+    giveUp(spec.signal?.reason);
+  };
   spec.signal?.addEventListener('abort', onAbort, { once: true });
-  let response: Response | undefined;
+  // Set as soon as the response arrives, so a failed body read can free its connection.
+  let arrived: Response | undefined;
+  let response: Response;
   let text: string;
   try {
     if (spec.signal?.aborted) throw spec.signal.reason;
@@ -81,17 +79,25 @@ export async function sendAttempt(
       // Never follow: a redirect would carry signed headers elsewhere. workerd has no 'error'.
       redirect: 'manual',
     });
-    // A response that arrives after the wait was given up is not read: free its connection.
-    fetching
-      .then((late) => (controller.signal.aborted ? late.body?.cancel() : undefined))
-      .catch(() => {});
-    // Race the fetch and the body read against the signal: not every fetch (or injected
-    // Response) honours it, and the timeout must hold from the request to the last byte.
-    response = await untilAborted(fetching, controller.signal);
-    text = await untilAborted(response.text(), controller.signal);
+    const reading = fetching.then(async (received) => {
+      arrived = received;
+      // A response that arrives after the wait was given up is not read: free its connection.
+      if (controller.signal.aborted) {
+        await received.body?.cancel();
+        throw controller.signal.reason;
+      }
+      return [received, await received.text()] as const;
+    });
+    // Race the fetch and the body read against the timer and the signal: not every fetch (or
+    // injected Response) honours the signal, and the timeout must hold from the request to
+    // the last byte.
+    [response, text] = await new Promise<readonly [Response, string]>((resolve, reject) => {
+      giveUp = reject;
+      reading.then(resolve, reject);
+    });
   } catch (cause) {
     // Free the connection of a body we will not read.
-    response?.body?.cancel().catch(() => {});
+    arrived?.body?.cancel().catch(() => {});
     const where = `${event.method} ${event.url}`;
     const context = { method: event.method, url: event.url, requestId: event.requestId, cause };
     const error =
@@ -129,6 +135,32 @@ export async function sendAttempt(
     headers: response.headers,
     rawBody: text,
   });
+}
+
+/**
+ * Tells the hooks and the logger that an attempt starts, and returns how its end is told.
+ * They see the URL with personal data masked, like error messages; nothing is built when no
+ * hook or logger listens.
+ */
+function reporter(
+  settings: TransportSettings,
+  event: RequestEvent,
+): (status: number | undefined, error?: PaymentsError) => void {
+  const { onRequest, onResponse, logger } = settings;
+  if (onRequest === undefined && onResponse === undefined && logger === undefined) {
+    return () => {};
+  }
+  const seen = { ...event, url: redactPersonalData(event.url) };
+  onRequest?.(seen);
+  logger?.debug('edgepay request', seen);
+  const started = settings.now();
+  return (status, error) => {
+    if (onResponse === undefined && logger === undefined) return;
+    const done: ResponseEvent = { ...seen, status, elapsedMs: settings.now() - started };
+    if (error !== undefined) done.error = error;
+    onResponse?.(done);
+    logger?.debug('edgepay response', done);
+  };
 }
 
 function parseJson(text: string): unknown {

@@ -95,9 +95,10 @@ export class ClientCore {
     options: RequestOptions | undefined,
     retry?: RetryPolicy,
   ): Promise<Out> {
-    const operation = operationOf(endpoint);
+    // Named only in errors: built on the failing path alone.
+    const invalid = () => `Invalid input to ${operationOf(endpoint)}`;
     const check = (schema: v.GenericSchema | undefined, value: unknown) =>
-      schema === undefined ? value : this.validate(schema, value, operation);
+      schema === undefined ? value : parseOrThrow(schema, value, RequestValidationError, invalid);
     const body = check(endpoint.body, input.body) as Record<string, unknown> | undefined;
     const lookup = endpoint.lookup;
     const reference = lookup && body?.[lookup.field];
@@ -119,14 +120,14 @@ export class ClientCore {
     const mismatched = lookup && lookupMismatches(lookup, body ?? {}, result.value);
     if (mismatched?.length) {
       throw new RedactedError(
-        `${operation}: ${String(reference)} exists with another ${mismatched}; not resent`,
+        `${operationOf(endpoint)}: ${String(reference)} exists with another ${mismatched}; not resent`,
       );
     }
     // A lookup that recovers answers reads the POST's own record (its type says so): that
     // record is this call's normalized response.
     if (lookup?.recover) return result.value as Out;
     throw new RedactedError(
-      `${operation} was carried out but its answer is lost: start over with a new reference`,
+      `${operationOf(endpoint)} was carried out but its answer is lost: start over with a new reference`,
     );
   }
 

@@ -168,16 +168,7 @@ export class Transport {
         headers['Idempotency-Key'] = spec.idempotencyKey ?? crypto.randomUUID();
     }
     const budget = spec.deadlineMs ?? settings.deadlineMs;
-    const timing: SettleTiming = {
-      now: settings.now,
-      random: settings.random,
-      signal: spec.signal,
-      deadlineAt: budget === undefined ? Number.POSITIVE_INFINITY : started + budget,
-      aborted: () =>
-        new AbortError(`Request aborted: ${event.method} ${event.url}`, {
-          cause: spec.signal?.reason,
-        }),
-    };
+    const deadlineAt = budget === undefined ? Number.POSITIVE_INFINITY : started + budget;
     const policy = spec.retry;
     // Through the gateway, its idempotency key and its own settle window make the resend
     // safe: one lookup, as before. In direct mode nothing else stands between a resend
@@ -193,16 +184,20 @@ export class Transport {
     let mayHaveLanded = false;
     for (;;) {
       event.attempt++;
-      const outcome = await sendAttempt(
-        settings,
-        spec,
-        { ...event },
-        headers,
-        rawBody,
-        timing.deadlineAt,
-      );
+      const outcome = await sendAttempt(settings, spec, { ...event }, headers, rawBody, deadlineAt);
       if (outcome instanceof PaymentsError === false) return outcome;
       const error = outcome;
+      // What the waits and lookups after a failure need: built only once one failed.
+      const timing: SettleTiming = {
+        now: settings.now,
+        random: settings.random,
+        signal: spec.signal,
+        deadlineAt,
+        aborted: () =>
+          new AbortError(`Request aborted: ${event.method} ${event.url}`, {
+            cause: spec.signal?.reason,
+          }),
+      };
       if (policy.kind === 'verify' && mayHaveLanded && error instanceof DuplicateReferenceError) {
         // Look again, never answer "duplicate": the record may not be readable yet.
         const settled = await lookUpUntilSettled(policy.lookup, settleMs, timing).catch(
@@ -226,7 +221,7 @@ export class Transport {
         event.attempt <= settings.maxRetries &&
         wait !== Number.POSITIVE_INFINITY &&
         (policy.kind !== 'never' || !ambiguous) &&
-        settings.now() + wait < timing.deadlineAt;
+        settings.now() + wait < deadlineAt;
       if (!retryable) throw error;
       await delay(wait, spec.signal, timing.aborted);
       if (policy.kind === 'verify' && ambiguous) {

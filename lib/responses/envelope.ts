@@ -87,13 +87,14 @@ export function conform<T extends v.GenericSchema>(
   value: unknown,
   answer: RawResponse,
 ): v.InferOutput<T> {
-  const where = `${answer.context.method ?? ''} ${answer.context.url ?? ''}`.trim();
+  // The message and context are built only when the answer does not conform.
   return parseOrThrow(
     schema,
     value,
     ResponseValidationError,
-    `Unexpected response shape from ${where}`,
-    { ...answer.context, rawBody: answer.rawBody },
+    () =>
+      `Unexpected response shape from ${`${answer.context.method ?? ''} ${answer.context.url ?? ''}`.trim()}`,
+    () => ({ ...answer.context, rawBody: answer.rawBody }),
   );
 }
 
