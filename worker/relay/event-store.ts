@@ -1,8 +1,9 @@
 /**
  * Writing a received webhook event to the D1 shard its id is placed in, with its deliveries,
- * and finding a stored event. Only the event's own object (worker/objects/webhook-events.ts)
- * writes an event, one copy at a time, so two copies never race here: the object decides
- * whether a copy is new, this module only writes it where it belongs.
+ * and finding a stored event. With one generation of shards the ingress writes, and the home
+ * shard's primary key keeps every copy but the first out; with more, the event's own object
+ * (worker/objects/webhook-events.ts) writes, one copy at a time, so copies placed in different
+ * shards never race here.
  */
 import type { Settings } from '../config.ts';
 import {
@@ -55,11 +56,12 @@ export interface EventPlacementNames {
 /**
  * Writes a received event in its home shard, with one `pending` delivery per matching
  * subscription in the same transaction when it fans out. A row of the same id already in
- * the home shard (its writer stopped before telling its object) makes it a duplicate; so
- * does one in another generation's shard, looked for first (reads only, and only for the
- * retention after a change of shards).
+ * the home shard (a copy written before) makes it a duplicate; so does one in another
+ * generation's shard, looked for first (reads only, and only for the retention after a
+ * change of shards).
  *
- * @param env - the bindings of the caller (the event's object): `DB` and the shards.
+ * @param env - the bindings of the caller (the ingress, or the event's object): `DB` and
+ *   the shards.
  * @param placement - binding names of the home shard and the others that may hold it.
  * @param write - the event and how it is stored.
  * @returns stored (where, and its deliveries), or a duplicate (where the copy is).
@@ -73,8 +75,8 @@ export async function writeWebhookEvent(
 ): Promise<StoreOutcome> {
   const { event } = write;
   const others = placement.others.map((name) => eventShardNamed(env, name));
-  const found = await Promise.all(others.map((shard) => findWebhookEvent(shard.db, event.eventId)));
-  const holder = others.find((_, index) => found[index] !== undefined);
+  const found = await Promise.all(others.map((shard) => holdsEvent(shard.db, event.eventId)));
+  const holder = others.find((_, index) => found[index]);
   if (holder !== undefined) return { kind: 'duplicate', shard: holder.name };
   const home = eventShardNamed(env, placement.home);
   const insert = await insertWebhookEventStatement(
@@ -118,4 +120,13 @@ export async function findStoredEvent(
     if (record !== undefined && shard !== undefined) return { record, shard };
   }
   return undefined;
+}
+
+// Whether `db` holds the event: its primary key alone, no body read.
+async function holdsEvent(db: D1Database, eventId: string): Promise<boolean> {
+  const row = await db
+    .prepare('SELECT 1 AS held FROM webhook_events WHERE event_id = ?1')
+    .bind(eventId)
+    .first();
+  return row !== null;
 }
