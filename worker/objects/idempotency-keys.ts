@@ -6,7 +6,17 @@
  * "Idempotency keys in Durable Objects").
  */
 import { DurableObject } from 'cloudflare:workers';
-import { expiringRows, PurgeAlarm } from './purge-alarm.ts';
+
+/** Most rows one purge statement deletes, and most statements one alarm runs. */
+const PURGE_BATCH_ROWS = 1_000;
+const PURGE_MAX_STATEMENTS = 20;
+/**
+ * The least time between two purges of one object, in milliseconds, so a busy object does
+ * not wake (and write its alarm) once a key; an expired key is already absent to a claim.
+ */
+const SWEEP_INTERVAL_MS = 3_600_000;
+/** When a purge that did not finish continues, in milliseconds. */
+const SWEEP_CONTINUE_MS = 1_000;
 
 /** `in_flight`: claimed, answer not stored yet; `completed`: answer stored. */
 type IdempotencyKeyState = 'in_flight' | 'completed';
@@ -89,6 +99,9 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS idempotency_keys (
 
 const WHERE_KEY = 'caller = ? AND idempotency_key = ?';
 const WHERE_LOCK = `${WHERE_KEY} AND state = 'in_flight' AND locked_until = ?`;
+// Only completed keys are purged: an in-flight claim's request may have reached the
+// payment service, and a retry must find it to look the outcome up.
+const PURGEABLE = `state = 'completed' AND expires_at <= ?`;
 
 function toRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
   const response =
@@ -120,23 +133,13 @@ function toRecord(row: IdempotencyKeyRow): IdempotencyKeyRecord {
  */
 export class IdempotencyKeys extends DurableObject<Env> {
   readonly #sql: SqlStorage;
-  readonly #purge: PurgeAlarm;
+  /** The alarm as last read or set (`null`: none); `undefined` until first read. */
+  #alarmAt: number | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec(SCHEMA);
-    this.#purge = new PurgeAlarm(
-      ctx.storage,
-      expiringRows(this.#sql, {
-        table: 'idempotency_keys',
-        key: 'caller, idempotency_key',
-        expiresAt: 'expires_at',
-        // An in-flight claim's request may have reached the payment service: a retry must
-        // find it to look the outcome up.
-        only: "state = 'completed'",
-      }),
-    );
   }
 
   /**
@@ -164,7 +167,7 @@ export class IdempotencyKeys extends DurableObject<Env> {
         now,
         claim.expiresAt,
       );
-      await this.#purge.by(claim.expiresAt);
+      await this.#sweepBy(claim.expiresAt);
       return { kind: 'claimed' };
     }
     const stale = row.state === 'in_flight' && row.locked_until <= now;
@@ -199,7 +202,7 @@ export class IdempotencyKeys extends DurableObject<Env> {
       )
       .toArray();
     if (row === undefined) return false;
-    await this.#purge.by(row.expires_at);
+    await this.#sweepBy(row.expires_at);
     return true;
   }
 
@@ -252,11 +255,34 @@ export class IdempotencyKeys extends DurableObject<Env> {
   }
 
   /**
-   * Deletes completed keys past their retention (worker/objects/purge-alarm.ts). In-flight
-   * claims are never deleted, however old.
+   * Deletes completed keys past their retention, a bounded number of statements per run,
+   * and sets the next run at the earliest expiry left, but no sooner than
+   * {@link SWEEP_INTERVAL_MS} (in a second when a run did not finish).
+   * In-flight claims are never deleted, however old.
    */
   override async alarm(): Promise<void> {
-    await this.#purge.run();
+    const now = Date.now();
+    this.#alarmAt = null;
+    let finished = false;
+    for (let statement = 0; statement < PURGE_MAX_STATEMENTS && !finished; statement++) {
+      const deleted = this.#sql.exec(
+        `DELETE FROM idempotency_keys WHERE (caller, idempotency_key) IN
+           (SELECT caller, idempotency_key FROM idempotency_keys WHERE ${PURGEABLE} LIMIT ?)`,
+        now,
+        PURGE_BATCH_ROWS,
+      ).rowsWritten;
+      finished = deleted < PURGE_BATCH_ROWS;
+    }
+    if (!finished) {
+      await this.#sweepBy(now + SWEEP_CONTINUE_MS);
+      return;
+    }
+    const next = this.#sql
+      .exec<{ at: number | null }>(
+        `SELECT min(expires_at) AS at FROM idempotency_keys WHERE state = 'completed'`,
+      )
+      .one().at;
+    if (next !== null) await this.#sweepBy(Math.max(next, now + SWEEP_INTERVAL_MS));
   }
 
   #find(caller: string, key: string): IdempotencyKeyRow | undefined {
@@ -277,5 +303,13 @@ export class IdempotencyKeys extends DurableObject<Env> {
 
   #write(query: string, ...bindings: SqlStorageValue[]): boolean {
     return this.#sql.exec(query, ...bindings).rowsWritten > 0;
+  }
+
+  // The purge runs by `at`: the alarm is written only when there is none or a later one.
+  async #sweepBy(at: number): Promise<void> {
+    if (this.#alarmAt === undefined) this.#alarmAt = await this.ctx.storage.getAlarm();
+    if (this.#alarmAt !== null && this.#alarmAt <= at) return;
+    this.#alarmAt = at;
+    await this.ctx.storage.setAlarm(at);
   }
 }

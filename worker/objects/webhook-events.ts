@@ -1,11 +1,7 @@
 /**
- * The receipt of webhook events in Durable Objects (one of 256 by a hash of the event id,
- * ./buckets.ts), while more than one generation of shards is kept: every copy of an event
- * meets the others in one object, which writes the event to D1 one copy at a time. A copy
- * that arrives while the first is being written waits for it; a later copy finds the event in
- * D1. So any number of copies, from any isolate, placed on either side of a change of shards,
- * store the event once and fan it out once (docs/architecture.md, "Webhook events received
- * once"). With one generation the ingress writes itself: every copy has the same place.
+ * While more than one generation of shards is kept, every copy of a webhook event meets the
+ * others in one of these objects, which writes the event to D1 one copy at a time
+ * (docs/architecture.md, "Webhook events received once").
  */
 import { DurableObject } from 'cloudflare:workers';
 import {
@@ -17,8 +13,7 @@ import {
 
 /**
  * One bucket of received webhook events (wrangler.toml `WEBHOOK_EVENTS`, one object per
- * `eventBucketName`). It keeps nothing in its own storage: D1 holds the events, and the
- * object only puts the copies of one event in a line, so it writes no row.
+ * `eventBucketName`, ./buckets.ts). It stores nothing: D1 holds the events.
  */
 export class WebhookEvents extends DurableObject<Env> {
   /** The writes under way, by event id: a copy arriving meanwhile waits for its outcome. */

@@ -1,9 +1,7 @@
 /**
  * Writing a received webhook event to the D1 shard its id is placed in, with its deliveries,
- * and finding a stored event. With one generation of shards the ingress writes, and the home
- * shard's primary key keeps every copy but the first out; with more, the event's own object
- * (worker/objects/webhook-events.ts) writes, one copy at a time, so copies placed in different
- * shards never race here.
+ * and finding a stored event. Who calls the write: docs/architecture.md, "Webhook events
+ * received once".
  */
 import type { Settings } from '../config.ts';
 import {

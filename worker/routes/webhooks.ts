@@ -202,9 +202,7 @@ async function store(
   const { home, others } = await placeEvent(env, settings, eventId, receivedAt);
   const placement = { home: home.name, others: others.map((shard) => shard.name) };
   try {
-    // With one generation of shards every copy is placed in the same database, whose
-    // primary key keeps all but the first out: the object is needed only where copies may
-    // be placed apart, and skipping its hop keeps the common ingest as fast as before.
+    // One generation: every copy has one place, whose primary key keeps all but the first out.
     if (settings.shards.length === 1) return await writeWebhookEvent(env, placement, write);
     const events = env.WEBHOOK_EVENTS.getByName(await eventBucketName(eventId));
     return await events.receive(write, placement);
